@@ -1,0 +1,80 @@
+package io.flix.index;
+
+/** Argument checks shared by every backend: each failure names the argument and leaves the index untouched. */
+public final class BatchArgs {
+
+    private BatchArgs() {
+    }
+
+    /** {@code array} is non-null and holds at least {@code n >= 0} elements. */
+    public static void checkArray(long[] array, String name, int n) {
+        checkCount(n);
+        if (array == null) {
+            throw new IllegalArgumentException(name + " must not be null");
+        }
+        if (array.length < n) {
+            throw new IllegalArgumentException(name + ".length " + array.length + " is less than n " + n);
+        }
+    }
+
+    public static void checkCount(int n) {
+        if (n < 0) {
+            throw new IllegalArgumentException("n must be >= 0, was " + n);
+        }
+    }
+
+    /** Checks the pairs of a build or upsert: arrays, no reserved value, and the sort promise if made. */
+    public static void checkPairs(long[] keys, long[] values, int n, boolean keysSorted) {
+        checkArray(keys, "keys", n);
+        checkArray(values, "values", n);
+        for (int i = 0; i < n; i++) {
+            if (values[i] == FlixIndex.NOT_FOUND) {
+                throw new IllegalArgumentException(
+                        "values[" + i + "] is NOT_FOUND (Long.MIN_VALUE), which is reserved");
+            }
+        }
+        if (keysSorted) {
+            checkSorted(keys, n);
+        }
+    }
+
+    /** Checks a key batch and the sort promise if made. */
+    public static void checkKeys(long[] keys, int n, boolean keysSorted) {
+        checkArray(keys, "keys", n);
+        if (keysSorted) {
+            checkSorted(keys, n);
+        }
+    }
+
+    public static void checkSorted(long[] keys, int n) {
+        for (int i = 1; i < n; i++) {
+            if (keys[i] < keys[i - 1]) {
+                throw new IllegalArgumentException("keys are not sorted as promised (keysSorted = true): keys["
+                        + (i - 1) + "] = " + keys[i - 1] + " > keys[" + i + "] = " + keys[i]);
+            }
+        }
+    }
+
+    /** Checks a range batch: arrays, {@code lo[i] <= hi[i]}, limit at least one. */
+    public static void checkRanges(long[] lo, long[] hi, int n, int limitPerRange) {
+        checkArray(lo, "lo", n);
+        checkArray(hi, "hi", n);
+        if (limitPerRange < 1) {
+            throw new IllegalArgumentException("limitPerRange must be >= 1, was " + limitPerRange);
+        }
+        for (int i = 0; i < n; i++) {
+            if (lo[i] > hi[i]) {
+                throw new IllegalArgumentException(
+                        "lo[" + i + "] = " + lo[i] + " is greater than hi[" + i + "] = " + hi[i]);
+            }
+        }
+    }
+
+    /** Checks an export's output arrays. */
+    public static void checkExport(long[] keysOut, long[] valuesOut) {
+        if (keysOut == null) {
+            throw new IllegalArgumentException("keysOut must not be null");
+        }
+        checkArray(valuesOut, "valuesOut", keysOut.length);
+    }
+}

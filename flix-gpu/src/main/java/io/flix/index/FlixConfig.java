@@ -1,0 +1,84 @@
+package io.flix.index;
+
+/**
+ * How to open a {@link FlixIndex}. Build with {@link #builder()}; every setting is checked in {@link Builder#build()}.
+ *
+ * @param backend     where the index lives
+ * @param nodeSize    keys per node (the paper's node size); the GPU backend requires 32
+ * @param initialFill fraction of a node filled by {@code build} and {@code restructure}, in (0, 1]
+ * @param threads     CPU backend worker threads
+ * @param device      CUDA device ordinal for the GPU backend
+ */
+public record FlixConfig(Backend backend, int nodeSize, double initialFill, int threads, int device) {
+
+    public static final int DEFAULT_NODE_SIZE = 32;
+    public static final double DEFAULT_INITIAL_FILL = 0.5;
+
+    public FlixConfig {
+        if (backend == null) {
+            throw new IllegalArgumentException("backend must not be null");
+        }
+        if (nodeSize < 4 || nodeSize > 1024 || Integer.bitCount(nodeSize) != 1) {
+            throw new IllegalArgumentException("nodeSize must be a power of two in [4, 1024], was " + nodeSize);
+        }
+        if (!(initialFill > 0.0 && initialFill <= 1.0)) {
+            throw new IllegalArgumentException("initialFill must be in (0, 1], was " + initialFill);
+        }
+        if (threads < 1) {
+            throw new IllegalArgumentException("threads must be >= 1, was " + threads);
+        }
+        if (device < 0) {
+            throw new IllegalArgumentException("device must be >= 0, was " + device);
+        }
+    }
+
+    /** Keys per node after {@code build} and {@code restructure}: at least 1, at most the node size. */
+    public int keysPerBuiltNode() {
+        return Math.max(1, Math.min(nodeSize, (int) Math.round(nodeSize * initialFill)));
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** Defaults: AUTO backend, node size 32, initial fill 0.5, one thread per available processor, device 0. */
+    public static final class Builder {
+        private Backend backend = Backend.AUTO;
+        private int nodeSize = DEFAULT_NODE_SIZE;
+        private double initialFill = DEFAULT_INITIAL_FILL;
+        private int threads = Runtime.getRuntime().availableProcessors();
+        private int device = 0;
+
+        private Builder() {
+        }
+
+        public Builder backend(Backend backend) {
+            this.backend = backend;
+            return this;
+        }
+
+        public Builder nodeSize(int nodeSize) {
+            this.nodeSize = nodeSize;
+            return this;
+        }
+
+        public Builder initialFill(double initialFill) {
+            this.initialFill = initialFill;
+            return this;
+        }
+
+        public Builder threads(int threads) {
+            this.threads = threads;
+            return this;
+        }
+
+        public Builder device(int device) {
+            this.device = device;
+            return this;
+        }
+
+        public FlixConfig build() {
+            return new FlixConfig(backend, nodeSize, initialFill, threads, device);
+        }
+    }
+}

@@ -1,0 +1,129 @@
+package io.flix.index;
+
+/**
+ * An ordered index from signed 64-bit keys to 64-bit values, operated on in batches (the FliX structure: a
+ * max-key-per-bucket array over buckets that are chains of fixed-size nodes).
+ *
+ * <p>One contract for every backend:
+ * <ul>
+ *   <li>Keys cover the full {@code long} range. {@link #NOT_FOUND} is reserved and never a stored value.</li>
+ *   <li>Batches need not be sorted. The {@code keysSorted} overloads let a caller promise ascending
+ *       (non-decreasing) keys and skip the sort; a broken promise is an {@link IllegalArgumentException}.</li>
+ *   <li>A key repeated in one {@code build} or {@code upsert} batch: the last occurrence in batch order wins.
+ *       Deleting an absent key is a no-op.</li>
+ *   <li>Bad input (a null array, {@code n} below zero or beyond an array, a reserved value, {@code lo > hi},
+ *       a limit below one) throws {@link IllegalArgumentException} naming the argument, before anything
+ *       changes.</li>
+ *   <li>An instance is not safe for concurrent calls; each call may use many threads (or the GPU) inside.</li>
+ * </ul>
+ */
+public interface FlixIndex extends AutoCloseable {
+
+    /** Written where a lookup finds nothing; rejected as a value. */
+    long NOT_FOUND = Long.MIN_VALUE;
+
+    /** Opens an empty index as the config says. */
+    static FlixIndex open(FlixConfig config) {
+        return Backends.open(config);
+    }
+
+    /** Replaces the contents with the first {@code n} pairs. */
+    default void build(long[] keys, long[] values, int n) {
+        build(keys, values, n, false);
+    }
+
+    void build(long[] keys, long[] values, int n, boolean keysSorted);
+
+    /** Builds from an export of this or another index. */
+    default void build(SortedPairs pairs) {
+        if (pairs == null) {
+            throw new IllegalArgumentException("pairs must not be null");
+        }
+        build(pairs.keys(), pairs.values(), pairs.size(), true);
+    }
+
+    /** Inserts or replaces the first {@code n} pairs. */
+    default void upsert(long[] keys, long[] values, int n) {
+        upsert(keys, values, n, false);
+    }
+
+    void upsert(long[] keys, long[] values, int n, boolean keysSorted);
+
+    /** Removes the first {@code n} keys where present. */
+    default void delete(long[] keys, int n) {
+        delete(keys, n, false);
+    }
+
+    void delete(long[] keys, int n, boolean keysSorted);
+
+    /** Writes the value of each key to {@code valuesOut[i]}, {@link #NOT_FOUND} where absent. */
+    default void get(long[] keys, int n, long[] valuesOut) {
+        get(keys, n, valuesOut, false);
+    }
+
+    void get(long[] keys, int n, long[] valuesOut, boolean keysSorted);
+
+    /**
+     * Smallest stored key {@code >= keys[i]} and its value; where there is none, {@code keysOut[i] = 0} and
+     * {@code valuesOut[i] = NOT_FOUND}.
+     */
+    default void ceiling(long[] keys, int n, long[] keysOut, long[] valuesOut) {
+        ceiling(keys, n, keysOut, valuesOut, false);
+    }
+
+    void ceiling(long[] keys, int n, long[] keysOut, long[] valuesOut, boolean keysSorted);
+
+    /**
+     * Largest stored key {@code <= keys[i]} and its value; where there is none, {@code keysOut[i] = 0} and
+     * {@code valuesOut[i] = NOT_FOUND}.
+     */
+    default void floor(long[] keys, int n, long[] keysOut, long[] valuesOut) {
+        floor(keys, n, keysOut, valuesOut, false);
+    }
+
+    void floor(long[] keys, int n, long[] keysOut, long[] valuesOut, boolean keysSorted);
+
+    /** The stored pairs with keys in {@code [lo[i], hi[i]]}, in key order, at most {@code limitPerRange} each. */
+    RangeResult range(long[] lo, long[] hi, int n, int limitPerRange);
+
+    /**
+     * Flattens node chains, merges underfull nodes and re-cuts bucket boundaries to the current keys at the
+     * configured initial fill (paper section 3.5). Contents are unchanged.
+     *
+     * @return nodes in use before minus nodes in use after (negative when refilling to the initial fill
+     *     needs more nodes than the chains held)
+     */
+    long restructure();
+
+    /**
+     * Copies stored pairs in key order, starting at the smallest key {@code >= fromKey}, until
+     * {@code keysOut.length} pairs are copied or the index ends. Pages through the index for snapshots:
+     * call again with the last key copied plus one.
+     *
+     * @return the number of pairs copied
+     */
+    int exportFrom(long fromKey, long[] keysOut, long[] valuesOut);
+
+    /** All pairs in key order. Fails with {@link IllegalStateException} past {@code Integer.MAX_VALUE - 8} keys. */
+    default SortedPairs export() {
+        final long size = size();
+        if (size > Integer.MAX_VALUE - 8) {
+            throw new IllegalStateException("index holds " + size + " keys, too many for one array: use exportFrom");
+        }
+        final long[] keys = new long[(int) size];
+        final long[] values = new long[(int) size];
+        final int copied = exportFrom(Long.MIN_VALUE, keys, values);
+        return new SortedPairs(keys, values, copied);
+    }
+
+    /** Number of stored keys. */
+    long size();
+
+    IndexStats stats();
+
+    Backend backend();
+
+    /** Releases the index's memory. Idempotent; any other call afterwards throws {@link IllegalStateException}. */
+    @Override
+    void close();
+}
