@@ -133,11 +133,13 @@ public final class TreeMapOracle implements FlixIndex {
 
     @Override
     public long size() {
+        open();
         return map.size();
     }
 
     @Override
     public IndexStats stats() {
+        open();
         return new IndexStats(Backend.CPU, map.size(), 0, 0, 0, 0, 0, 0);
     }
 

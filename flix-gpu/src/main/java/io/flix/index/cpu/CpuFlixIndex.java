@@ -1,0 +1,1366 @@
+package io.flix.index.cpu;
+
+import io.flix.index.Backend;
+import io.flix.index.BatchArgs;
+import io.flix.index.FlixConfig;
+import io.flix.index.FlixIndex;
+import io.flix.index.IndexStats;
+import io.flix.index.RangeResult;
+import io.flix.index.sort.KeySorter;
+
+import java.util.concurrent.ForkJoinPool;
+import java.util.concurrent.RecursiveAction;
+import java.util.function.IntConsumer;
+
+/**
+ * The FliX structure in plain Java (paper section 3): a max-key-per-bucket array over buckets, each a chain of
+ * fixed-size nodes, operated on in sorted batches with compute-to-bucket parallelism on a {@link ForkJoinPool}
+ * owned by the index.
+ *
+ * <p>Storage: {@code bucketMax} (ascending, the last entry is {@code Long.MAX_VALUE} so every key has a bucket) and
+ * {@code bucketHead}; a node pool of primitive arrays indexed by node id ({@code nodeKeys} and {@code nodeValues}
+ * hold {@code nodeSize} slots per node), growing by half its size when it runs out, with a free list of node ids.
+ *
+ * <p>Invariants that routing relies on, for the chain {@code c0 -> c1 -> ... -> cl} of bucket {@code b}:
+ * <ul>
+ *   <li>Every linked node holds at least one key; a bucket without keys has no node ({@code bucketHead = NO_NODE}).
+ *       Nodes emptied by deletes are unlinked at once and go to the free list.</li>
+ *   <li>{@code nodeMax} strictly increases along the chain and {@code nodeMax[cl] == bucketMax[b]}. Node
+ *       {@code ci} holds only keys in {@code (nodeMax[c(i-1)], nodeMax[ci]]} (for {@code c0} the lower end is
+ *       {@code bucketMax[b - 1]}), so key {@code k} belongs to the first node whose {@code nodeMax >= k}.
+ *       {@code nodeMax} is a routing bound, not necessarily a stored key: deletes leave it in place.</li>
+ *   <li>Keys in a node are strictly ascending; chain order is key order; bucket order is key order.</li>
+ * </ul>
+ *
+ * <p>Updates split a node's merged contents evenly over the fewest nodes filled to at most three quarters (a bulk
+ * form of the paper's split-in-halves that leaves room for later inserts). Bucket boundaries stay fixed until
+ * {@link #restructure()}, which also runs on its own after an upsert when a chain grew past
+ * {@value #LONG_CHAIN_NODES} nodes and the nodes in use have at least doubled since the last build or restructure:
+ * without it an index filled only by upserts (one bucket) would answer unsorted lookups by walking one long chain.
+ * The doubling rule keeps the cost amortized O(1) per inserted key.
+ *
+ * <p>Not safe for concurrent calls (see {@link FlixIndex}); each call may use {@code config.threads()} threads.
+ * At most {@code Integer.MAX_VALUE / nodeSize} nodes.
+ */
+public final class CpuFlixIndex implements FlixIndex {
+
+    /** Marks the end of a chain and a bucket without nodes. */
+    private static final int NO_NODE = -1;
+    /** Below this many keys a batch runs on the caller's thread: forking costs more than it saves. */
+    private static final int PARALLEL_MIN_KEYS = 4096;
+    /** Smallest number of keys worth one parallel piece. */
+    private static final int MIN_KEYS_PER_PIECE = 1024;
+    /** Pieces per thread, so that uneven pieces balance out. */
+    private static final int PIECES_PER_THREAD = 4;
+    /** A chain this long after an upsert may trigger a restructure (see the class comment). */
+    static final int LONG_CHAIN_NODES = 256;
+
+    private final int nodeSize;
+    private final int nodeShift;
+    private final int keysPerBuiltNode;
+    private final int splitFill;
+    private final int threads;
+    private final ForkJoinPool pool;
+    private final KeySorter sorter = new KeySorter();
+
+    private int bucketCount;
+    private long[] bucketMax;
+    private int[] bucketHead;
+
+    private long[] nodeKeys;
+    private long[] nodeValues;
+    private long[] nodeMax;
+    private int[] nodeCount;
+    private int[] nodeNext;
+    /** Node ids {@code [0, nodesHandedOut)} have been used at some time; higher ids up to capacity are fresh. */
+    private int nodesHandedOut;
+    private int[] freeNodes;
+    private int freeCount;
+    private long nodesInUse;
+    private long nodesAfterLastRebuild;
+    private long size;
+    private boolean closed;
+
+    // Batch scratch, reused across calls (not counted in stats().bytes(): it is not part of the structure).
+    private long[] scratchKeys = new long[0];
+    private long[] scratchValues = new long[0];
+    private int[] scratchPositions = new int[0];
+    private int[] scratchNodeIds = new int[0];
+
+    public CpuFlixIndex(FlixConfig config) {
+        if (config == null) {
+            throw new IllegalArgumentException("config must not be null");
+        }
+        this.nodeSize = config.nodeSize();
+        this.nodeShift = Integer.numberOfTrailingZeros(nodeSize);
+        this.keysPerBuiltNode = config.keysPerBuiltNode();
+        this.splitFill = Math.max(1, nodeSize * 3 / 4);
+        this.threads = config.threads();
+        this.pool = new ForkJoinPool(threads);
+        layoutEmpty(0);
+    }
+
+    // ------------------------------------------------------------------------------------------------ build
+
+    @Override
+    public void build(long[] keys, long[] values, int n, boolean keysSorted) {
+        ensureOpen();
+        BatchArgs.checkPairs(keys, values, n, keysSorted);
+        final int unique = uniqueLastWins(keys, values, n, keysSorted);
+        layoutSorted(scratchKeys, scratchValues, unique);
+    }
+
+    /** Replaces the structure with {@code unique} strictly ascending pairs, one node per bucket. */
+    private void layoutSorted(long[] keys, long[] values, int unique) {
+        final int fill = keysPerBuiltNode;
+        final int nodes = (int) ceilDiv(unique, fill);
+        layoutEmpty(nodes);
+        if (unique == 0) {
+            return;
+        }
+        final long[] bMax = new long[nodes];
+        final int[] heads = new int[nodes];
+        runPieces(unique >= PARALLEL_MIN_KEYS ? pieceCount(nodes) : 1, nodes, (from, to) -> {
+            for (int node = from; node < to; node++) {
+                final int src = node * fill;
+                final int len = Math.min(fill, unique - src);
+                final int base = node << nodeShift;
+                System.arraycopy(keys, src, nodeKeys, base, len);
+                System.arraycopy(values, src, nodeValues, base, len);
+                nodeCount[node] = len;
+                nodeNext[node] = NO_NODE;
+                bMax[node] = keys[src + len - 1];
+                heads[node] = node;
+            }
+        });
+        bMax[nodes - 1] = Long.MAX_VALUE;
+        for (int node = 0; node < nodes; node++) {
+            nodeMax[node] = bMax[node];
+        }
+        bucketMax = bMax;
+        bucketHead = heads;
+        bucketCount = nodes;
+        nodesHandedOut = nodes;
+        nodesInUse = nodes;
+        nodesAfterLastRebuild = nodes;
+        size = unique;
+    }
+
+    /** An empty structure (one bucket without nodes) whose node pool holds {@code capacity} nodes. */
+    private void layoutEmpty(int capacity) {
+        checkNodeCapacity(capacity);
+        bucketCount = 1;
+        bucketMax = new long[] {Long.MAX_VALUE};
+        bucketHead = new int[] {NO_NODE};
+        nodeKeys = new long[capacity << nodeShift];
+        nodeValues = new long[capacity << nodeShift];
+        nodeMax = new long[capacity];
+        nodeCount = new int[capacity];
+        nodeNext = new int[capacity];
+        freeNodes = new int[capacity];
+        freeCount = 0;
+        nodesHandedOut = 0;
+        nodesInUse = 0;
+        nodesAfterLastRebuild = 0;
+        size = 0;
+    }
+
+    // ------------------------------------------------------------------------------------------------ upsert
+
+    @Override
+    public void upsert(long[] keys, long[] values, int n, boolean keysSorted) {
+        ensureOpen();
+        BatchArgs.checkPairs(keys, values, n, keysSorted);
+        final int unique = uniqueLastWins(keys, values, n, keysSorted);
+        if (unique == 0) {
+            return;
+        }
+        final long[] ks = scratchKeys;
+        final long[] vs = scratchValues;
+        final int[] starts = updatePieces(ks, unique);
+        final int pieces = starts.length - 1;
+
+        // Pass 1 (read only): a bound on the new nodes each piece may need, so that all node ids are handed out
+        // before any task runs and no array is reallocated under the tasks.
+        final long[] need = new long[pieces];
+        runPieces(pieces, p -> need[p] = nodesNeeded(ks, starts[p], starts[p + 1]));
+        final int[] reservedFrom = new int[pieces + 1];
+        long totalNeed = 0;
+        for (int p = 0; p < pieces; p++) {
+            reservedFrom[p] = (int) totalNeed;
+            totalNeed += need[p];
+            if (totalNeed > Integer.MAX_VALUE - 8) {
+                throw new IllegalStateException("batch needs too many nodes at once: split it");
+            }
+        }
+        reservedFrom[pieces] = (int) totalNeed;
+        final int[] reserved = reserveNodes((int) totalNeed);
+
+        // Pass 2: each piece merges its buckets, taking new nodes from its own slice of the reservation.
+        final int[] used = new int[pieces];
+        final long[] added = new long[pieces];
+        final int[] longestChain = new int[pieces];
+        runPieces(pieces, p -> {
+            final UpsertPiece piece = new UpsertPiece(reserved, reservedFrom[p]);
+            mergePiece(ks, vs, starts[p], starts[p + 1], piece);
+            used[p] = piece.nextReserved - reservedFrom[p];
+            added[p] = piece.added;
+            longestChain[p] = piece.longestChain;
+        });
+        int longest = 0;
+        for (int p = 0; p < pieces; p++) {
+            size += added[p];
+            nodesInUse += used[p];
+            for (int i = reservedFrom[p] + used[p]; i < reservedFrom[p + 1]; i++) {
+                freeNodes[freeCount++] = reserved[i];
+            }
+            longest = Math.max(longest, longestChain[p]);
+        }
+        if (longest > LONG_CHAIN_NODES && nodesInUse >= 2 * nodesAfterLastRebuild) {
+            restructure();
+        }
+    }
+
+    /** Per-task state of an upsert: its node reservation, merge space and tallies. */
+    private final class UpsertPiece {
+        final int[] reserved;
+        int nextReserved;
+        long[] mergeKeys = new long[2 * nodeSize];
+        long[] mergeValues = new long[2 * nodeSize];
+        long added;
+        int longestChain;
+
+        UpsertPiece(int[] reserved, int from) {
+            this.reserved = reserved;
+            this.nextReserved = from;
+        }
+
+        int takeNode() {
+            return reserved[nextReserved++];
+        }
+
+        void ensureMergeSpace(int capacity) {
+            if (mergeKeys.length < capacity) {
+                final int grown = Math.max(capacity, mergeKeys.length * 2);
+                mergeKeys = new long[grown];
+                mergeValues = new long[grown];
+            }
+        }
+    }
+
+    /** Nodes that merging {@code ks[from, to)} could add: mirrors {@link #mergePiece} without writing. */
+    private long nodesNeeded(long[] ks, int from, int to) {
+        long need = 0;
+        int j = from;
+        int b = from < to ? bucketOf(ks[from]) : 0;
+        while (j < to) {
+            b = bucketAtOrAfter(ks[j], b);
+            final long bMax = bucketMax[b];
+            int node = bucketHead[b];
+            if (node == NO_NODE) {
+                int end = j;
+                while (end < to && ks[end] <= bMax) {
+                    end++;
+                }
+                need += nodesFor(end - j);
+                j = end;
+                continue;
+            }
+            while (j < to && ks[j] <= bMax) {
+                final long max = nodeMax[node];
+                if (ks[j] > max) {
+                    node = nodeNext[node];
+                    continue;
+                }
+                int end = j + 1;
+                while (end < to && ks[end] <= max) {
+                    end++;
+                }
+                final int merged = nodeCount[node] + (end - j);
+                if (merged > nodeSize) {
+                    need += nodesFor(merged) - 1;
+                }
+                j = end;
+                node = nodeNext[node];
+            }
+        }
+        return need;
+    }
+
+    /** Nodes that hold {@code keys} merged keys: one if they fit, else spread at most {@code splitFill} each. */
+    private int nodesFor(int keys) {
+        return keys <= nodeSize ? 1 : (int) ceilDiv(keys, splitFill);
+    }
+
+    private void mergePiece(long[] ks, long[] vs, int from, int to, UpsertPiece piece) {
+        int j = from;
+        int b = from < to ? bucketOf(ks[from]) : 0;
+        while (j < to) {
+            b = bucketAtOrAfter(ks[j], b);
+            final long bMax = bucketMax[b];
+            int node = bucketHead[b];
+            if (node == NO_NODE) {
+                int end = j;
+                while (end < to && ks[end] <= bMax) {
+                    end++;
+                }
+                final int first = piece.takeNode();
+                final int chain = spread(ks, vs, j, end - j, first, bMax, NO_NODE, piece);
+                bucketHead[b] = first;
+                piece.added += end - j;
+                piece.longestChain = Math.max(piece.longestChain, chain);
+                j = end;
+                continue;
+            }
+            int walked = 0;
+            while (j < to && ks[j] <= bMax) {
+                final long max = nodeMax[node];
+                if (ks[j] > max) {
+                    node = nodeNext[node];
+                    walked++;
+                    continue;
+                }
+                int end = j + 1;
+                while (end < to && ks[end] <= max) {
+                    end++;
+                }
+                final int after = nodeNext[node];
+                walked += mergeIntoNode(node, ks, vs, j, end, piece);
+                j = end;
+                node = after;
+            }
+            piece.longestChain = Math.max(piece.longestChain, walked);
+        }
+    }
+
+    /**
+     * Merges the sorted unique pairs {@code ks/vs[from, to)}, all routed to {@code node}, into it (bulk merge as in
+     * the paper's ST-Bulk), splitting when they do not fit.
+     *
+     * @return the number of nodes the node's contents occupy afterwards
+     */
+    private int mergeIntoNode(int node, long[] ks, long[] vs, int from, int to, UpsertPiece piece) {
+        final long[] nk = nodeKeys;
+        final long[] nv = nodeValues;
+        final int count = nodeCount[node];
+        final int base = node << nodeShift;
+        if (to - from == 1) {
+            final long key = ks[from];
+            final int at = lowerBound(nk, base, base + count, key);
+            if (at < base + count && nk[at] == key) {
+                nv[at] = vs[from];
+                return 1;
+            }
+            if (count < nodeSize) {
+                final int tail = base + count - at;
+                System.arraycopy(nk, at, nk, at + 1, tail);
+                System.arraycopy(nv, at, nv, at + 1, tail);
+                nk[at] = key;
+                nv[at] = vs[from];
+                nodeCount[node] = count + 1;
+                piece.added++;
+                return 1;
+            }
+        }
+        piece.ensureMergeSpace(count + to - from);
+        final long[] mk = piece.mergeKeys;
+        final long[] mv = piece.mergeValues;
+        int a = base;
+        final int aEnd = base + count;
+        int j = from;
+        int out = 0;
+        while (a < aEnd && j < to) {
+            final long x = nk[a];
+            final long y = ks[j];
+            if (x < y) {
+                mk[out] = x;
+                mv[out++] = nv[a++];
+            } else {
+                mk[out] = y;
+                mv[out++] = vs[j++];
+                if (x == y) {
+                    a++;
+                }
+            }
+        }
+        while (a < aEnd) {
+            mk[out] = nk[a];
+            mv[out++] = nv[a++];
+        }
+        while (j < to) {
+            mk[out] = ks[j];
+            mv[out++] = vs[j++];
+        }
+        piece.added += out - count;
+        return spread(mk, mv, 0, out, node, nodeMax[node], nodeNext[node], piece);
+    }
+
+    /**
+     * Writes {@code len} ascending pairs from {@code srcK/srcV[from..]} into {@code first} and, where they do not
+     * fit, into further reserved nodes, spread evenly. The last node gets {@code lastMax} and links to
+     * {@code after}.
+     *
+     * @return the number of nodes written
+     */
+    private int spread(long[] srcK, long[] srcV, int from, int len, int first, long lastMax, int after,
+                       UpsertPiece piece) {
+        final int nodes = nodesFor(len);
+        final int per = len / nodes;
+        final int extra = len % nodes;
+        int src = from;
+        int node = first;
+        for (int i = 0; i < nodes; i++) {
+            final int take = per + (i < extra ? 1 : 0);
+            final int base = node << nodeShift;
+            System.arraycopy(srcK, src, nodeKeys, base, take);
+            System.arraycopy(srcV, src, nodeValues, base, take);
+            nodeCount[node] = take;
+            src += take;
+            if (i == nodes - 1) {
+                nodeMax[node] = lastMax;
+                nodeNext[node] = after;
+            } else {
+                nodeMax[node] = srcK[src - 1];
+                final int next = piece.takeNode();
+                nodeNext[node] = next;
+                node = next;
+            }
+        }
+        return nodes;
+    }
+
+    /** Hands out {@code count} node ids, free ones first, growing the pool before anything is taken. */
+    private int[] reserveNodes(int count) {
+        final int fromFree = Math.min(count, freeCount);
+        final int fresh = count - fromFree;
+        ensureNodeCapacity((long) nodesHandedOut + fresh);
+        final int[] ids = count <= scratchNodeIds.length ? scratchNodeIds : (scratchNodeIds = new int[count]);
+        System.arraycopy(freeNodes, freeCount - fromFree, ids, 0, fromFree);
+        freeCount -= fromFree;
+        for (int i = fromFree; i < count; i++) {
+            ids[i] = nodesHandedOut++;
+        }
+        return ids;
+    }
+
+    private void ensureNodeCapacity(long required) {
+        final int capacity = nodeCount.length;
+        if (required <= capacity) {
+            return;
+        }
+        final long maxNodes = Integer.MAX_VALUE / nodeSize;
+        final int grown = (int) Math.min(maxNodes, Math.max(required, capacity + (capacity >> 1) + 16));
+        checkNodeCapacity(required);
+        nodeKeys = java.util.Arrays.copyOf(nodeKeys, grown << nodeShift);
+        nodeValues = java.util.Arrays.copyOf(nodeValues, grown << nodeShift);
+        nodeMax = java.util.Arrays.copyOf(nodeMax, grown);
+        nodeCount = java.util.Arrays.copyOf(nodeCount, grown);
+        nodeNext = java.util.Arrays.copyOf(nodeNext, grown);
+        freeNodes = java.util.Arrays.copyOf(freeNodes, grown);
+    }
+
+    private void checkNodeCapacity(long nodes) {
+        if (nodes > Integer.MAX_VALUE / nodeSize) {
+            throw new IllegalStateException("the index would need " + nodes + " nodes; at most "
+                    + Integer.MAX_VALUE / nodeSize + " fit with nodeSize " + nodeSize);
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------ delete
+
+    @Override
+    public void delete(long[] keys, int n, boolean keysSorted) {
+        ensureOpen();
+        BatchArgs.checkKeys(keys, n, keysSorted);
+        final int unique = uniqueKeys(keys, n, keysSorted);
+        if (unique == 0 || size == 0) {
+            return;
+        }
+        final long[] ks = scratchKeys;
+        final int[] starts = updatePieces(ks, unique);
+        final int pieces = starts.length - 1;
+        // A freed node held at least one deleted key, so piece p's freed ids fit in [starts[p], starts[p + 1]).
+        if (scratchPositions.length < unique) {
+            scratchPositions = new int[unique];
+        }
+        final int[] freed = scratchPositions;
+        final int[] freedCount = new int[pieces];
+        final long[] removed = new long[pieces];
+        runPieces(pieces, p -> {
+            final long r = deletePiece(ks, starts[p], starts[p + 1], freed, freedCount, p);
+            removed[p] = r;
+        });
+        for (int p = 0; p < pieces; p++) {
+            size -= removed[p];
+            for (int i = 0; i < freedCount[p]; i++) {
+                freeNodes[freeCount++] = freed[starts[p] + i];
+            }
+            nodesInUse -= freedCount[p];
+        }
+    }
+
+    private long deletePiece(long[] ks, int from, int to, int[] freed, int[] freedCount, int piece) {
+        final long[] nk = nodeKeys;
+        final long[] nv = nodeValues;
+        long removed = 0;
+        int freedAt = from;
+        int j = from;
+        int b = from < to ? bucketOf(ks[from]) : 0;
+        while (j < to) {
+            b = bucketAtOrAfter(ks[j], b);
+            final long bMax = bucketMax[b];
+            int node = bucketHead[b];
+            int prev = NO_NODE;
+            while (j < to && ks[j] <= bMax) {
+                if (node == NO_NODE) {
+                    j++; // bucket without keys: nothing to delete
+                    continue;
+                }
+                final long max = nodeMax[node];
+                if (ks[j] > max) {
+                    prev = node;
+                    node = nodeNext[node];
+                    continue;
+                }
+                int end = j + 1;
+                while (end < to && ks[end] <= max) {
+                    end++;
+                }
+                final int count = nodeCount[node];
+                final int base = node << nodeShift;
+                final int aEnd = base + count;
+                int kept;
+                if (end - j == 1) {
+                    final int at = lowerBound(nk, base, aEnd, ks[j]);
+                    if (at < aEnd && nk[at] == ks[j]) {
+                        System.arraycopy(nk, at + 1, nk, at, aEnd - at - 1);
+                        System.arraycopy(nv, at + 1, nv, at, aEnd - at - 1);
+                        kept = count - 1;
+                    } else {
+                        kept = count;
+                    }
+                } else {
+                    // Compaction: survivors shift left over the deleted slots.
+                    int w = base;
+                    int d = j;
+                    for (int a = base; a < aEnd; a++) {
+                        final long x = nk[a];
+                        while (d < end && ks[d] < x) {
+                            d++;
+                        }
+                        if (d < end && ks[d] == x) {
+                            d++;
+                            continue;
+                        }
+                        nk[w] = x;
+                        nv[w++] = nv[a];
+                    }
+                    kept = w - base;
+                }
+                removed += count - kept;
+                nodeCount[node] = kept;
+                final int next = nodeNext[node];
+                if (kept == 0) {
+                    if (prev == NO_NODE) {
+                        bucketHead[b] = next;
+                    } else {
+                        nodeNext[prev] = next;
+                        if (next == NO_NODE) {
+                            nodeMax[prev] = max; // the new last node covers the rest of the bucket
+                        }
+                    }
+                    nodeNext[node] = NO_NODE;
+                    freed[freedAt++] = node;
+                } else {
+                    prev = node;
+                }
+                node = next;
+                j = end;
+            }
+        }
+        freedCount[piece] = freedAt - from;
+        return removed;
+    }
+
+    // ------------------------------------------------------------------------------------------------ lookups
+
+    /*
+     * Unsorted lookup batches search key by key in parallel (binary search of bucketMax, chain walk, binary search
+     * of the node) rather than sorting first and scattering results back: on the development machine (2 cores,
+     * 2^22 keys) the per-key search took about half the time of the KeySorter sort alone, because the sort is single
+     * threaded and makes four passes over the batch while the searches' cache misses overlap across threads.
+     * Sorted batches use compute-to-bucket with a cursor, which walks each chain once per task.
+     */
+
+    @Override
+    public void get(long[] keys, int n, long[] valuesOut, boolean keysSorted) {
+        ensureOpen();
+        BatchArgs.checkKeys(keys, n, keysSorted);
+        BatchArgs.checkArray(valuesOut, "valuesOut", n);
+        if (keysSorted) {
+            runPieces(lookupPieces(n), n, (from, to) -> getSorted(keys, from, to, valuesOut));
+        } else {
+            runPieces(lookupPieces(n), n, (from, to) -> getEach(keys, from, to, valuesOut));
+        }
+    }
+
+    private void getEach(long[] keys, int from, int to, long[] valuesOut) {
+        final long[] nk = nodeKeys;
+        for (int i = from; i < to; i++) {
+            final long q = keys[i];
+            int node = bucketHead[bucketOf(q)];
+            long value = NOT_FOUND;
+            if (node != NO_NODE) {
+                while (nodeMax[node] < q) {
+                    node = nodeNext[node];
+                }
+                final int base = node << nodeShift;
+                final int at = lowerBound(nk, base, base + nodeCount[node], q);
+                if (at < base + nodeCount[node] && nk[at] == q) {
+                    value = nodeValues[at];
+                }
+            }
+            valuesOut[i] = value;
+        }
+    }
+
+    private void getSorted(long[] keys, int from, int to, long[] valuesOut) {
+        if (from >= to) {
+            return;
+        }
+        final long[] nk = nodeKeys;
+        int b = bucketOf(keys[from]);
+        long bMax = bucketMax[b];
+        int node = bucketHead[b];
+        int at = 0;
+        for (int i = from; i < to; i++) {
+            final long q = keys[i];
+            if (q > bMax) {
+                b = bucketAtOrAfter(q, b + 1);
+                bMax = bucketMax[b];
+                node = bucketHead[b];
+                at = 0;
+            }
+            long value = NOT_FOUND;
+            if (node != NO_NODE) {
+                while (nodeMax[node] < q) {
+                    node = nodeNext[node];
+                    at = 0;
+                }
+                final int base = node << nodeShift;
+                final int end = base + nodeCount[node];
+                final int p = lowerBound(nk, base + at, end, q);
+                at = p - base;
+                if (p < end && nk[p] == q) {
+                    value = nodeValues[p];
+                }
+            }
+            valuesOut[i] = value;
+        }
+    }
+
+    @Override
+    public void ceiling(long[] keys, int n, long[] keysOut, long[] valuesOut, boolean keysSorted) {
+        ensureOpen();
+        BatchArgs.checkKeys(keys, n, keysSorted);
+        BatchArgs.checkArray(keysOut, "keysOut", n);
+        BatchArgs.checkArray(valuesOut, "valuesOut", n);
+        neighbours(keys, n, keysOut, valuesOut, keysSorted, true);
+    }
+
+    @Override
+    public void floor(long[] keys, int n, long[] keysOut, long[] valuesOut, boolean keysSorted) {
+        ensureOpen();
+        BatchArgs.checkKeys(keys, n, keysSorted);
+        BatchArgs.checkArray(keysOut, "keysOut", n);
+        BatchArgs.checkArray(valuesOut, "valuesOut", n);
+        neighbours(keys, n, keysOut, valuesOut, keysSorted, false);
+    }
+
+    /*
+     * Ceiling and floor of an unsorted batch sort it first: a key whose answer lies beyond empty buckets (left by
+     * deletes) would scan them once per key, while the sorted walk below scans each empty run once per task.
+     */
+    private void neighbours(long[] keys, int n, long[] keysOut, long[] valuesOut, boolean keysSorted,
+                            boolean ceiling) {
+        if (n == 0) {
+            return;
+        }
+        final long[] sorted;
+        final int[] slots;
+        if (keysSorted) {
+            sorted = keys;
+            slots = null;
+        } else {
+            ensureScratch(n);
+            sorter.sort(keys, n, scratchKeys, scratchPositions);
+            sorted = scratchKeys;
+            slots = scratchPositions;
+        }
+        runPieces(lookupPieces(n), n, (from, to) -> {
+            if (ceiling) {
+                ceilingSorted(sorted, from, to, slots, keysOut, valuesOut);
+            } else {
+                floorSorted(sorted, from, to, slots, keysOut, valuesOut);
+            }
+        });
+    }
+
+    private void ceilingSorted(long[] keys, int from, int to, int[] slots, long[] keysOut, long[] valuesOut) {
+        if (from >= to) {
+            return;
+        }
+        final long[] nk = nodeKeys;
+        int b = bucketOf(keys[from]);
+        long bMax = bucketMax[b];
+        int node = bucketHead[b];
+        int at = 0;
+        // Buckets [scannedFrom, found) hold no keys; found is the next bucket with keys (bucketCount: none).
+        int scannedFrom = Integer.MAX_VALUE;
+        int found = -1;
+        for (int i = from; i < to; i++) {
+            final long q = keys[i];
+            final int slot = slots == null ? i : slots[i];
+            if (q > bMax) {
+                b = bucketAtOrAfter(q, b + 1);
+                bMax = bucketMax[b];
+                node = bucketHead[b];
+                at = 0;
+            }
+            if (node != NO_NODE) {
+                while (nodeMax[node] < q) {
+                    node = nodeNext[node];
+                    at = 0;
+                }
+                final int base = node << nodeShift;
+                final int end = base + nodeCount[node];
+                final int p = lowerBound(nk, base + at, end, q);
+                at = p - base;
+                if (p < end) {
+                    keysOut[slot] = nk[p];
+                    valuesOut[slot] = nodeValues[p];
+                    continue;
+                }
+                final int next = nodeNext[node];
+                if (next != NO_NODE) {
+                    keysOut[slot] = nk[next << nodeShift];
+                    valuesOut[slot] = nodeValues[next << nodeShift];
+                    continue;
+                }
+            }
+            if (!(scannedFrom <= b + 1 && b + 1 <= found)) {
+                int f = b + 1;
+                while (f < bucketCount && bucketHead[f] == NO_NODE) {
+                    f++;
+                }
+                scannedFrom = b + 1;
+                found = f;
+            }
+            if (found < bucketCount) {
+                final int first = bucketHead[found] << nodeShift;
+                keysOut[slot] = nk[first];
+                valuesOut[slot] = nodeValues[first];
+            } else {
+                keysOut[slot] = 0;
+                valuesOut[slot] = NOT_FOUND;
+            }
+        }
+    }
+
+    private void floorSorted(long[] keys, int from, int to, int[] slots, long[] keysOut, long[] valuesOut) {
+        if (from >= to) {
+            return;
+        }
+        final long[] nk = nodeKeys;
+        int b = bucketOf(keys[from]);
+        long bMax = bucketMax[b];
+        int node = bucketHead[b];
+        int prev = NO_NODE;
+        int at = 0;
+        // Every bucket in [found, scannedTo] has no keys above found's; found = -1: none at all.
+        int scannedTo = Integer.MIN_VALUE;
+        int found = -1;
+        long foundKey = 0;
+        long foundValue = NOT_FOUND;
+        for (int i = from; i < to; i++) {
+            final long q = keys[i];
+            final int slot = slots == null ? i : slots[i];
+            if (q > bMax) {
+                b = bucketAtOrAfter(q, b + 1);
+                bMax = bucketMax[b];
+                node = bucketHead[b];
+                prev = NO_NODE;
+                at = 0;
+            }
+            if (node != NO_NODE) {
+                while (nodeMax[node] < q) {
+                    prev = node;
+                    node = nodeNext[node];
+                    at = 0;
+                }
+                final int base = node << nodeShift;
+                final int end = base + nodeCount[node];
+                final int p = upperBound(nk, base + at, end, q);
+                at = p - base;
+                if (p > base) {
+                    keysOut[slot] = nk[p - 1];
+                    valuesOut[slot] = nodeValues[p - 1];
+                    continue;
+                }
+                if (prev != NO_NODE) {
+                    final int last = (prev << nodeShift) + nodeCount[prev] - 1;
+                    keysOut[slot] = nk[last];
+                    valuesOut[slot] = nodeValues[last];
+                    continue;
+                }
+            }
+            final int below = b - 1;
+            if (below < 0) {
+                keysOut[slot] = 0;
+                valuesOut[slot] = NOT_FOUND;
+                continue;
+            }
+            if (!(found <= below && below <= scannedTo)) {
+                int f = below;
+                while (f >= 0 && bucketHead[f] == NO_NODE && !(f <= scannedTo && f >= found)) {
+                    f--;
+                }
+                if (f >= 0 && bucketHead[f] == NO_NODE) {
+                    f = found; // reached the range already scanned: its answer holds
+                } else if (f >= 0) {
+                    int last = bucketHead[f];
+                    while (nodeNext[last] != NO_NODE) {
+                        last = nodeNext[last];
+                    }
+                    final int slotOfLast = (last << nodeShift) + nodeCount[last] - 1;
+                    foundKey = nk[slotOfLast];
+                    foundValue = nodeValues[slotOfLast];
+                }
+                found = f;
+                scannedTo = below;
+            }
+            if (found >= 0) {
+                keysOut[slot] = foundKey;
+                valuesOut[slot] = foundValue;
+            } else {
+                keysOut[slot] = 0;
+                valuesOut[slot] = NOT_FOUND;
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------ range, export
+
+    @Override
+    public RangeResult range(long[] lo, long[] hi, int n, int limitPerRange) {
+        ensureOpen();
+        BatchArgs.checkRanges(lo, hi, n, limitPerRange);
+        final int[] offsets = new int[n + 1];
+        final int pieces = lookupPieces(n);
+        runPieces(pieces, n, (from, to) -> {
+            for (int i = from; i < to; i++) {
+                offsets[i + 1] = scan(lo[i], hi[i], limitPerRange, null, null, 0);
+            }
+        });
+        long total = 0;
+        for (int i = 0; i < n; i++) {
+            total += offsets[i + 1];
+            if (total > Integer.MAX_VALUE - 8) {
+                throw new IllegalStateException("ranges hold more than one array's worth of pairs: lower the limit");
+            }
+            offsets[i + 1] = (int) total;
+        }
+        final long[] keys = new long[(int) total];
+        final long[] values = new long[(int) total];
+        runPieces(pieces, n, (from, to) -> {
+            for (int i = from; i < to; i++) {
+                scan(lo[i], hi[i], offsets[i + 1] - offsets[i], keys, values, offsets[i]);
+            }
+        });
+        return new RangeResult(offsets, keys, values);
+    }
+
+    @Override
+    public int exportFrom(long fromKey, long[] keysOut, long[] valuesOut) {
+        ensureOpen();
+        BatchArgs.checkExport(keysOut, valuesOut);
+        if (keysOut.length == 0) {
+            return 0;
+        }
+        return scan(fromKey, Long.MAX_VALUE, keysOut.length, keysOut, valuesOut, 0);
+    }
+
+    /**
+     * Visits the stored pairs with keys in {@code [lo, hi]} in key order, at most {@code limit}, copying them to
+     * {@code keysOut/valuesOut} from {@code at} unless {@code keysOut} is null.
+     *
+     * @return the number of pairs visited
+     */
+    private int scan(long lo, long hi, int limit, long[] keysOut, long[] valuesOut, int at) {
+        final long[] nk = nodeKeys;
+        int b = bucketOf(lo);
+        int node = bucketHead[b];
+        int p = 0;
+        if (node != NO_NODE) {
+            while (nodeMax[node] < lo) {
+                node = nodeNext[node];
+            }
+            final int base = node << nodeShift;
+            p = lowerBound(nk, base, base + nodeCount[node], lo) - base;
+        }
+        int found = 0;
+        while (found < limit) {
+            if (node == NO_NODE) {
+                if (bucketMax[b] >= hi || b + 1 >= bucketCount) {
+                    break; // later buckets hold only keys above hi
+                }
+                node = bucketHead[++b];
+                p = 0;
+                continue;
+            }
+            final int count = nodeCount[node];
+            if (p >= count) {
+                node = nodeNext[node];
+                p = 0;
+                continue;
+            }
+            final int base = node << nodeShift;
+            final int take = Math.min(count - p, limit - found);
+            int k = 0;
+            while (k < take && nk[base + p + k] <= hi) {
+                k++;
+            }
+            if (keysOut != null) {
+                System.arraycopy(nk, base + p, keysOut, at + found, k);
+                System.arraycopy(nodeValues, base + p, valuesOut, at + found, k);
+            }
+            found += k;
+            if (k < take) {
+                break; // reached a key above hi
+            }
+            p += k;
+        }
+        return found;
+    }
+
+    // ------------------------------------------------------------------------------------------------ restructure
+
+    @Override
+    public long restructure() {
+        ensureOpen();
+        final long before = nodesInUse;
+        if (size > Integer.MAX_VALUE / nodeSize * (long) keysPerBuiltNode) {
+            throw new IllegalStateException("index too large to restructure with nodeSize " + nodeSize);
+        }
+        final int total = (int) size;
+        final int fill = keysPerBuiltNode;
+        final int nodes = (int) ceilDiv(total, fill);
+        // Rank of each old bucket's first key, so that tasks copy disjoint parts of the new layout.
+        final int pieces = total >= PARALLEL_MIN_KEYS ? pieceCount(bucketCount) : 1;
+        final int[] bucketFrom = new int[pieces + 1];
+        for (int p = 0; p <= pieces; p++) {
+            bucketFrom[p] = (int) ((long) bucketCount * p / pieces);
+        }
+        final long[] pieceKeys = new long[pieces];
+        runPieces(pieces, p -> {
+            long keys = 0;
+            for (int b = bucketFrom[p]; b < bucketFrom[p + 1]; b++) {
+                for (int node = bucketHead[b]; node != NO_NODE; node = nodeNext[node]) {
+                    keys += nodeCount[node];
+                }
+            }
+            pieceKeys[p] = keys;
+        });
+        final int[] rankFrom = new int[pieces];
+        long rank = 0;
+        for (int p = 0; p < pieces; p++) {
+            rankFrom[p] = (int) rank;
+            rank += pieceKeys[p];
+        }
+        final long[] oldKeys = nodeKeys;
+        final long[] oldValues = nodeValues;
+        final long[] newKeys = new long[nodes << nodeShift];
+        final long[] newValues = new long[nodes << nodeShift];
+        final int[] newCount = new int[nodes];
+        runPieces(pieces, p -> {
+            int r = rankFrom[p];
+            for (int b = bucketFrom[p]; b < bucketFrom[p + 1]; b++) {
+                for (int node = bucketHead[b]; node != NO_NODE; node = nodeNext[node]) {
+                    int src = node << nodeShift;
+                    int left = nodeCount[node];
+                    while (left > 0) {
+                        final int target = r / fill;
+                        final int slot = r - target * fill;
+                        final int len = Math.min(left, fill - slot);
+                        final int dst = (target << nodeShift) + slot;
+                        System.arraycopy(oldKeys, src, newKeys, dst, len);
+                        System.arraycopy(oldValues, src, newValues, dst, len);
+                        src += len;
+                        left -= len;
+                        r += len;
+                    }
+                }
+            }
+        });
+        layoutEmpty(0);
+        if (nodes > 0) {
+            final long[] bMax = new long[nodes];
+            final int[] heads = new int[nodes];
+            final int[] next = new int[nodes];
+            for (int node = 0; node < nodes; node++) {
+                newCount[node] = Math.min(fill, total - node * fill);
+                bMax[node] = newKeys[(node << nodeShift) + newCount[node] - 1];
+                heads[node] = node;
+                next[node] = NO_NODE;
+            }
+            bMax[nodes - 1] = Long.MAX_VALUE;
+            nodeKeys = newKeys;
+            nodeValues = newValues;
+            nodeCount = newCount;
+            nodeNext = next;
+            nodeMax = bMax.clone();
+            freeNodes = new int[nodes];
+            bucketMax = bMax;
+            bucketHead = heads;
+            bucketCount = nodes;
+            nodesHandedOut = nodes;
+            nodesInUse = nodes;
+            nodesAfterLastRebuild = nodes;
+            size = total;
+        }
+        return before - nodesInUse;
+    }
+
+    // ------------------------------------------------------------------------------------------------ state
+
+    @Override
+    public long size() {
+        ensureOpen();
+        return size;
+    }
+
+    /** {@code nodes}: linked nodes; {@code freeNodes}: pool capacity not linked; {@code bytes}: array capacity. */
+    @Override
+    public IndexStats stats() {
+        ensureOpen();
+        long longest = 0;
+        for (int b = 0; b < bucketCount; b++) {
+            long chain = 0;
+            for (int node = bucketHead[b]; node != NO_NODE; node = nodeNext[node]) {
+                chain++;
+            }
+            longest = Math.max(longest, chain);
+        }
+        final long bytes = 8L * bucketMax.length + 4L * bucketHead.length
+                + 8L * nodeKeys.length + 8L * nodeValues.length + 8L * nodeMax.length
+                + 4L * nodeCount.length + 4L * nodeNext.length + 4L * freeNodes.length;
+        return new IndexStats(Backend.CPU, size, bucketCount, nodesInUse, nodeCount.length - nodesInUse, nodeSize,
+                longest, bytes);
+    }
+
+    @Override
+    public Backend backend() {
+        ensureOpen();
+        return Backend.CPU;
+    }
+
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        pool.shutdown();
+        layoutEmpty(0);
+        scratchKeys = new long[0];
+        scratchValues = new long[0];
+        scratchPositions = new int[0];
+        scratchNodeIds = new int[0];
+    }
+
+    /**
+     * Checks every structural invariant of the class comment and the node accounting; throws
+     * {@link IllegalStateException} naming the first violation. Walks the whole index: for tests.
+     */
+    void verifyStructure() {
+        ensureOpen();
+        final int capacity = nodeCount.length;
+        final boolean[] linked = new boolean[capacity];
+        long keys = 0;
+        long nodes = 0;
+        for (int b = 0; b < bucketCount; b++) {
+            if (b > 0 && bucketMax[b] <= bucketMax[b - 1]) {
+                throw new IllegalStateException("bucketMax not ascending at bucket " + b);
+            }
+            boolean haveLower = b > 0;
+            long lower = b > 0 ? bucketMax[b - 1] : 0;
+            int last = NO_NODE;
+            for (int node = bucketHead[b]; node != NO_NODE; node = nodeNext[node]) {
+                if (node < 0 || node >= nodesHandedOut || linked[node]) {
+                    throw new IllegalStateException("bad or repeated node " + node + " in bucket " + b);
+                }
+                linked[node] = true;
+                nodes++;
+                final int count = nodeCount[node];
+                if (count < 1 || count > nodeSize) {
+                    throw new IllegalStateException("node " + node + " holds " + count + " keys");
+                }
+                final int base = node << nodeShift;
+                for (int i = 0; i < count; i++) {
+                    final long k = nodeKeys[base + i];
+                    if ((haveLower && k <= lower) || k > nodeMax[node]) {
+                        throw new IllegalStateException("key " + k + " outside node " + node + " of bucket " + b);
+                    }
+                    if (nodeValues[base + i] == NOT_FOUND) {
+                        throw new IllegalStateException("reserved value stored for key " + k);
+                    }
+                    lower = k;
+                    haveLower = true;
+                }
+                lower = nodeMax[node];
+                keys += count;
+                last = node;
+            }
+            if (last != NO_NODE && nodeMax[last] != bucketMax[b]) {
+                throw new IllegalStateException("last node of bucket " + b + " does not end at bucketMax");
+            }
+        }
+        if (bucketMax[bucketCount - 1] != Long.MAX_VALUE) {
+            throw new IllegalStateException("last bucketMax is not Long.MAX_VALUE");
+        }
+        if (keys != size) {
+            throw new IllegalStateException("size " + size + " but " + keys + " keys linked");
+        }
+        if (nodes != nodesInUse) {
+            throw new IllegalStateException("nodesInUse " + nodesInUse + " but " + nodes + " nodes linked");
+        }
+        for (int i = 0; i < freeCount; i++) {
+            final int node = freeNodes[i];
+            if (node < 0 || node >= nodesHandedOut || linked[node]) {
+                throw new IllegalStateException("free list entry " + node + " is linked, repeated or never handed out");
+            }
+            linked[node] = true;
+        }
+        if (nodesInUse + freeCount != nodesHandedOut) {
+            throw new IllegalStateException("nodes handed out " + nodesHandedOut + " != in use " + nodesInUse
+                    + " + free " + freeCount);
+        }
+    }
+
+    private void ensureOpen() {
+        if (closed) {
+            throw new IllegalStateException("index is closed");
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------ batch prep
+
+    /** Sorts (stably) and reduces the pairs to unique keys, last occurrence wins, into the scratch arrays. */
+    private int uniqueLastWins(long[] keys, long[] values, int n, boolean keysSorted) {
+        ensureScratch(n);
+        final long[] uk = scratchKeys;
+        final long[] uv = scratchValues;
+        int unique = 0;
+        if (keysSorted) {
+            for (int i = 0; i < n; i++) {
+                if (unique > 0 && uk[unique - 1] == keys[i]) {
+                    uv[unique - 1] = values[i];
+                } else {
+                    uk[unique] = keys[i];
+                    uv[unique++] = values[i];
+                }
+            }
+            return unique;
+        }
+        final int[] positions = scratchPositions;
+        sorter.sort(keys, n, uk, positions);
+        for (int i = 0; i < n; i++) {
+            final long k = uk[i];
+            if (unique > 0 && uk[unique - 1] == k) {
+                uv[unique - 1] = values[positions[i]]; // equal keys keep batch order: the later one wins
+            } else {
+                uk[unique] = k;
+                uv[unique++] = values[positions[i]];
+            }
+        }
+        return unique;
+    }
+
+    /** Sorts and reduces the keys to unique ones in {@code scratchKeys}. */
+    private int uniqueKeys(long[] keys, int n, boolean keysSorted) {
+        ensureScratch(n);
+        final long[] uk = scratchKeys;
+        if (!keysSorted) {
+            sorter.sort(keys, n, uk, scratchPositions);
+        } else {
+            System.arraycopy(keys, 0, uk, 0, n);
+        }
+        int unique = 0;
+        for (int i = 0; i < n; i++) {
+            if (unique == 0 || uk[unique - 1] != uk[i]) {
+                uk[unique++] = uk[i];
+            }
+        }
+        return unique;
+    }
+
+    private void ensureScratch(int n) {
+        if (scratchKeys.length < n) {
+            scratchKeys = new long[n];
+            scratchValues = new long[n];
+            scratchPositions = new int[n];
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------ parallelism
+
+    /**
+     * Cuts a sorted unique update batch into pieces at bucket boundaries, so that no two pieces touch the same
+     * bucket: each cut moves back to the first key above {@code bucketMax} of the bucket before (the paper's
+     * common step). Pieces are balanced by keys, not buckets, so skewed batches still spread over the threads.
+     */
+    private int[] updatePieces(long[] ks, int n) {
+        final int pieces = n >= PARALLEL_MIN_KEYS ? pieceCount(n) : 1;
+        final int[] starts = new int[pieces + 1];
+        starts[pieces] = n;
+        for (int p = 1; p < pieces; p++) {
+            final int probe = (int) ((long) n * p / pieces);
+            final int b = bucketOf(ks[probe]);
+            final int start = b == 0 ? 0 : upperBound(ks, 0, probe, bucketMax[b - 1]);
+            starts[p] = Math.max(start, starts[p - 1]);
+        }
+        return starts;
+    }
+
+    private int lookupPieces(int n) {
+        return n >= PARALLEL_MIN_KEYS ? pieceCount(n) : 1;
+    }
+
+    private int pieceCount(int work) {
+        return (int) Math.max(1, Math.min((long) threads * PIECES_PER_THREAD, work / MIN_KEYS_PER_PIECE));
+    }
+
+    /** Runs {@code body} for pieces {@code 0..pieces-1}, in parallel when there is more than one. */
+    private void runPieces(int pieces, IntConsumer body) {
+        if (pieces <= 1 || threads == 1) {
+            for (int p = 0; p < pieces; p++) {
+                body.accept(p);
+            }
+            return;
+        }
+        pool.invoke(new PieceTask(0, pieces, body));
+    }
+
+    /** Splits {@code [0, n)} into {@code pieces} even parts and runs {@code body(from, to)} on each. */
+    private void runPieces(int pieces, int n, RangeBody body) {
+        if (n == 0) {
+            return;
+        }
+        runPieces(pieces, p -> body.run((int) ((long) n * p / pieces), (int) ((long) n * (p + 1) / pieces)));
+    }
+
+    @FunctionalInterface
+    private interface RangeBody {
+        void run(int from, int to);
+    }
+
+    private static final class PieceTask extends RecursiveAction {
+        private final int from;
+        private final int to;
+        private final IntConsumer body;
+
+        PieceTask(int from, int to, IntConsumer body) {
+            this.from = from;
+            this.to = to;
+            this.body = body;
+        }
+
+        @Override
+        protected void compute() {
+            if (to - from == 1) {
+                body.accept(from);
+                return;
+            }
+            final int mid = (from + to) >>> 1;
+            invokeAll(new PieceTask(from, mid, body), new PieceTask(mid, to, body));
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------ searching
+
+    /** The bucket of {@code key}: the first whose max is {@code >= key}. */
+    private int bucketOf(long key) {
+        final long[] bMax = bucketMax;
+        int lo = 0;
+        int hi = bucketCount - 1; // the last bucket's max is Long.MAX_VALUE
+        while (lo < hi) {
+            final int mid = (lo + hi) >>> 1;
+            if (bMax[mid] < key) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        return lo;
+    }
+
+    /** The bucket of {@code key}, known to be {@code >= from}: gallops forward, cheap for nearby buckets. */
+    private int bucketAtOrAfter(long key, int from) {
+        final long[] bMax = bucketMax;
+        if (bMax[from] >= key) {
+            return from;
+        }
+        int lo = from + 1;
+        int step = 1;
+        int hi = lo;
+        final int last = bucketCount - 1;
+        while (hi < last && bMax[hi] < key) {
+            lo = hi + 1;
+            step <<= 1;
+            hi = (int) Math.min(last, (long) hi + step);
+        }
+        while (lo < hi) {
+            final int mid = (lo + hi) >>> 1;
+            if (bMax[mid] < key) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        return lo;
+    }
+
+    /** First index in {@code [from, to)} whose key is {@code >= key}, or {@code to}. */
+    private static int lowerBound(long[] a, int from, int to, long key) {
+        int lo = from;
+        int hi = to;
+        while (lo < hi) {
+            final int mid = (lo + hi) >>> 1;
+            if (a[mid] < key) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        return lo;
+    }
+
+    /** First index in {@code [from, to)} whose key is {@code > key}, or {@code to}. */
+    private static int upperBound(long[] a, int from, int to, long key) {
+        int lo = from;
+        int hi = to;
+        while (lo < hi) {
+            final int mid = (lo + hi) >>> 1;
+            if (a[mid] <= key) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        return lo;
+    }
+
+    private static long ceilDiv(long a, long b) {
+        return (a + b - 1) / b;
+    }
+}
