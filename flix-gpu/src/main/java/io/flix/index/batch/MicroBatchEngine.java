@@ -23,19 +23,26 @@ import java.util.BitSet;
  *       bulk get of those keys, sorted); a later one reads the preceding update (its value, or
  *       {@code NOT_FOUND} after a delete).</li>
  *   <li><b>Ordered lookups</b> (only when the batch has any): the bulk get also fetches the pre-batch value of
- *       every key of {@code T}. The part of an answer that comes from {@code P \ T} does not depend on the
- *       position: for a ceiling of {@code k} it is {@code c = ceiling_P(k)} unless {@code c} is in {@code T};
- *       then it is the smallest key of {@code P \ T} above {@code c}, which one bulk ceiling also answers by
- *       asking, for each key {@code t} of {@code T} in {@code P}, for {@code ceiling_P(t + 1)} and chaining
- *       through {@code T} (a right-to-left pass). So the lookups' keys and these gap keys go in one sorted bulk
- *       ceiling call; floors likewise with {@code t - 1}. A range {@code [lo, hi]} with limit {@code L} asks
- *       {@code P} for {@code L + c} pairs, where {@code c} counts keys of {@code T} in {@code P} within
- *       {@code [lo, hi]}: at most {@code c} of them are dropped, so at least {@code L} survive or the range is
- *       exhausted. Ranges share one limit per index call, so they are grouped by the power of two above their
- *       own limit: usually one call, never more than 2x the pairs needed.
- *       Then one pass in arrival order keeps a bit set over {@code T} (key present now) and the current values,
- *       applying each upsert/delete as it comes, and answers each ordered lookup at its position by merging the
- *       {@code P \ T} answer with the nearest present keys of {@code T} ({@link BitSet#nextSetBit}).</li>
+ *       every key of {@code T}. One pass in arrival order then keeps a bit set over {@code T} (key present now)
+ *       and the current values, applying each upsert/delete as it comes, and answers each ordered lookup at its
+ *       position by merging two candidates: the nearest present key of {@code T} ({@link BitSet#nextSetBit},
+ *       {@link BitSet#previousSetBit}), and the answer from {@code P} without the <em>droppable</em> keys
+ *       {@code D}: the keys of {@code T} that are in {@code P} and deleted somewhere in the batch. Only those can
+ *       be missing at some position although {@code P} has them; a key of {@code P} that the batch only upserts
+ *       is present throughout, so the {@code T} side always finds it first (on a tie the {@code T} side wins: it
+ *       has the current value). The {@code P \ D} answer does not depend on the position: for a ceiling of
+ *       {@code k} it is {@code c = ceiling_P(k)} unless {@code c} is in {@code D}; then it is the smallest key of
+ *       {@code P \ D} above {@code c}, which the same bulk call answers by also asking, for each key {@code d} of
+ *       {@code D}, for {@code ceiling_P(d + 1)}, and chaining through {@code D} (a right-to-left pass). So the
+ *       lookups' keys and these gap keys go in one sorted bulk ceiling call; floors likewise with {@code d - 1}.
+ *       A range {@code [lo, hi]} with limit {@code L} asks {@code P} for {@code L + c} pairs, where {@code c}
+ *       counts the keys of {@code D} within {@code [lo, hi]}: the pairs read cover at least {@code L} keys
+ *       present at the range's position, or the whole range, so merging them (without their keys of {@code T})
+ *       with the present keys of {@code T} gives the first {@code L} exactly. Ranges share one limit per index
+ *       call, so they are grouped by the power of two above {@code L + c}: usually one call, at most 32, and
+ *       never more than twice the pairs needed. A batch that deletes many keys that are in the index and also
+ *       asks wide ranges reads up to {@code L + c} pairs per range, where sequential execution would read
+ *       {@code L}: the price of one bulk call instead of a call per update/lookup alternation.</li>
  *   <li><b>Net effect</b>: one sorted bulk upsert of the keys whose last update is an upsert (with that value),
  *       one sorted bulk delete of the keys whose last update is a delete.</li>
  * </ol>
@@ -83,8 +90,15 @@ public final class MicroBatchEngine {
     /** Per key of T in P: the nearest key of {@code P \ T} beyond it (above for ceiling, below for floor). */
     private long[] tBeyondKey = new long[0];
     private long[] tBeyondValue = new long[0];
-    /** {@code tPresentPrefix[j]}: keys of T below index j that are in P. */
-    private int[] tPresentPrefix = new int[0];
+    /** Whether the batch deletes each key of T somewhere (ordered lookups only). */
+    private boolean[] tDeleted = new boolean[0];
+    /**
+     * Whether each key of T is in P and deleted somewhere in the batch: only these can be missing from the state
+     * a lookup sees while being in P. (A key of P that the batch only upserts is present throughout.)
+     */
+    private boolean[] tDroppable = new boolean[0];
+    /** {@code tDroppablePrefix[j]}: droppable keys of T below index j. */
+    private int[] tDroppablePrefix = new int[0];
     /** Per update operation position: its key's index in T (ordered lookups only). */
     private int[] opT = new int[0];
 
@@ -191,6 +205,7 @@ public final class MicroBatchEngine {
         tLastPosition = ensure(tLastPosition, m);
         if (ordered) {
             tPre = ensure(tPre, m);
+            tDeleted = ensure(tDeleted, m);
             opT = ensure(opT, n);
         }
         int tCount = 0;
@@ -200,6 +215,7 @@ public final class MicroBatchEngine {
             final long key = sortedKeys[s];
             int lastUpdate = -1;
             boolean getBeforeUpdate = false;
+            boolean deleted = false;
             int end = s;
             do {
                 final int position = sortedPositions[end];
@@ -207,6 +223,7 @@ public final class MicroBatchEngine {
                     getBeforeUpdate |= lastUpdate < 0;
                 } else {
                     lastUpdate = position;
+                    deleted |= kinds[position] == OperationBatch.DELETE;
                     if (ordered) {
                         opT[position] = tCount; // this key's index in T, assigned below
                     }
@@ -225,6 +242,7 @@ public final class MicroBatchEngine {
                 tLastPosition[tCount] = lastUpdate;
                 if (ordered) {
                     tPre[tCount] = pre;
+                    tDeleted[tCount] = deleted;
                 }
                 tCount++;
             }
@@ -261,9 +279,10 @@ public final class MicroBatchEngine {
     private void answerOrderedLookups(OperationBatch batch, int tCount) {
         final int n = batch.size;
         tValue = ensure(tValue, tCount);
-        tPresentPrefix = ensure(tPresentPrefix, tCount + 1);
+        tDroppable = ensure(tDroppable, tCount);
+        tDroppablePrefix = ensure(tDroppablePrefix, tCount + 1);
         present.clear();
-        tPresentPrefix[0] = 0;
+        tDroppablePrefix[0] = 0;
         for (int j = 0; j < tCount; j++) {
             final long v = preValues[tPre[j]];
             tValue[j] = v;
@@ -271,7 +290,8 @@ public final class MicroBatchEngine {
             if (inP) {
                 present.set(j);
             }
-            tPresentPrefix[j + 1] = tPresentPrefix[j] + (inP ? 1 : 0);
+            tDroppable[j] = inP && tDeleted[j];
+            tDroppablePrefix[j + 1] = tDroppablePrefix[j] + (tDroppable[j] ? 1 : 0);
         }
         beyondKey = ensure(beyondKey, n);
         beyondValue = ensure(beyondValue, n);
@@ -358,7 +378,7 @@ public final class MicroBatchEngine {
                 continue;
             }
             final int inT = up ? indexOf(tKeys, t + 1, tCount, tBeyondKey[t]) : indexOf(tKeys, 0, t, tBeyondKey[t]);
-            if (inT >= 0) {
+            if (inT >= 0 && tDroppable[inT]) {
                 tBeyondKey[t] = tBeyondKey[inT];
                 tBeyondValue[t] = tBeyondValue[inT];
             }
@@ -372,7 +392,7 @@ public final class MicroBatchEngine {
             long v = queryOutValues[i];
             if (v != NOT_FOUND) {
                 final int inT = indexOf(tKeys, 0, tCount, k);
-                if (inT >= 0) {
+                if (inT >= 0 && tDroppable[inT]) {
                     k = tBeyondKey[inT];
                     v = tBeyondValue[inT];
                 }
@@ -382,11 +402,11 @@ public final class MicroBatchEngine {
         }
     }
 
-    /** The next j after {@code j} whose key is in P and has a neighbour on the lookup's side. */
+    /** The next j after {@code j} whose key is droppable and has a neighbour on the lookup's side. */
     private int nextGap(int j, int tCount, boolean up) {
         final long edge = up ? Long.MAX_VALUE : Long.MIN_VALUE;
         for (j++; j < tCount; j++) {
-            if (tPresentPrefix[j + 1] != tPresentPrefix[j] && tKeys[j] != edge) {
+            if (tDroppable[j] && tKeys[j] != edge) {
                 return j;
             }
         }
@@ -409,7 +429,7 @@ public final class MicroBatchEngine {
             }
             final int from = lowerBound(tKeys, tCount, batch.keys[i]);
             final int to = upperBound(tKeys, tCount, batch.values[i]);
-            final int dropped = tPresentPrefix[to] - tPresentPrefix[from];
+            final int dropped = tDroppablePrefix[to] - tDroppablePrefix[from];
             final int need = (int) Math.min(Integer.MAX_VALUE, (long) batch.limits[i] + dropped);
             final int cls = RANGE_CLASSES - Integer.numberOfLeadingZeros(need - 1);
             rangeNeed[r] = need;
@@ -463,7 +483,7 @@ public final class MicroBatchEngine {
                     final int from = lowerBound(tKeys, tCount, keys[i]);
                     final int t = present.nextSetBit(from);
                     final long bv = beyondValue[i];
-                    if (t >= 0 && (bv == NOT_FOUND || tKeys[t] < beyondKey[i])) {
+                    if (t >= 0 && (bv == NOT_FOUND || tKeys[t] <= beyondKey[i])) {
                         results.setPair(i, tKeys[t], tValue[t]);
                     } else {
                         results.setPair(i, bv == NOT_FOUND ? 0 : beyondKey[i], bv);
@@ -473,7 +493,7 @@ public final class MicroBatchEngine {
                     final int to = upperBound(tKeys, tCount, keys[i]) - 1;
                     final int t = to >= 0 ? present.previousSetBit(to) : -1;
                     final long bv = beyondValue[i];
-                    if (t >= 0 && (bv == NOT_FOUND || tKeys[t] > beyondKey[i])) {
+                    if (t >= 0 && (bv == NOT_FOUND || tKeys[t] >= beyondKey[i])) {
                         results.setPair(i, tKeys[t], tValue[t]);
                     } else {
                         results.setPair(i, bv == NOT_FOUND ? 0 : beyondKey[i], bv);
@@ -497,7 +517,7 @@ public final class MicroBatchEngine {
         final long[] pValues = fromP.values();
         int p = fromP.offsets()[slot];
         final int pEnd = fromP.offsets()[slot + 1];
-        int member = lowerBound(tKeys, tCount, lo); // walks T alongside P to drop P's keys that are in T
+        int member = lowerBound(tKeys, tCount, lo); // finds P's keys that are in T: the T side answers for them
         int t = present.nextSetBit(member);
         if (t >= 0 && tKeys[t] > hi) {
             t = -1;
@@ -506,9 +526,7 @@ public final class MicroBatchEngine {
         for (int emitted = 0; emitted < limit; emitted++) {
             while (p < pEnd) {
                 final long k = pKeys[p];
-                while (member < tCount && tKeys[member] < k) {
-                    member++;
-                }
+                member = lowerBound(tKeys, member, tCount, k);
                 if (member < tCount && tKeys[member] == k) {
                     p++;
                 } else {
@@ -558,7 +576,12 @@ public final class MicroBatchEngine {
 
     /** First index in {@code a[0..n)} with {@code a[i] >= key}. */
     private static int lowerBound(long[] a, int n, long key) {
-        int lo = 0;
+        return lowerBound(a, 0, n, key);
+    }
+
+    /** First index in {@code a[from..n)} with {@code a[i] >= key}. */
+    private static int lowerBound(long[] a, int from, int n, long key) {
+        int lo = from;
         int hi = n;
         while (lo < hi) {
             final int mid = (lo + hi) >>> 1;
@@ -594,6 +617,10 @@ public final class MicroBatchEngine {
 
     private static long[] ensure(long[] a, int n) {
         return a.length >= n ? a : new long[Math.max(n, (int) Math.min(Integer.MAX_VALUE - 8, 2L * a.length))];
+    }
+
+    private static boolean[] ensure(boolean[] a, int n) {
+        return a.length >= n ? a : new boolean[Math.max(n, (int) Math.min(Integer.MAX_VALUE - 8, 2L * a.length))];
     }
 
     private static int[] ensure(int[] a, int n) {

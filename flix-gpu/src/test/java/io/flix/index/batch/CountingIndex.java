@@ -20,6 +20,11 @@ final class CountingIndex implements FlixIndex {
     int unsortedCalls;
     /** Calls with n == 0. */
     int emptyCalls;
+    /** Keys asked by ceiling and floor calls, ranges asked, and the largest range limit asked. */
+    long ceilingKeys;
+    long floorKeys;
+    long rangesAsked;
+    int largestRangeLimit;
 
     CountingIndex(FlixIndex delegate) {
         this.delegate = delegate;
@@ -27,6 +32,7 @@ final class CountingIndex implements FlixIndex {
 
     void reset() {
         builds = upserts = deletes = gets = ceilings = floors = ranges = unsortedCalls = emptyCalls = 0;
+        ceilingKeys = floorKeys = rangesAsked = largestRangeLimit = 0;
     }
 
     int total() {
@@ -64,6 +70,7 @@ final class CountingIndex implements FlixIndex {
     @Override
     public void ceiling(long[] keys, int n, long[] keysOut, long[] valuesOut, boolean keysSorted) {
         ceilings++;
+        ceilingKeys += n;
         note(n, keysSorted);
         delegate.ceiling(keys, n, keysOut, valuesOut, keysSorted);
     }
@@ -71,6 +78,7 @@ final class CountingIndex implements FlixIndex {
     @Override
     public void floor(long[] keys, int n, long[] keysOut, long[] valuesOut, boolean keysSorted) {
         floors++;
+        floorKeys += n;
         note(n, keysSorted);
         delegate.floor(keys, n, keysOut, valuesOut, keysSorted);
     }
@@ -78,6 +86,8 @@ final class CountingIndex implements FlixIndex {
     @Override
     public RangeResult range(long[] lo, long[] hi, int n, int limitPerRange) {
         ranges++;
+        rangesAsked += n;
+        largestRangeLimit = Math.max(largestRangeLimit, limitPerRange);
         note(n, true);
         return delegate.range(lo, hi, n, limitPerRange);
     }

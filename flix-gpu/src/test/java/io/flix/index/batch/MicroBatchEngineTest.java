@@ -492,6 +492,44 @@ class MicroBatchEngineTest {
     }
 
     @Test
+    void anOrderedLookupOfAKeyUpsertedInTheBatchReturnsTheNewValue() {
+        try (Fixture f = new Fixture(10, 100, 20, 200)) {
+            f.batch.upsert(10, 101);
+            final int ceiling = f.batch.ceiling(5);
+            final int floor = f.batch.floor(15);
+            final int range = f.batch.range(10, 10, 1);
+            final BatchResults r = f.run("upsert existing then ordered lookups");
+            assertEquals(10, r.key(ceiling));
+            assertEquals(101, r.value(ceiling));
+            assertEquals(101, r.value(floor));
+            assertEquals(101, r.rangeValue(r.rangeStart(range)));
+        }
+    }
+
+    @Test
+    void updatingExistingKeysAddsNoWorkToOrderedLookups() {
+        final long[] pairs = new long[2 * 1000];
+        for (int i = 0; i < 1000; i++) {
+            pairs[2 * i] = i;
+            pairs[2 * i + 1] = i;
+        }
+        try (Fixture f = new Fixture(pairs)) {
+            for (int i = 0; i < 1000; i++) {
+                f.batch.upsert(i, 5000 + i);
+                if (i % 100 == 0) {
+                    f.batch.ceiling(i);
+                    f.batch.floor(i);
+                    f.batch.range(0, 999, 1);
+                }
+            }
+            f.run("updates of existing keys");
+            assertEquals(10, f.index.ceilingKeys, "ceiling keys asked");
+            assertEquals(10, f.index.floorKeys, "floor keys asked");
+            assertEquals(1, f.index.largestRangeLimit, "range limit asked");
+        }
+    }
+
+    @Test
     void aLookupBeforeAnUpdateDoesNotSeeIt() {
         try (Fixture f = new Fixture(10, 100)) {
             final int ceiling = f.batch.ceiling(10);
