@@ -28,7 +28,16 @@ import static org.junit.jupiter.api.Assertions.fail;
 /**
  * The micro-batch engine against the sequential oracle: every operation of a batch is also run one at a time on a
  * {@link TreeMapOracle}, and every result and the final contents must match. The index under test comes from
- * {@link #openIndex()}; a backend's variant of this suite subclasses it and opens that backend.
+ * {@link #openIndex()}; a backend's variant of this suite subclasses it and opens that backend, e.g.
+ * <pre>{@code
+ * class CpuMicroBatchEngineTest extends MicroBatchEngineTest {
+ *     protected FlixIndex openIndex() {
+ *         return FlixIndex.open(FlixConfig.builder().backend(Backend.CPU).build());
+ *     }
+ * }
+ * }</pre>
+ * Every batch is also run through a call-counting wrapper: at most one sorted, non-empty bulk call per kind
+ * (ranges: one per limit group), none for an empty batch.
  */
 class MicroBatchEngineTest {
 
@@ -44,8 +53,8 @@ class MicroBatchEngineTest {
     @AfterAll
     static void reportOps() {
         if (RANDOM_OPS.get() > 0) {
-            System.out.println("MicroBatchEngineTest: " + RANDOM_OPS.get() + " randomized operations in "
-                    + RANDOM_BATCHES.get() + " batches compared with the sequential oracle");
+            System.out.println("micro-batch engine: " + RANDOM_OPS.getAndSet(0) + " randomized operations in "
+                    + RANDOM_BATCHES.getAndSet(0) + " batches compared with the sequential oracle");
         }
     }
 
@@ -113,6 +122,27 @@ class MicroBatchEngineTest {
             }
             RANDOM_OPS.addAndGet(ops);
             RANDOM_BATCHES.addAndGet(batchNumber);
+        } finally {
+            index.close();
+        }
+    }
+
+    @Test
+    void oneVeryLargeMixedBatchMatchesSequentialExecution() {
+        final Mix mix = new Mix("large", 25, 15, 25, 12, 12, 11, 3000, 0.01, 6, false);
+        final SplittableRandom random = new SplittableRandom(99);
+        final KeySource keySource = new KeySource(mix, random);
+        final TreeMapOracle oracle = new TreeMapOracle();
+        final CountingIndex index = new CountingIndex(openIndex());
+        try {
+            buildBoth(oracle, index, keySource, random, 4000);
+            final OperationBatch batch = new OperationBatch();
+            for (int i = 0; i < 60_000; i++) {
+                addRandomOp(batch, mix, keySource, random);
+            }
+            executeAndCompare(index, new MicroBatchEngine(index), oracle, batch, "one batch of 60000");
+            RANDOM_OPS.addAndGet(batch.size());
+            RANDOM_BATCHES.incrementAndGet();
         } finally {
             index.close();
         }
@@ -673,6 +703,20 @@ class MicroBatchEngineTest {
             final MicroBatchEngine engine = new MicroBatchEngine(index);
             assertThrows(IllegalArgumentException.class, () -> engine.execute(null));
         }
+    }
+
+    @Test
+    void aClosedIndexFailsANonEmptyBatch() {
+        final FlixIndex index = openIndex();
+        final MicroBatchEngine engine = new MicroBatchEngine(index);
+        index.close();
+        final OperationBatch batch = new OperationBatch();
+        assertEquals(0, engine.execute(batch).size(), "an empty batch does not touch the index");
+        batch.upsert(1, 1);
+        assertThrows(IllegalStateException.class, () -> engine.execute(batch));
+        batch.clear();
+        batch.ceiling(1);
+        assertThrows(IllegalStateException.class, () -> engine.execute(batch));
     }
 
     @Test
