@@ -1,0 +1,197 @@
+package io.flix.index.batch;
+
+import io.flix.index.FlixIndex;
+
+/**
+ * An arrival-ordered buffer of index operations for {@link MicroBatchEngine}, held in primitive arrays (no object
+ * per operation). Each add method returns the operation's position, which is how its result is found in
+ * {@link BatchResults}. Arguments are checked when an operation is added, so a batch never holds an invalid one.
+ * Reusable: {@link #clear()} keeps the arrays. Not thread-safe.
+ */
+public final class OperationBatch {
+
+    /** Inserts or replaces a key's value. No result. */
+    public static final byte UPSERT = 0;
+    /** Removes a key if present. No result. */
+    public static final byte DELETE = 1;
+    /** The value of a key, {@link FlixIndex#NOT_FOUND} where absent. */
+    public static final byte GET = 2;
+    /** The smallest stored key {@code >=} the given key, and its value. */
+    public static final byte CEILING = 3;
+    /** The largest stored key {@code <=} the given key, and its value. */
+    public static final byte FLOOR = 4;
+    /** The stored pairs in {@code [lo, hi]}, in key order, at most {@code limit}. */
+    public static final byte RANGE = 5;
+
+    private static final int MAX_CAPACITY = Integer.MAX_VALUE - 8;
+    private static final int INITIAL_CAPACITY = 16;
+
+    byte[] kinds;
+    /** The key, or {@code lo} for a range. */
+    long[] keys;
+    /** The upsert value, or {@code hi} for a range; unused otherwise. */
+    long[] values;
+    /** The range limit; unused otherwise. */
+    int[] limits;
+    int size;
+    /** Counts by kind, so the engine can size its work without a pass. */
+    final int[] kindCounts = new int[RANGE + 1];
+
+    public OperationBatch() {
+        this(INITIAL_CAPACITY);
+    }
+
+    public OperationBatch(int initialCapacity) {
+        if (initialCapacity < 0 || initialCapacity > MAX_CAPACITY) {
+            throw new IllegalArgumentException(
+                    "initialCapacity must be in [0, " + MAX_CAPACITY + "], was " + initialCapacity);
+        }
+        kinds = new byte[initialCapacity];
+        keys = new long[initialCapacity];
+        values = new long[initialCapacity];
+        limits = new int[initialCapacity];
+    }
+
+    public int upsert(long key, long value) {
+        if (value == FlixIndex.NOT_FOUND) {
+            throw new IllegalArgumentException("value is NOT_FOUND (Long.MIN_VALUE), which is reserved");
+        }
+        return add(UPSERT, key, value, 0);
+    }
+
+    public int delete(long key) {
+        return add(DELETE, key, 0, 0);
+    }
+
+    public int get(long key) {
+        return add(GET, key, 0, 0);
+    }
+
+    public int ceiling(long key) {
+        return add(CEILING, key, 0, 0);
+    }
+
+    public int floor(long key) {
+        return add(FLOOR, key, 0, 0);
+    }
+
+    /** The stored pairs with keys in {@code [lo, hi]} (inclusive), in key order, at most {@code limit}. */
+    public int range(long lo, long hi, int limit) {
+        if (lo > hi) {
+            throw new IllegalArgumentException("lo " + lo + " is greater than hi " + hi);
+        }
+        if (limit < 1) {
+            throw new IllegalArgumentException("limit must be >= 1, was " + limit);
+        }
+        return add(RANGE, lo, hi, limit);
+    }
+
+    /** Number of operations added since the last {@link #clear()}. */
+    public int size() {
+        return size;
+    }
+
+    public boolean isEmpty() {
+        return size == 0;
+    }
+
+    /** Forgets every operation; keeps the arrays for reuse. */
+    public void clear() {
+        size = 0;
+        java.util.Arrays.fill(kindCounts, 0);
+    }
+
+    /** Number of operations of one kind in the batch. */
+    public int count(byte kind) {
+        checkKind(kind);
+        return kindCounts[kind];
+    }
+
+    /** The kind of operation {@code i}: one of {@link #UPSERT} .. {@link #RANGE}. */
+    public byte kind(int i) {
+        checkPosition(i);
+        return kinds[i];
+    }
+
+    /** The key of operation {@code i}, or {@code lo} for a range. */
+    public long key(int i) {
+        checkPosition(i);
+        return keys[i];
+    }
+
+    /** The value of upsert {@code i}. */
+    public long value(int i) {
+        checkKindAt(i, UPSERT);
+        return values[i];
+    }
+
+    /** The upper bound of range {@code i}. */
+    public long hi(int i) {
+        checkKindAt(i, RANGE);
+        return values[i];
+    }
+
+    /** The limit of range {@code i}. */
+    public int limit(int i) {
+        checkKindAt(i, RANGE);
+        return limits[i];
+    }
+
+    /** A name for an operation kind, for messages. */
+    public static String kindName(byte kind) {
+        return switch (kind) {
+            case UPSERT -> "upsert";
+            case DELETE -> "delete";
+            case GET -> "get";
+            case CEILING -> "ceiling";
+            case FLOOR -> "floor";
+            case RANGE -> "range";
+            default -> "unknown kind " + kind;
+        };
+    }
+
+    private int add(byte kind, long key, long value, int limit) {
+        if (size == kinds.length) {
+            grow();
+        }
+        final int at = size;
+        kinds[at] = kind;
+        keys[at] = key;
+        values[at] = value;
+        limits[at] = limit;
+        kindCounts[kind]++;
+        size = at + 1;
+        return at;
+    }
+
+    private void grow() {
+        if (size == MAX_CAPACITY) {
+            throw new IllegalStateException("batch holds " + size + " operations, the most it can");
+        }
+        final int capacity = (int) Math.min(MAX_CAPACITY, Math.max(INITIAL_CAPACITY, 2L * kinds.length));
+        kinds = java.util.Arrays.copyOf(kinds, capacity);
+        keys = java.util.Arrays.copyOf(keys, capacity);
+        values = java.util.Arrays.copyOf(values, capacity);
+        limits = java.util.Arrays.copyOf(limits, capacity);
+    }
+
+    private void checkPosition(int i) {
+        if (i < 0 || i >= size) {
+            throw new IndexOutOfBoundsException("operation " + i + " is outside the batch of " + size);
+        }
+    }
+
+    private void checkKindAt(int i, byte kind) {
+        checkPosition(i);
+        if (kinds[i] != kind) {
+            throw new IllegalArgumentException(
+                    "operation " + i + " is a " + kindName(kinds[i]) + ", not a " + kindName(kind));
+        }
+    }
+
+    private static void checkKind(byte kind) {
+        if (kind < UPSERT || kind > RANGE) {
+            throw new IllegalArgumentException("kind must be in [" + UPSERT + ", " + RANGE + "], was " + kind);
+        }
+    }
+}

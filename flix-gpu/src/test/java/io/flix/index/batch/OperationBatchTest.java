@@ -1,0 +1,122 @@
+package io.flix.index.batch;
+
+import org.junit.jupiter.api.Test;
+
+import java.util.SplittableRandom;
+
+import static io.flix.index.FlixIndex.NOT_FOUND;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class OperationBatchTest {
+
+    @Test
+    void aReservedValueIsRejectedAndNotAdded() {
+        final OperationBatch batch = new OperationBatch();
+        batch.get(1);
+        final IllegalArgumentException e =
+                assertThrows(IllegalArgumentException.class, () -> batch.upsert(1, NOT_FOUND));
+        assertTrue(e.getMessage().contains("value"), e.getMessage());
+        assertEquals(1, batch.size());
+        assertEquals(0, batch.count(OperationBatch.UPSERT));
+    }
+
+    @Test
+    void aRangeWithLoAboveHiIsRejected() {
+        final OperationBatch batch = new OperationBatch();
+        final IllegalArgumentException e =
+                assertThrows(IllegalArgumentException.class, () -> batch.range(5, 4, 1));
+        assertTrue(e.getMessage().contains("lo") && e.getMessage().contains("hi"), e.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> batch.range(Long.MAX_VALUE, Long.MIN_VALUE, 1));
+        assertEquals(0, batch.size());
+    }
+
+    @Test
+    void aRangeLimitBelowOneIsRejected() {
+        final OperationBatch batch = new OperationBatch();
+        for (int limit : new int[] {0, -1, Integer.MIN_VALUE}) {
+            final IllegalArgumentException e =
+                    assertThrows(IllegalArgumentException.class, () -> batch.range(1, 2, limit));
+            assertTrue(e.getMessage().contains("limit"), e.getMessage());
+        }
+        assertEquals(0, batch.size());
+        batch.range(3, 3, 1);
+        assertEquals(1, batch.size());
+    }
+
+    @Test
+    void aNegativeCapacityIsRejected() {
+        assertThrows(IllegalArgumentException.class, () -> new OperationBatch(-1));
+    }
+
+    @Test
+    void theBatchGrowsFromZeroCapacityAndKeepsEveryOperation() {
+        final OperationBatch batch = new OperationBatch(0);
+        final SplittableRandom random = new SplittableRandom(3);
+        final int n = 10_000;
+        final byte[] kinds = new byte[n];
+        final long[] keys = new long[n];
+        final long[] seconds = new long[n];
+        final int[] limits = new int[n];
+        for (int i = 0; i < n; i++) {
+            kinds[i] = (byte) random.nextInt(6);
+            keys[i] = random.nextLong();
+            seconds[i] = kinds[i] == OperationBatch.RANGE ? random.nextLong(keys[i], Long.MAX_VALUE)
+                    : random.nextLong(Long.MIN_VALUE + 1, Long.MAX_VALUE);
+            limits[i] = 1 + random.nextInt(100);
+            final int at = switch (kinds[i]) {
+                case OperationBatch.UPSERT -> batch.upsert(keys[i], seconds[i]);
+                case OperationBatch.DELETE -> batch.delete(keys[i]);
+                case OperationBatch.GET -> batch.get(keys[i]);
+                case OperationBatch.CEILING -> batch.ceiling(keys[i]);
+                case OperationBatch.FLOOR -> batch.floor(keys[i]);
+                default -> batch.range(keys[i], seconds[i], limits[i]);
+            };
+            assertEquals(i, at);
+        }
+        assertEquals(n, batch.size());
+        final int[] counts = new int[6];
+        for (int i = 0; i < n; i++) {
+            assertEquals(kinds[i], batch.kind(i));
+            assertEquals(keys[i], batch.key(i));
+            counts[kinds[i]]++;
+            if (kinds[i] == OperationBatch.UPSERT) {
+                assertEquals(seconds[i], batch.value(i));
+            } else if (kinds[i] == OperationBatch.RANGE) {
+                assertEquals(seconds[i], batch.hi(i));
+                assertEquals(limits[i], batch.limit(i));
+            }
+        }
+        for (byte kind = 0; kind < 6; kind++) {
+            assertEquals(counts[kind], batch.count(kind));
+        }
+    }
+
+    @Test
+    void clearForgetsOperationsAndCounts() {
+        final OperationBatch batch = new OperationBatch(1);
+        batch.upsert(1, 2);
+        batch.range(1, 2, 3);
+        batch.clear();
+        assertEquals(0, batch.size());
+        assertTrue(batch.isEmpty());
+        assertEquals(0, batch.count(OperationBatch.UPSERT));
+        assertEquals(0, batch.count(OperationBatch.RANGE));
+        assertThrows(IndexOutOfBoundsException.class, () -> batch.kind(0));
+        assertEquals(0, batch.get(9));
+        assertEquals(OperationBatch.GET, batch.kind(0));
+    }
+
+    @Test
+    void accessorsOfTheWrongKindAreRejected() {
+        final OperationBatch batch = new OperationBatch();
+        final int get = batch.get(1);
+        assertThrows(IllegalArgumentException.class, () -> batch.value(get));
+        assertThrows(IllegalArgumentException.class, () -> batch.hi(get));
+        assertThrows(IllegalArgumentException.class, () -> batch.limit(get));
+        assertThrows(IndexOutOfBoundsException.class, () -> batch.key(1));
+        assertThrows(IndexOutOfBoundsException.class, () -> batch.key(-1));
+        assertThrows(IllegalArgumentException.class, () -> batch.count((byte) 6));
+    }
+}
