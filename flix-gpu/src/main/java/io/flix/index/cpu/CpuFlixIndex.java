@@ -32,12 +32,12 @@ import java.util.function.IntConsumer;
  *   <li>Keys in a node are strictly ascending; chain order is key order; bucket order is key order.</li>
  * </ul>
  *
- * <p>Updates split a node's merged contents evenly over the fewest nodes filled to at most three quarters (a bulk
- * form of the paper's split-in-halves that leaves room for later inserts). Bucket boundaries stay fixed until
- * {@link #restructure()}, which also runs on its own after an upsert when a chain grew past
- * {@value #LONG_CHAIN_NODES} nodes and the nodes in use have at least doubled since the last build or restructure:
- * without it an index filled only by upserts (one bucket) would answer unsorted lookups by walking one long chain.
- * The doubling rule keeps the cost amortized O(1) per inserted key.
+ * <p>Updates split a node's merged contents evenly over the fewest nodes filled to at most three quarters (a
+ * bulk form of the paper's split-in-halves that leaves room for later inserts). Bucket boundaries otherwise stay
+ * fixed until {@link #restructure()}, with one exception (the paper's elastic strategy, section 3.4): a chain that an
+ * upsert makes longer than {@value #MAX_CHAIN_NODES} nodes is cut into one bucket per node, moving no keys. Without
+ * it an index filled by upserts alone (one bucket), or by ever larger keys (the last bucket), would grow one chain
+ * that every batch walks.
  *
  * <p>Not safe for concurrent calls (see {@link FlixIndex}); each call may use {@code config.threads()} threads.
  * At most {@code Integer.MAX_VALUE / nodeSize} nodes.
@@ -54,8 +54,8 @@ public final class CpuFlixIndex implements FlixIndex {
     private static final int PIECES_PER_THREAD = 4;
     /** From this many keys an unsorted lookup batch is radix sorted with its permutation (see lookup). */
     private static final int SORT_WITH_PERMUTATION_MIN = 1024;
-    /** A chain this long after an upsert may trigger a restructure (see the class comment). */
-    static final int LONG_CHAIN_NODES = 256;
+    /** Longest chain an upsert leaves; longer ones are cut into one bucket per node (see the class comment). */
+    static final int MAX_CHAIN_NODES = 32;
 
     private final int nodeSize;
     private final int nodeShift;
@@ -79,7 +79,6 @@ public final class CpuFlixIndex implements FlixIndex {
     private int[] freeNodes;
     private int freeCount;
     private long nodesInUse;
-    private long nodesAfterLastRebuild;
     private long size;
     private boolean closed;
 
@@ -145,7 +144,6 @@ public final class CpuFlixIndex implements FlixIndex {
         bucketCount = nodes;
         nodesHandedOut = nodes;
         nodesInUse = nodes;
-        nodesAfterLastRebuild = nodes;
         size = unique;
     }
 
@@ -164,7 +162,6 @@ public final class CpuFlixIndex implements FlixIndex {
         freeCount = 0;
         nodesHandedOut = 0;
         nodesInUse = 0;
-        nodesAfterLastRebuild = 0;
         size = 0;
     }
 
@@ -202,26 +199,75 @@ public final class CpuFlixIndex implements FlixIndex {
         // Pass 2: each piece merges its buckets, taking new nodes from its own slice of the reservation.
         final int[] used = new int[pieces];
         final long[] added = new long[pieces];
-        final int[] longestChain = new int[pieces];
+        final int[][] longChains = new int[pieces][];
+        final int[] longChainCount = new int[pieces];
         runPieces(pieces, p -> {
             final UpsertPiece piece = new UpsertPiece(reserved, reservedFrom[p]);
             mergePiece(ks, vs, starts[p], starts[p + 1], piece);
             used[p] = piece.nextReserved - reservedFrom[p];
             added[p] = piece.added;
-            longestChain[p] = piece.longestChain;
+            longChains[p] = piece.longChains;
+            longChainCount[p] = piece.longChainCount;
         });
-        int longest = 0;
+        int longCount = 0;
         for (int p = 0; p < pieces; p++) {
             size += added[p];
             nodesInUse += used[p];
             for (int i = reservedFrom[p] + used[p]; i < reservedFrom[p + 1]; i++) {
                 freeNodes[freeCount++] = reserved[i];
             }
-            longest = Math.max(longest, longestChain[p]);
+            longCount += longChainCount[p];
         }
-        if (longest > LONG_CHAIN_NODES && nodesInUse >= 2 * nodesAfterLastRebuild) {
-            restructure();
+        if (longCount > 0) {
+            splitLongChains(longChains, longChainCount, longCount);
         }
+    }
+
+    /**
+     * Cuts each listed bucket (ascending within a piece, pieces in bucket order) into one bucket per node. The
+     * nodes keep their keys: node {@code c} becomes a bucket with max {@code nodeMax[c]}, which keeps every
+     * invariant since a chain's nodeMax values ascend and end at the bucket's max.
+     */
+    private void splitLongChains(int[][] longChains, int[] longChainCount, int count) {
+        long added = 0;
+        for (int p = 0; p < longChains.length; p++) {
+            for (int i = 0; i < longChainCount[p]; i++) {
+                for (int node = bucketHead[longChains[p][i]]; node != NO_NODE; node = nodeNext[node]) {
+                    added++;
+                }
+                added--;
+            }
+        }
+        if (bucketCount + added > Integer.MAX_VALUE - 8) {
+            return; // the chains stay as they are; restructure() still flattens them
+        }
+        final int newCount = (int) (bucketCount + added);
+        final long[] newMax = new long[newCount];
+        final int[] newHead = new int[newCount];
+        int from = 0;
+        int to = 0;
+        for (int p = 0; p < longChains.length; p++) {
+            for (int i = 0; i < longChainCount[p]; i++) {
+                final int b = longChains[p][i];
+                System.arraycopy(bucketMax, from, newMax, to, b - from);
+                System.arraycopy(bucketHead, from, newHead, to, b - from);
+                to += b - from;
+                int node = bucketHead[b];
+                while (node != NO_NODE) {
+                    final int next = nodeNext[node];
+                    newMax[to] = nodeMax[node];
+                    newHead[to++] = node;
+                    nodeNext[node] = NO_NODE;
+                    node = next;
+                }
+                from = b + 1;
+            }
+        }
+        System.arraycopy(bucketMax, from, newMax, to, bucketCount - from);
+        System.arraycopy(bucketHead, from, newHead, to, bucketCount - from);
+        bucketMax = newMax;
+        bucketHead = newHead;
+        bucketCount = newCount;
     }
 
     /** Per-task state of an upsert: its node reservation, merge space and tallies. */
@@ -231,7 +277,9 @@ public final class CpuFlixIndex implements FlixIndex {
         long[] mergeKeys = new long[2 * nodeSize];
         long[] mergeValues = new long[2 * nodeSize];
         long added;
-        int longestChain;
+        /** Buckets whose chain this piece made longer than MAX_CHAIN_NODES, ascending. */
+        int[] longChains = new int[0];
+        int longChainCount;
 
         UpsertPiece(int[] reserved, int from) {
             this.reserved = reserved;
@@ -240,6 +288,13 @@ public final class CpuFlixIndex implements FlixIndex {
 
         int takeNode() {
             return reserved[nextReserved++];
+        }
+
+        void noteLongChain(int bucket) {
+            if (longChainCount == longChains.length) {
+                longChains = java.util.Arrays.copyOf(longChains, Math.max(8, 2 * longChainCount));
+            }
+            longChains[longChainCount++] = bucket;
         }
 
         void ensureMergeSpace(int capacity) {
@@ -311,11 +366,14 @@ public final class CpuFlixIndex implements FlixIndex {
                 final int chain = spread(ks, vs, j, end - j, first, bMax, NO_NODE, piece);
                 bucketHead[b] = first;
                 piece.added += end - j;
-                piece.longestChain = Math.max(piece.longestChain, chain);
+                if (chain > MAX_CHAIN_NODES) {
+                    piece.noteLongChain(b);
+                }
                 j = end;
                 continue;
             }
             int walked = 0;
+            boolean grew = false;
             while (j < to && ks[j] <= bMax) {
                 final long max = nodeMax[node];
                 if (ks[j] > max) {
@@ -328,11 +386,20 @@ public final class CpuFlixIndex implements FlixIndex {
                     end++;
                 }
                 final int after = nodeNext[node];
-                walked += mergeIntoNode(node, ks, vs, j, end, piece);
+                final int nodes = mergeIntoNode(node, ks, vs, j, end, piece);
+                grew |= nodes > 1;
+                walked += nodes;
                 j = end;
                 node = after;
             }
-            piece.longestChain = Math.max(piece.longestChain, walked);
+            if (grew) {
+                for (; node != NO_NODE && walked <= MAX_CHAIN_NODES; node = nodeNext[node]) {
+                    walked++;
+                }
+                if (walked > MAX_CHAIN_NODES) {
+                    piece.noteLongChain(b);
+                }
+            }
         }
     }
 
@@ -1019,8 +1086,7 @@ public final class CpuFlixIndex implements FlixIndex {
             bucketCount = nodes;
             nodesHandedOut = nodes;
             nodesInUse = nodes;
-            nodesAfterLastRebuild = nodes;
-            size = total;
+                size = total;
         }
         return before - nodesInUse;
     }

@@ -78,8 +78,8 @@ class CpuFlixIndexTest {
             }
             both(index, oracle).build(keys, values, n);
             final long nodesBefore = index.stats().nodes();
-            // 2000 keys between two neighbouring stored keys: all land in one bucket.
-            final int m = 2000;
+            // 600 keys between two neighbouring stored keys: all land in one bucket, short of the chain limit.
+            final int m = 600;
             final long[] hot = new long[m];
             final long[] hotValues = new long[m];
             for (int i = 0; i < m; i++) {
@@ -91,7 +91,9 @@ class CpuFlixIndexTest {
             index.verifyStructure();
             final IndexStats stats = index.stats();
             assertTrue(stats.longestChain() > 1, "chain grew: " + stats);
-            assertTrue(stats.longestChain() >= m / 32, "a chain of half-full nodes holds the hot keys: " + stats);
+            assertTrue(stats.longestChain() >= m / 32, "a chain of split nodes holds the hot keys: " + stats);
+            assertTrue(stats.longestChain() <= CpuFlixIndex.MAX_CHAIN_NODES, stats.toString());
+            assertEquals(n / 16, stats.buckets(), "bucket boundaries unchanged");
             assertTrue(stats.nodes() > nodesBefore);
             assertEquals(oracle.size(), index.size());
             assertContentsEqual(oracle, index);
@@ -146,8 +148,8 @@ class CpuFlixIndexTest {
                 values[i] = random.nextLong(1, Long.MAX_VALUE);
             }
             both(index, oracle).build(keys, values, n);
-            // A hot region of about one bucket; few enough keys that no automatic restructure runs.
-            final int hot = 3000;
+            // A hot region of about one bucket; few enough keys that the chain stays below the limit.
+            final int hot = 500;
             for (int i = 0; i < hot; i++) {
                 keys[i] = (1L << 30) + random.nextLong(1L << 24);
                 values[i] = random.nextLong(1, Long.MAX_VALUE);
@@ -235,11 +237,67 @@ class CpuFlixIndexTest {
     }
 
     @Test
-    void upsertsIntoAnEmptyIndexRestructureOnceTheChainGetsLong() {
+    void chainsPastTheLimitAreCutIntoOneBucketPerNode() {
+        try (CpuFlixIndex index = open(32, 0.5, 2)) {
+            final TreeMapOracle oracle = new TreeMapOracle();
+            final int n = 4096;
+            final long[] keys = new long[n];
+            final long[] values = new long[n];
+            for (int i = 0; i < n; i++) {
+                keys[i] = i * 1_000_000L;
+                values[i] = i;
+            }
+            both(index, oracle).build(keys, values, n);
+            final int m = 2000; // about 84 nodes in one bucket
+            final long[] hot = new long[m];
+            for (int i = 0; i < m; i++) {
+                hot[i] = 5_000_000L + 1 + i * 3L;
+            }
+            index.upsert(hot, hot, m);
+            oracle.upsert(hot, hot, m);
+            index.verifyStructure();
+            final IndexStats stats = index.stats();
+            assertEquals(1, stats.longestChain(), "the one long chain became buckets: " + stats);
+            assertEquals(stats.nodes(), stats.buckets(), "each node is a bucket now: " + stats);
+            assertContentsEqual(oracle, index);
+            compareLookups(index, oracle, hot, m);
+        }
+    }
+
+    @Test
+    void everGrowingKeysKeepTheLastBucketsChainShort() {
+        try (CpuFlixIndex index = open(32, 0.5, 2)) {
+            final TreeMapOracle oracle = new TreeMapOracle();
+            final int n = 10_000;
+            final long[] keys = new long[n];
+            for (int i = 0; i < n; i++) {
+                keys[i] = i;
+            }
+            both(index, oracle).build(keys, keys, n);
+            final long bucketsBefore = index.stats().buckets();
+            long next = n;
+            for (int round = 0; round < 200; round++) {
+                final int m = 1 + round % 97; // small batches of new largest keys, like fresh ids
+                final long[] batch = new long[m];
+                for (int i = 0; i < m; i++) {
+                    batch[i] = next++;
+                }
+                index.upsert(batch, batch, m);
+                oracle.upsert(batch, batch, m);
+                assertTrue(index.stats().longestChain() <= CpuFlixIndex.MAX_CHAIN_NODES);
+            }
+            index.verifyStructure();
+            assertTrue(index.stats().buckets() > bucketsBefore);
+            assertContentsEqual(oracle, index);
+        }
+    }
+
+    @Test
+    void upsertsIntoAnEmptyIndexSpreadOverBuckets() {
         try (CpuFlixIndex index = open(32, 0.5, 2)) {
             final TreeMapOracle oracle = new TreeMapOracle();
             final SplittableRandom random = new SplittableRandom(5);
-            final int n = 50_000; // one bucket: about 2 100 nodes before the automatic restructure
+            final int n = 50_000; // one bucket of about 2 100 nodes, cut into a bucket per node
             final long[] keys = new long[n];
             final long[] values = new long[n];
             for (int i = 0; i < n; i++) {
@@ -251,6 +309,7 @@ class CpuFlixIndexTest {
             index.verifyStructure();
             final IndexStats stats = index.stats();
             assertEquals(1, stats.longestChain(), stats.toString());
+            assertEquals(stats.nodes(), stats.buckets(), stats.toString());
             assertTrue(stats.buckets() > 1000, stats.toString());
             assertContentsEqual(oracle, index);
         }
