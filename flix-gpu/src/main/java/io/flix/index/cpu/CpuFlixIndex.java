@@ -18,8 +18,10 @@ import java.util.function.IntConsumer;
  * owned by the index.
  *
  * <p>Storage: {@code bucketMax} (ascending, the last entry is {@code Long.MAX_VALUE} so every key has a bucket) and
- * {@code bucketHead}; a node pool of primitive arrays indexed by node id ({@code nodeKeys} and {@code nodeValues}
- * hold {@code nodeSize} slots per node), growing by half its size when it runs out, with a free list of node ids.
+ * {@code bucketHead}; a node pool of primitive arrays indexed by node id, with a free list of node ids. Keys and
+ * values live in segments of {@code 2^20} slots (8 MiB each), so the pool grows by adding segments instead of
+ * copying everything (the per-node metadata arrays grow by half and are 1/32 of the size), and holds more keys
+ * than one Java array could.
  *
  * <p>Invariants that routing relies on, for the chain {@code c0 -> c1 -> ... -> cl} of bucket {@code b}:
  * <ul>
@@ -56,9 +58,16 @@ public final class CpuFlixIndex implements FlixIndex {
     private static final int SORT_WITH_PERMUTATION_MIN = 1024;
     /** Longest chain an upsert leaves; longer ones are cut into one bucket per node (see the class comment). */
     static final int MAX_CHAIN_NODES = 32;
+    /** Key (and value) slots per pool segment: 2^20. */
+    private static final int SEGMENT_SLOTS_SHIFT = 20;
+    /** Most nodes: ids are ints and metadata arrays are indexed by them. */
+    private static final int MAX_NODES = Integer.MAX_VALUE - 8;
 
     private final int nodeSize;
     private final int nodeShift;
+    /** log2 of the nodes per key/value segment. */
+    private final int segmentShift;
+    private final int segmentMask;
     private final int keysPerBuiltNode;
     private final int splitFill;
     private final int threads;
@@ -69,8 +78,11 @@ public final class CpuFlixIndex implements FlixIndex {
     private long[] bucketMax;
     private int[] bucketHead;
 
-    private long[] nodeKeys;
-    private long[] nodeValues;
+    /** Segment {@code node >>> segmentShift}, slots from {@code (node & segmentMask) << nodeShift}. */
+    private long[][] nodeKeys;
+    private long[][] nodeValues;
+    /** Nodes the key/value segments hold (the metadata arrays may be longer). */
+    private int nodeCapacity;
     private long[] nodeMax;
     private int[] nodeCount;
     private int[] nodeNext;
@@ -95,6 +107,8 @@ public final class CpuFlixIndex implements FlixIndex {
         }
         this.nodeSize = config.nodeSize();
         this.nodeShift = Integer.numberOfTrailingZeros(nodeSize);
+        this.segmentShift = SEGMENT_SLOTS_SHIFT - nodeShift;
+        this.segmentMask = (1 << segmentShift) - 1;
         this.keysPerBuiltNode = config.keysPerBuiltNode();
         this.splitFill = Math.max(1, nodeSize * 3 / 4);
         this.threads = config.threads();
@@ -126,9 +140,9 @@ public final class CpuFlixIndex implements FlixIndex {
             for (int node = from; node < to; node++) {
                 final int src = node * fill;
                 final int len = Math.min(fill, unique - src);
-                final int base = node << nodeShift;
-                System.arraycopy(keys, src, nodeKeys, base, len);
-                System.arraycopy(values, src, nodeValues, base, len);
+                final int base = slotOf(node);
+                System.arraycopy(keys, src, keySegment(node), base, len);
+                System.arraycopy(values, src, valueSegment(node), base, len);
                 nodeCount[node] = len;
                 nodeNext[node] = NO_NODE;
                 bMax[node] = keys[src + len - 1];
@@ -153,8 +167,9 @@ public final class CpuFlixIndex implements FlixIndex {
         bucketCount = 1;
         bucketMax = new long[] {Long.MAX_VALUE};
         bucketHead = new int[] {NO_NODE};
-        nodeKeys = new long[capacity << nodeShift];
-        nodeValues = new long[capacity << nodeShift];
+        nodeKeys = resizeSegments(new long[0][], capacity);
+        nodeValues = resizeSegments(new long[0][], capacity);
+        nodeCapacity = capacity;
         nodeMax = new long[capacity];
         nodeCount = new int[capacity];
         nodeNext = new int[capacity];
@@ -410,10 +425,10 @@ public final class CpuFlixIndex implements FlixIndex {
      * @return the number of nodes the node's contents occupy afterwards
      */
     private int mergeIntoNode(int node, long[] ks, long[] vs, int from, int to, UpsertPiece piece) {
-        final long[] nk = nodeKeys;
-        final long[] nv = nodeValues;
+        final long[] nk = keySegment(node);
+        final long[] nv = valueSegment(node);
         final int count = nodeCount[node];
-        final int base = node << nodeShift;
+        final int base = slotOf(node);
         if (to - from == 1) {
             final long key = ks[from];
             final int at = lowerBound(nk, base, base + count, key);
@@ -481,9 +496,9 @@ public final class CpuFlixIndex implements FlixIndex {
         int node = first;
         for (int i = 0; i < nodes; i++) {
             final int take = per + (i < extra ? 1 : 0);
-            final int base = node << nodeShift;
-            System.arraycopy(srcK, src, nodeKeys, base, take);
-            System.arraycopy(srcV, src, nodeValues, base, take);
+            final int base = slotOf(node);
+            System.arraycopy(srcK, src, keySegment(node), base, take);
+            System.arraycopy(srcV, src, valueSegment(node), base, take);
             nodeCount[node] = take;
             src += take;
             if (i == nodes - 1) {
@@ -513,27 +528,64 @@ public final class CpuFlixIndex implements FlixIndex {
         return ids;
     }
 
+    /**
+     * Grows the pool to at least {@code required} nodes: a first small segment doubles until full size, then whole
+     * segments are added; metadata arrays grow by half. Nothing is reallocated when there is room.
+     */
     private void ensureNodeCapacity(long required) {
-        final int capacity = nodeCount.length;
-        if (required <= capacity) {
+        if (required <= nodeCapacity) {
             return;
         }
-        final long maxNodes = Integer.MAX_VALUE / nodeSize;
-        final int grown = (int) Math.min(maxNodes, Math.max(required, capacity + (capacity >> 1) + 16));
         checkNodeCapacity(required);
-        nodeKeys = java.util.Arrays.copyOf(nodeKeys, grown << nodeShift);
-        nodeValues = java.util.Arrays.copyOf(nodeValues, grown << nodeShift);
-        nodeMax = java.util.Arrays.copyOf(nodeMax, grown);
-        nodeCount = java.util.Arrays.copyOf(nodeCount, grown);
-        nodeNext = java.util.Arrays.copyOf(nodeNext, grown);
-        freeNodes = java.util.Arrays.copyOf(freeNodes, grown);
+        final long segmentNodes = 1L << segmentShift;
+        final long target = required < segmentNodes
+                ? Math.min(segmentNodes, Math.max(required, 2L * nodeCapacity))
+                : Math.min(MAX_NODES, ceilDiv(required, segmentNodes) * segmentNodes);
+        nodeKeys = resizeSegments(nodeKeys, (int) target);
+        nodeValues = resizeSegments(nodeValues, (int) target);
+        nodeCapacity = (int) target;
+        if (nodeMax.length < target) {
+            final int meta = (int) Math.min(MAX_NODES, Math.max(target, nodeMax.length + (nodeMax.length >> 1)));
+            nodeMax = java.util.Arrays.copyOf(nodeMax, meta);
+            nodeCount = java.util.Arrays.copyOf(nodeCount, meta);
+            nodeNext = java.util.Arrays.copyOf(nodeNext, meta);
+            freeNodes = java.util.Arrays.copyOf(freeNodes, meta);
+        }
+    }
+
+    /** Segments holding {@code nodes} nodes, keeping {@code old}'s contents; only the last may be shorter. */
+    private long[][] resizeSegments(long[][] old, int nodes) {
+        final int segmentNodes = 1 << segmentShift;
+        final int count = (int) ceilDiv(nodes, segmentNodes);
+        final long[][] segments = java.util.Arrays.copyOf(old, Math.max(count, old.length));
+        for (int i = 0; i < count; i++) {
+            final int slots = Math.min(segmentNodes, nodes - i * segmentNodes) << nodeShift;
+            if (segments[i] == null) {
+                segments[i] = new long[slots];
+            } else if (segments[i].length < slots) {
+                segments[i] = java.util.Arrays.copyOf(segments[i], slots);
+            }
+        }
+        return segments;
     }
 
     private void checkNodeCapacity(long nodes) {
-        if (nodes > Integer.MAX_VALUE / nodeSize) {
-            throw new IllegalStateException("the index would need " + nodes + " nodes; at most "
-                    + Integer.MAX_VALUE / nodeSize + " fit with nodeSize " + nodeSize);
+        if (nodes > MAX_NODES) {
+            throw new IllegalStateException("the index would need " + nodes + " nodes; at most " + MAX_NODES);
         }
+    }
+
+    private long[] keySegment(int node) {
+        return nodeKeys[node >>> segmentShift];
+    }
+
+    private long[] valueSegment(int node) {
+        return nodeValues[node >>> segmentShift];
+    }
+
+    /** Index of the node's first slot in its segment. */
+    private int slotOf(int node) {
+        return (node & segmentMask) << nodeShift;
     }
 
     // ------------------------------------------------------------------------------------------------ delete
@@ -570,8 +622,6 @@ public final class CpuFlixIndex implements FlixIndex {
     }
 
     private long deletePiece(long[] ks, int from, int to, int[] freed, int[] freedCount, int piece) {
-        final long[] nk = nodeKeys;
-        final long[] nv = nodeValues;
         long removed = 0;
         int freedAt = from;
         int j = from;
@@ -597,7 +647,9 @@ public final class CpuFlixIndex implements FlixIndex {
                     end++;
                 }
                 final int count = nodeCount[node];
-                final int base = node << nodeShift;
+                final long[] nk = keySegment(node);
+                final long[] nv = valueSegment(node);
+                final int base = slotOf(node);
                 final int aEnd = base + count;
                 int kept;
                 if (end - j == 1) {
@@ -718,7 +770,6 @@ public final class CpuFlixIndex implements FlixIndex {
         if (from >= to) {
             return;
         }
-        final long[] nk = nodeKeys;
         int b = bucketOf(keys[from]);
         long bMax = bucketMax[b];
         int node = bucketHead[b];
@@ -737,12 +788,13 @@ public final class CpuFlixIndex implements FlixIndex {
                     node = nodeNext[node];
                     at = 0;
                 }
-                final int base = node << nodeShift;
+                final long[] nk = keySegment(node);
+                final int base = slotOf(node);
                 final int end = base + nodeCount[node];
                 final int p = lowerBound(nk, base + at, end, q);
                 at = p - base;
                 if (p < end && nk[p] == q) {
-                    value = nodeValues[p];
+                    value = valueSegment(node)[p];
                 }
             }
             valuesOut[slots == null ? i : slots[i]] = value;
@@ -771,7 +823,6 @@ public final class CpuFlixIndex implements FlixIndex {
         if (from >= to) {
             return;
         }
-        final long[] nk = nodeKeys;
         int b = bucketOf(keys[from]);
         long bMax = bucketMax[b];
         int node = bucketHead[b];
@@ -793,19 +844,20 @@ public final class CpuFlixIndex implements FlixIndex {
                     node = nodeNext[node];
                     at = 0;
                 }
-                final int base = node << nodeShift;
+                final long[] nk = keySegment(node);
+                final int base = slotOf(node);
                 final int end = base + nodeCount[node];
                 final int p = lowerBound(nk, base + at, end, q);
                 at = p - base;
                 if (p < end) {
                     keysOut[slot] = nk[p];
-                    valuesOut[slot] = nodeValues[p];
+                    valuesOut[slot] = valueSegment(node)[p];
                     continue;
                 }
                 final int next = nodeNext[node];
                 if (next != NO_NODE) {
-                    keysOut[slot] = nk[next << nodeShift];
-                    valuesOut[slot] = nodeValues[next << nodeShift];
+                    keysOut[slot] = keySegment(next)[slotOf(next)];
+                    valuesOut[slot] = valueSegment(next)[slotOf(next)];
                     continue;
                 }
             }
@@ -818,9 +870,9 @@ public final class CpuFlixIndex implements FlixIndex {
                 found = f;
             }
             if (found < bucketCount) {
-                final int first = bucketHead[found] << nodeShift;
-                keysOut[slot] = nk[first];
-                valuesOut[slot] = nodeValues[first];
+                final int head = bucketHead[found];
+                keysOut[slot] = keySegment(head)[slotOf(head)];
+                valuesOut[slot] = valueSegment(head)[slotOf(head)];
             } else {
                 keysOut[slot] = 0;
                 valuesOut[slot] = NOT_FOUND;
@@ -832,7 +884,6 @@ public final class CpuFlixIndex implements FlixIndex {
         if (from >= to) {
             return;
         }
-        final long[] nk = nodeKeys;
         int b = bucketOf(keys[from]);
         long bMax = bucketMax[b];
         int node = bucketHead[b];
@@ -859,19 +910,20 @@ public final class CpuFlixIndex implements FlixIndex {
                     node = nodeNext[node];
                     at = 0;
                 }
-                final int base = node << nodeShift;
+                final long[] nk = keySegment(node);
+                final int base = slotOf(node);
                 final int end = base + nodeCount[node];
                 final int p = upperBound(nk, base + at, end, q);
                 at = p - base;
                 if (p > base) {
                     keysOut[slot] = nk[p - 1];
-                    valuesOut[slot] = nodeValues[p - 1];
+                    valuesOut[slot] = valueSegment(node)[p - 1];
                     continue;
                 }
                 if (prev != NO_NODE) {
-                    final int last = (prev << nodeShift) + nodeCount[prev] - 1;
-                    keysOut[slot] = nk[last];
-                    valuesOut[slot] = nodeValues[last];
+                    final int last = slotOf(prev) + nodeCount[prev] - 1;
+                    keysOut[slot] = keySegment(prev)[last];
+                    valuesOut[slot] = valueSegment(prev)[last];
                     continue;
                 }
             }
@@ -893,9 +945,9 @@ public final class CpuFlixIndex implements FlixIndex {
                     while (nodeNext[last] != NO_NODE) {
                         last = nodeNext[last];
                     }
-                    final int slotOfLast = (last << nodeShift) + nodeCount[last] - 1;
-                    foundKey = nk[slotOfLast];
-                    foundValue = nodeValues[slotOfLast];
+                    final int slotOfLast = slotOf(last) + nodeCount[last] - 1;
+                    foundKey = keySegment(last)[slotOfLast];
+                    foundValue = valueSegment(last)[slotOfLast];
                 }
                 found = f;
                 scannedTo = below;
@@ -958,7 +1010,6 @@ public final class CpuFlixIndex implements FlixIndex {
      * @return the number of pairs visited
      */
     private int scan(long lo, long hi, int limit, long[] keysOut, long[] valuesOut, int at) {
-        final long[] nk = nodeKeys;
         int b = bucketOf(lo);
         int node = bucketHead[b];
         int p = 0;
@@ -966,8 +1017,8 @@ public final class CpuFlixIndex implements FlixIndex {
             while (nodeMax[node] < lo) {
                 node = nodeNext[node];
             }
-            final int base = node << nodeShift;
-            p = lowerBound(nk, base, base + nodeCount[node], lo) - base;
+            final int base = slotOf(node);
+            p = lowerBound(keySegment(node), base, base + nodeCount[node], lo) - base;
         }
         int found = 0;
         while (found < limit) {
@@ -985,7 +1036,8 @@ public final class CpuFlixIndex implements FlixIndex {
                 p = 0;
                 continue;
             }
-            final int base = node << nodeShift;
+            final long[] nk = keySegment(node);
+            final int base = slotOf(node);
             final int take = Math.min(count - p, limit - found);
             int k = 0;
             while (k < take && nk[base + p + k] <= hi) {
@@ -993,7 +1045,7 @@ public final class CpuFlixIndex implements FlixIndex {
             }
             if (keysOut != null) {
                 System.arraycopy(nk, base + p, keysOut, at + found, k);
-                System.arraycopy(nodeValues, base + p, valuesOut, at + found, k);
+                System.arraycopy(valueSegment(node), base + p, valuesOut, at + found, k);
             }
             found += k;
             if (k < take) {
@@ -1010,19 +1062,19 @@ public final class CpuFlixIndex implements FlixIndex {
     public long restructure() {
         ensureOpen();
         final long before = nodesInUse;
-        if (size > Integer.MAX_VALUE / nodeSize * (long) keysPerBuiltNode) {
-            throw new IllegalStateException("index too large to restructure with nodeSize " + nodeSize);
-        }
-        final int total = (int) size;
         final int fill = keysPerBuiltNode;
+        final long total = size;
+        if (ceilDiv(total, fill) > MAX_NODES) {
+            throw new IllegalStateException("index too large to restructure at " + fill + " keys per node");
+        }
         final int nodes = (int) ceilDiv(total, fill);
-        // Rank of each old bucket's first key, so that tasks copy disjoint parts of the new layout.
+        // Rank of each piece's first key, so that tasks copy disjoint parts of the new layout.
         final int pieces = total >= PARALLEL_MIN_KEYS ? pieceCount(bucketCount) : 1;
         final int[] bucketFrom = new int[pieces + 1];
         for (int p = 0; p <= pieces; p++) {
             bucketFrom[p] = (int) ((long) bucketCount * p / pieces);
         }
-        final long[] pieceKeys = new long[pieces];
+        final long[] rankFrom = new long[pieces + 1];
         runPieces(pieces, p -> {
             long keys = 0;
             for (int b = bucketFrom[p]; b < bucketFrom[p + 1]; b++) {
@@ -1030,35 +1082,31 @@ public final class CpuFlixIndex implements FlixIndex {
                     keys += nodeCount[node];
                 }
             }
-            pieceKeys[p] = keys;
+            rankFrom[p + 1] = keys;
         });
-        final int[] rankFrom = new int[pieces];
-        long rank = 0;
         for (int p = 0; p < pieces; p++) {
-            rankFrom[p] = (int) rank;
-            rank += pieceKeys[p];
+            rankFrom[p + 1] += rankFrom[p];
         }
-        final long[] oldKeys = nodeKeys;
-        final long[] oldValues = nodeValues;
-        final long[] newKeys = new long[nodes << nodeShift];
-        final long[] newValues = new long[nodes << nodeShift];
-        final int[] newCount = new int[nodes];
+        final long[][] newKeys = resizeSegments(new long[0][], nodes);
+        final long[][] newValues = resizeSegments(new long[0][], nodes);
         runPieces(pieces, p -> {
-            int r = rankFrom[p];
+            long rank = rankFrom[p];
             for (int b = bucketFrom[p]; b < bucketFrom[p + 1]; b++) {
                 for (int node = bucketHead[b]; node != NO_NODE; node = nodeNext[node]) {
-                    int src = node << nodeShift;
+                    final long[] srcKeys = keySegment(node);
+                    final long[] srcValues = valueSegment(node);
+                    int src = slotOf(node);
                     int left = nodeCount[node];
                     while (left > 0) {
-                        final int target = r / fill;
-                        final int slot = r - target * fill;
+                        final int target = (int) (rank / fill);
+                        final int slot = (int) (rank - (long) target * fill);
                         final int len = Math.min(left, fill - slot);
-                        final int dst = (target << nodeShift) + slot;
-                        System.arraycopy(oldKeys, src, newKeys, dst, len);
-                        System.arraycopy(oldValues, src, newValues, dst, len);
+                        final int dst = slotOf(target) + slot;
+                        System.arraycopy(srcKeys, src, newKeys[target >>> segmentShift], dst, len);
+                        System.arraycopy(srcValues, src, newValues[target >>> segmentShift], dst, len);
                         src += len;
                         left -= len;
-                        r += len;
+                        rank += len;
                     }
                 }
             }
@@ -1067,17 +1115,19 @@ public final class CpuFlixIndex implements FlixIndex {
         if (nodes > 0) {
             final long[] bMax = new long[nodes];
             final int[] heads = new int[nodes];
+            final int[] counts = new int[nodes];
             final int[] next = new int[nodes];
             for (int node = 0; node < nodes; node++) {
-                newCount[node] = Math.min(fill, total - node * fill);
-                bMax[node] = newKeys[(node << nodeShift) + newCount[node] - 1];
+                counts[node] = (int) Math.min(fill, total - (long) node * fill);
+                bMax[node] = newKeys[node >>> segmentShift][slotOf(node) + counts[node] - 1];
                 heads[node] = node;
                 next[node] = NO_NODE;
             }
             bMax[nodes - 1] = Long.MAX_VALUE;
             nodeKeys = newKeys;
             nodeValues = newValues;
-            nodeCount = newCount;
+            nodeCapacity = nodes;
+            nodeCount = counts;
             nodeNext = next;
             nodeMax = bMax.clone();
             freeNodes = new int[nodes];
@@ -1086,7 +1136,7 @@ public final class CpuFlixIndex implements FlixIndex {
             bucketCount = nodes;
             nodesHandedOut = nodes;
             nodesInUse = nodes;
-                size = total;
+            size = total;
         }
         return before - nodesInUse;
     }
@@ -1099,7 +1149,10 @@ public final class CpuFlixIndex implements FlixIndex {
         return size;
     }
 
-    /** {@code nodes}: linked nodes; {@code freeNodes}: pool capacity not linked; {@code bytes}: array capacity. */
+    /**
+     * {@code nodes}: linked nodes; {@code freeNodes}: pool nodes not linked (the free list and never used ones);
+     * {@code bytes}: the capacity of every array of the structure (batch scratch not included).
+     */
     @Override
     public IndexStats stats() {
         ensureOpen();
@@ -1111,10 +1164,12 @@ public final class CpuFlixIndex implements FlixIndex {
             }
             longest = Math.max(longest, chain);
         }
-        final long bytes = 8L * bucketMax.length + 4L * bucketHead.length
-                + 8L * nodeKeys.length + 8L * nodeValues.length + 8L * nodeMax.length
+        long bytes = 8L * bucketMax.length + 4L * bucketHead.length + 8L * nodeMax.length
                 + 4L * nodeCount.length + 4L * nodeNext.length + 4L * freeNodes.length;
-        return new IndexStats(Backend.CPU, size, bucketCount, nodesInUse, nodeCount.length - nodesInUse, nodeSize,
+        for (int i = 0; i < nodeKeys.length; i++) {
+            bytes += 8L * nodeKeys[i].length + 8L * nodeValues[i].length;
+        }
+        return new IndexStats(Backend.CPU, size, bucketCount, nodesInUse, nodeCapacity - nodesInUse, nodeSize,
                 longest, bytes);
     }
 
@@ -1166,13 +1221,13 @@ public final class CpuFlixIndex implements FlixIndex {
                 if (count < 1 || count > nodeSize) {
                     throw new IllegalStateException("node " + node + " holds " + count + " keys");
                 }
-                final int base = node << nodeShift;
+                final int base = slotOf(node);
                 for (int i = 0; i < count; i++) {
-                    final long k = nodeKeys[base + i];
+                    final long k = keySegment(node)[base + i];
                     if ((haveLower && k <= lower) || k > nodeMax[node]) {
                         throw new IllegalStateException("key " + k + " outside node " + node + " of bucket " + b);
                     }
-                    if (nodeValues[base + i] == NOT_FOUND) {
+                    if (valueSegment(node)[base + i] == NOT_FOUND) {
                         throw new IllegalStateException("reserved value stored for key " + k);
                     }
                     lower = k;

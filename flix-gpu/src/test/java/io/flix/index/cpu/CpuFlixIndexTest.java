@@ -316,6 +316,35 @@ class CpuFlixIndexTest {
     }
 
     @Test
+    void poolGrowsAcrossSegmentsKeepingEveryKey() {
+        try (CpuFlixIndex index = open(32, 0.5, 2)) {
+            final TreeMapOracle oracle = new TreeMapOracle();
+            final SplittableRandom random = new SplittableRandom(17);
+            final int batch = 1 << 15;
+            final long[] keys = new long[batch];
+            final long[] values = new long[batch];
+            long previousBytes = index.stats().bytes();
+            for (int round = 0; round < 40; round++) {
+                for (int i = 0; i < batch; i++) {
+                    keys[i] = random.nextLong();
+                    values[i] = round;
+                }
+                index.upsert(keys, values, batch);
+                oracle.upsert(keys, values, batch);
+                final long bytes = index.stats().bytes();
+                assertTrue(bytes >= previousBytes, "memory grows on demand");
+                previousBytes = bytes;
+            }
+            index.verifyStructure();
+            final IndexStats stats = index.stats();
+            // 32 768 nodes of 32 keys fill one 2^20-slot segment; 1.3 M keys need several.
+            assertTrue(stats.nodes() + stats.freeNodes() > 32_768, stats.toString());
+            assertContentsEqual(oracle, index);
+            compareLookups(index, oracle, keys, batch);
+        }
+    }
+
+    @Test
     void closedIndexRejectsCallsAndClosesTwice() {
         final CpuFlixIndex index = open(32, 0.5, 2);
         index.upsert(new long[] {1}, new long[] {2}, 1);
