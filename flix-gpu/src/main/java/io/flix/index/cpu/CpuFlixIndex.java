@@ -6,7 +6,6 @@ import io.flix.index.FlixConfig;
 import io.flix.index.FlixIndex;
 import io.flix.index.IndexStats;
 import io.flix.index.RangeResult;
-import io.flix.index.sort.KeySorter;
 
 import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.RecursiveAction;
@@ -72,7 +71,7 @@ public final class CpuFlixIndex implements FlixIndex {
     private final int splitFill;
     private final int threads;
     private final ForkJoinPool pool;
-    private final KeySorter sorter = new KeySorter();
+    private final ParallelKeySorter sorter;
 
     private int bucketCount;
     private long[] bucketMax;
@@ -113,6 +112,7 @@ public final class CpuFlixIndex implements FlixIndex {
         this.splitFill = Math.max(1, nodeSize * 3 / 4);
         this.threads = config.threads();
         this.pool = new ForkJoinPool(threads);
+        this.sorter = new ParallelKeySorter(pool, threads);
         layoutEmpty(0);
     }
 
@@ -707,14 +707,15 @@ public final class CpuFlixIndex implements FlixIndex {
     // ------------------------------------------------------------------------------------------------ lookups
 
     /*
-     * Unsorted lookup batches are sorted (KeySorter, with the permutation), answered by the compute-to-bucket walk
-     * and the answers scattered back through the permutation. Searching key by key in parallel (binary search of
-     * bucketMax, chain walk, binary search of the node) was measured on the development machine (2 cores, 2^22
-     * random keys in the index, 2^22 lookups): per-key 1.9-5.0 s against 0.44-0.97 s for sort + walk + scatter,
-     * and 1.3 ms against 1.8 ms at 4096 keys: every per-key level is a cache miss, while the sorted walk reads
-     * buckets and nodes in address order. Below SORT_WITH_PERMUTATION_MIN keys the radix sort's fixed cost
-     * dominates: a plain sort of a copy is used and each key finds its answer by binary search in that copy.
-     * Ceiling and floor share the walk, which also scans each run of empty buckets once per task, not per key.
+     * Unsorted lookup batches are sorted with their permutation (ParallelKeySorter), answered by the
+     * compute-to-bucket walk and the answers scattered back through the permutation. Searching key by key in
+     * parallel instead (binary search of bucketMax, chain walk, binary search of the node) was measured on the
+     * development machine (2 cores, 2^22 random keys stored, 2^22 lookups, a loaded machine): 1.9-5.0 s per-key
+     * against 0.44-0.97 s for sort + walk + scatter, and 1.8 ms against 1.3 ms at 4096 keys. Every per-key level is
+     * a cache miss, while the sorted walk reads buckets and nodes in address order. Below SORT_WITH_PERMUTATION_MIN
+     * keys the radix sort's fixed cost dominates (per-key won at 1024 keys and less): there a plain sort of a copy
+     * is used and each key finds its answer by binary search in that copy. Ceiling and floor share the walk, which
+     * also scans each run of empty buckets once per task rather than once per key.
      */
 
     /** Answers the sorted {@code keys[from, to)}, writing answer {@code i} to slot {@code slots[i]} (or {@code i}). */
