@@ -41,7 +41,8 @@ import java.util.function.IntConsumer;
  * that every batch walks.
  *
  * <p>Not safe for concurrent calls (see {@link FlixIndex}); each call may use {@code config.threads()} threads.
- * At most {@code Integer.MAX_VALUE / nodeSize} nodes.
+ * At most about {@code 2^31} nodes. Batch scratch (sorted keys, permutations) is kept between calls up to
+ * {@value #SCRATCH_KEPT} keys and released after larger batches.
  */
 public final class CpuFlixIndex implements FlixIndex {
 
@@ -59,6 +60,8 @@ public final class CpuFlixIndex implements FlixIndex {
     static final int MAX_CHAIN_NODES = 32;
     /** Key (and value) slots per pool segment: 2^20. */
     private static final int SEGMENT_SLOTS_SHIFT = 20;
+    /** Batch scratch for up to this many keys stays allocated between calls. */
+    static final int SCRATCH_KEPT = 1 << 22;
     /** Most nodes: ids are ints and metadata arrays are indexed by them. */
     private static final int MAX_NODES = Integer.MAX_VALUE - 8;
 
@@ -124,6 +127,7 @@ public final class CpuFlixIndex implements FlixIndex {
         BatchArgs.checkPairs(keys, values, n, keysSorted);
         final int unique = uniqueLastWins(keys, values, n, keysSorted);
         layoutSorted(scratchKeys, scratchValues, unique);
+        trimScratch();
     }
 
     /** Replaces the structure with {@code unique} strictly ascending pairs, one node per bucket. */
@@ -186,7 +190,14 @@ public final class CpuFlixIndex implements FlixIndex {
     public void upsert(long[] keys, long[] values, int n, boolean keysSorted) {
         ensureOpen();
         BatchArgs.checkPairs(keys, values, n, keysSorted);
-        final int unique = uniqueLastWins(keys, values, n, keysSorted);
+        try {
+            upsertUnique(uniqueLastWins(keys, values, n, keysSorted));
+        } finally {
+            trimScratch();
+        }
+    }
+
+    private void upsertUnique(int unique) {
         if (unique == 0) {
             return;
         }
@@ -594,7 +605,14 @@ public final class CpuFlixIndex implements FlixIndex {
     public void delete(long[] keys, int n, boolean keysSorted) {
         ensureOpen();
         BatchArgs.checkKeys(keys, n, keysSorted);
-        final int unique = uniqueKeys(keys, n, keysSorted);
+        try {
+            deleteUnique(uniqueKeys(keys, n, keysSorted));
+        } finally {
+            trimScratch();
+        }
+    }
+
+    private void deleteUnique(int unique) {
         if (unique == 0 || size == 0) {
             return;
         }
@@ -763,8 +781,12 @@ public final class CpuFlixIndex implements FlixIndex {
             return;
         }
         final int[] slots = scratchPositions;
-        sorter.sort(keys, n, sorted, slots);
-        runPieces(lookupPieces(n), n, (from, to) -> kernel.run(sorted, from, to, slots, keysOut, valuesOut));
+        try {
+            sorter.sort(keys, n, sorted, slots);
+            runPieces(lookupPieces(n), n, (from, to) -> kernel.run(sorted, from, to, slots, keysOut, valuesOut));
+        } finally {
+            trimScratch();
+        }
     }
 
     private void getSorted(long[] keys, int from, int to, int[] slots, long[] valuesOut) {
@@ -1319,6 +1341,19 @@ public final class CpuFlixIndex implements FlixIndex {
             }
         }
         return unique;
+    }
+
+    /** Drops batch scratch that a batch above SCRATCH_KEPT keys left behind. */
+    private void trimScratch() {
+        if (scratchKeys.length > SCRATCH_KEPT) {
+            scratchKeys = new long[0];
+            scratchValues = new long[0];
+            scratchPositions = new int[0];
+        }
+        if (scratchNodeIds.length > SCRATCH_KEPT) {
+            scratchNodeIds = new int[0];
+        }
+        sorter.trimScratch(SCRATCH_KEPT);
     }
 
     private void ensureScratch(int n) {

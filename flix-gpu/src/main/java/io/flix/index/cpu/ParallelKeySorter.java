@@ -24,7 +24,9 @@ final class ParallelKeySorter {
 
     private final ForkJoinPool pool;
     private final int maxChunks;
-    private final KeySorter serial = new KeySorter();
+    private KeySorter serial = new KeySorter();
+    /** Largest batch the serial sorter has scratch for. */
+    private int serialScratch;
     private long[] keyScratch = new long[0];
     private int[] positionScratch = new int[0];
     private int[][] counts = new int[0][];
@@ -38,6 +40,7 @@ final class ParallelKeySorter {
     void sort(long[] keys, int n, long[] sortedKeys, int[] positions) {
         final int chunks = Math.min(maxChunks, n / MIN_KEYS_PER_CHUNK);
         if (chunks < 2) {
+            serialScratch = Math.max(serialScratch, n);
             serial.sort(keys, n, sortedKeys, positions);
             return;
         }
@@ -114,6 +117,18 @@ final class ParallelKeySorter {
                 System.arraycopy(resultPos, from, positions, from, len);
             }
         });
+    }
+
+    /** Releases scratch sized for more than {@code keys} keys. */
+    void trimScratch(int keys) {
+        if (keyScratch.length > keys) {
+            keyScratch = new long[0];
+            positionScratch = new int[0];
+        }
+        if (serialScratch > keys) {
+            serial = new KeySorter();
+            serialScratch = 0;
+        }
     }
 
     private void scatter(long[] srcKeys, int[] srcPos, long[] dstKeys, int[] dstPos, int[] bounds, int chunks,
