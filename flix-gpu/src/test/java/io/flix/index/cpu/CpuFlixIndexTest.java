@@ -293,6 +293,57 @@ class CpuFlixIndexTest {
     }
 
     @Test
+    void ceilingAndFloorCrossRunsOfEmptyBuckets() {
+        try (CpuFlixIndex index = open(8, 0.5, 2)) {
+            final TreeMapOracle oracle = new TreeMapOracle();
+            final int n = 40_000;
+            final long[] keys = new long[n];
+            for (int i = 0; i < n; i++) {
+                keys[i] = i * 100L;
+            }
+            both(index, oracle).build(keys, keys, n);
+            // Empty 2 500 buckets in the middle and the first and last few: answers lie buckets away.
+            final long[] gone = new long[n];
+            int m = 0;
+            for (int i = 0; i < n; i++) {
+                if ((i >= 10_000 && i < 20_000) || i < 37 || i >= n - 41) {
+                    gone[m++] = keys[i];
+                }
+            }
+            index.delete(gone, m);
+            oracle.delete(gone, m);
+            index.verifyStructure();
+            final SplittableRandom random = new SplittableRandom(3);
+            for (int size : new int[] {7, 500, 5000, 50_000}) { // the small and the radix-sorted lookup paths
+                final long[] probes = new long[size];
+                for (int i = 0; i < size; i++) {
+                    probes[i] = switch (random.nextInt(5)) {
+                        case 0 -> 1_000_000L + random.nextLong(1_000_000L); // inside the emptied run
+                        case 1 -> random.nextLong(3_700L + 200L) - 100L; // around the emptied start
+                        case 2 -> (n - 45) * 100L + random.nextLong(1_000L); // around the emptied end
+                        case 3 -> random.nextLong();
+                        default -> random.nextLong(n * 100L);
+                    };
+                }
+                compareLookups(index, oracle, probes, size);
+                compareLookups(index, oracle, sortedCopy(probes), size);
+            }
+            // A range across the emptied run: 500 keys before it, 501 after, cut by the limit.
+            final long[] lo = {950_000, 1_100_000, 950_000};
+            final long[] hi = {2_050_000, 1_900_000, 2_050_000};
+            final int[] limits = {1000, 1000, 10_000};
+            for (int limit : limits) {
+                final RangeResult expected = oracle.range(lo, hi, 3, limit);
+                final RangeResult actual = index.range(lo, hi, 3, limit);
+                assertArrayEquals(expected.offsets(), actual.offsets());
+                final int total = expected.offsets()[3];
+                assertArrayEquals(Arrays.copyOf(expected.keys(), total), Arrays.copyOf(actual.keys(), total));
+                assertArrayEquals(Arrays.copyOf(expected.values(), total), Arrays.copyOf(actual.values(), total));
+            }
+        }
+    }
+
+    @Test
     void upsertsIntoAnEmptyIndexSpreadOverBuckets() {
         try (CpuFlixIndex index = open(32, 0.5, 2)) {
             final TreeMapOracle oracle = new TreeMapOracle();
