@@ -22,7 +22,8 @@ import org.junit.jupiter.params.provider.MethodSource;
 /**
  * Bad input every {@link FlixIndex} backend must reject: an {@link IllegalArgumentException} that names the
  * argument, thrown before anything changes; and {@link IllegalStateException} for any call after {@code close()}.
- * A backend's test extends this class and says how to open it.
+ * A backend's test extends this class and says how to open it (as for {@link FlixIndexConformanceTest}; node size
+ * and other settings stay at their defaults here).
  */
 public abstract class FlixIndexBadInputTest {
 

@@ -21,7 +21,24 @@ import org.junit.jupiter.params.provider.MethodSource;
 /**
  * The conformance suite every {@link FlixIndex} backend must pass: each operation is compared against
  * {@link TreeMapOracle}, on fixed-seed random workloads, on edge cases and on the paper's skewed update workloads.
- * A backend's test extends this class and says how to open it.
+ * A backend's test extends this class and says how to open it, for example:
+ *
+ * <pre>{@code
+ * class GpuFlixIndexConformanceTest extends FlixIndexConformanceTest {
+ *     protected FlixIndex open(FlixConfig.Builder config) {
+ *         return FlixIndex.open(config.backend(Backend.GPU).build());
+ *     }
+ *     protected void assumeBackendAvailable() {
+ *         assumeTrue(GpuSupport.isAvailable(), GpuSupport::unavailableReason);
+ *     }
+ *     protected boolean supportsNodeSize(int nodeSize) {
+ *         return nodeSize == 32;
+ *     }
+ * }
+ * }</pre>
+ *
+ * <p>The randomized workloads use fixed seeds, so a failure names its workload, seed and step and reproduces. The
+ * suite counts the operations it compared with the oracle and prints the total once per class.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 public abstract class FlixIndexConformanceTest {
@@ -127,7 +144,7 @@ public abstract class FlixIndexConformanceTest {
                 arguments(FULL_32, KeyShape.CLUSTERED, 109L));
     }
 
-    private static final int RANDOM_STEPS = 500;
+    private static final int RANDOM_STEPS = 1500;
 
     @ParameterizedTest(name = "{0}, {1} keys, seed {2}")
     @MethodSource("randomWorkloads")
@@ -412,7 +429,7 @@ public abstract class FlixIndexConformanceTest {
     // =============================================================== the paper's skewed update workloads
 
     static Stream<Arguments> skewedWorkloads() {
-        return Stream.of(DEFAULT, FULL_NODES).flatMap(v -> Stream.of(
+        return Stream.of(DEFAULT, FULL_NODES, TINY_NODES).flatMap(v -> Stream.of(
                 arguments(90, 90, v), arguments(25, 90, v), arguments(6, 90, v), arguments(3, 90, v)));
     }
 
@@ -464,10 +481,6 @@ public abstract class FlixIndexConformanceTest {
                 d.upsert(inserted[round], values, SKEW_ROUND, sorted);
                 checkSkewedRound(d, rnd, skewedKey, inserted[round]);
             }
-            if (hasNodeStructure()) {
-                assertTrue(d.stats().longestChain() > 1,
-                        () -> d.context + ": 200% growth must chain nodes: " + d.stats());
-            }
 
             for (int round = 0; round < 4; round++) {
                 d.context = "X=" + xPercent + " Y=" + yPercent + " " + variant + ", delete round " + round;
@@ -485,11 +498,7 @@ public abstract class FlixIndexConformanceTest {
                 checkSkewedRound(d, rnd, skewedKey, inserted[round]);
             }
             d.context = "X=" + xPercent + " Y=" + yPercent + " " + variant + ", restructure after deletes";
-            final long recovered = d.restructure();
-            if (hasNodeStructure()) {
-                // deletes free only empty nodes, so the chains they left hold at least the rebuilt node count
-                assertTrue(recovered >= 0, () -> d.context + ": nodes recovered " + recovered);
-            }
+            d.restructure();
         }
     }
 
@@ -533,7 +542,9 @@ public abstract class FlixIndexConformanceTest {
 
     /**
      * Bursts of inserts into one narrow key range after a build grow one bucket's chain; restructure flattens it,
-     * and after deletes empty and thin out nodes, restructure gives nodes back.
+     * and after deletes empty and thin out nodes, restructure gives nodes back. The bursts stay modest (chains of
+     * about 64 nodes, a quarter of that after the first batch) because a backend may restructure or cut chains on
+     * its own once they grow long.
      */
     @ParameterizedTest(name = "{0}")
     @MethodSource("variants")
@@ -555,16 +566,18 @@ public abstract class FlixIndexConformanceTest {
                 assertEquals(1, d.stats().longestChain(), () -> d.context + ": chains after build " + d.stats());
             }
 
-            final long[] burst = narrowBurst(d, rnd, 64 * variant.nodeSize(), 1);
+            final Burst first = narrowBurst(d, rnd, 32 * variant.nodeSize(), 1);
+            final long[] burst = first.keys();
             if (hasNodeStructure()) {
-                assertTrue(d.stats().longestChain() > 1,
-                        () -> d.context + ": a burst into one bucket must chain: " + d.stats());
+                assertTrue(first.longestChainSeen() > 1,
+                        () -> d.context + ": a burst into one bucket must chain, longest chain seen "
+                                + first.longestChainSeen());
             }
             d.restructure();
             probeAround(d, rnd, burst);
 
             // a second burst, then delete a contiguous block of it: whole nodes empty out
-            final long[] second = narrowBurst(d, rnd, 64 * variant.nodeSize(), 1L << 39);
+            final long[] second = narrowBurst(d, rnd, 32 * variant.nodeSize(), 1L << 39).keys();
             Arrays.sort(second);
             final int blockFrom = second.length / 4;
             final int blockTo = second.length / 2;
@@ -608,13 +621,14 @@ public abstract class FlixIndexConformanceTest {
      * Inserts {@code count} keys from {@code base} on, inside (0, 2^40) where the build left no key, in four batches
      * of mixed sortedness.
      */
-    private static long[] narrowBurst(DifferentialIndex d, SplittableRandom rnd, int count, long base) {
+    private static Burst narrowBurst(DifferentialIndex d, SplittableRandom rnd, int count, long base) {
         final long[] keys = new long[count];
         for (int i = 0; i < count; i++) {
             keys[i] = base + (long) i * 7;
         }
         shuffle(keys, rnd);
         final int quarter = count / 4;
+        long longestChain = 0;
         for (int b = 0; b < 4; b++) {
             final long[] k = Arrays.copyOfRange(keys, b * quarter, b == 3 ? count : (b + 1) * quarter);
             final long[] v = new long[k.length];
@@ -626,10 +640,15 @@ public abstract class FlixIndexConformanceTest {
                 sortPairsStable(k, v, k.length);
             }
             d.upsert(k, v, k.length, sorted);
+            longestChain = Math.max(longestChain, d.stats().longestChain());
         }
         d.checkContents("after a narrow burst");
         d.checkStats();
-        return keys;
+        return new Burst(keys, longestChain);
+    }
+
+    /** The keys of a burst and the longest chain seen after any of its batches. */
+    record Burst(long[] keys, long longestChainSeen) {
     }
 
     private static void probeAround(DifferentialIndex d, SplittableRandom rnd, long[] keys) {

@@ -78,8 +78,8 @@ class CpuFlixIndexTest {
             }
             both(index, oracle).build(keys, values, n);
             final long nodesBefore = index.stats().nodes();
-            // 2000 keys between two neighbouring stored keys: all land in one bucket.
-            final int m = 2000;
+            // 600 keys between two neighbouring stored keys: all land in one bucket, short of the chain limit.
+            final int m = 600;
             final long[] hot = new long[m];
             final long[] hotValues = new long[m];
             for (int i = 0; i < m; i++) {
@@ -91,7 +91,9 @@ class CpuFlixIndexTest {
             index.verifyStructure();
             final IndexStats stats = index.stats();
             assertTrue(stats.longestChain() > 1, "chain grew: " + stats);
-            assertTrue(stats.longestChain() >= m / 32, "a chain of half-full nodes holds the hot keys: " + stats);
+            assertTrue(stats.longestChain() >= m / 32, "a chain of split nodes holds the hot keys: " + stats);
+            assertTrue(stats.longestChain() <= CpuFlixIndex.MAX_CHAIN_NODES, stats.toString());
+            assertEquals(n / 16, stats.buckets(), "bucket boundaries unchanged");
             assertTrue(stats.nodes() > nodesBefore);
             assertEquals(oracle.size(), index.size());
             assertContentsEqual(oracle, index);
@@ -146,8 +148,8 @@ class CpuFlixIndexTest {
                 values[i] = random.nextLong(1, Long.MAX_VALUE);
             }
             both(index, oracle).build(keys, values, n);
-            // A hot region of about one bucket; few enough keys that no automatic restructure runs.
-            final int hot = 3000;
+            // A hot region of about one bucket; few enough keys that the chain stays below the limit.
+            final int hot = 500;
             for (int i = 0; i < hot; i++) {
                 keys[i] = (1L << 30) + random.nextLong(1L << 24);
                 values[i] = random.nextLong(1, Long.MAX_VALUE);
@@ -235,11 +237,118 @@ class CpuFlixIndexTest {
     }
 
     @Test
-    void upsertsIntoAnEmptyIndexRestructureOnceTheChainGetsLong() {
+    void chainsPastTheLimitAreCutIntoOneBucketPerNode() {
+        try (CpuFlixIndex index = open(32, 0.5, 2)) {
+            final TreeMapOracle oracle = new TreeMapOracle();
+            final int n = 4096;
+            final long[] keys = new long[n];
+            final long[] values = new long[n];
+            for (int i = 0; i < n; i++) {
+                keys[i] = i * 1_000_000L;
+                values[i] = i;
+            }
+            both(index, oracle).build(keys, values, n);
+            final int m = 2000; // about 84 nodes in one bucket
+            final long[] hot = new long[m];
+            for (int i = 0; i < m; i++) {
+                hot[i] = 5_000_000L + 1 + i * 3L;
+            }
+            index.upsert(hot, hot, m);
+            oracle.upsert(hot, hot, m);
+            index.verifyStructure();
+            final IndexStats stats = index.stats();
+            assertEquals(1, stats.longestChain(), "the one long chain became buckets: " + stats);
+            assertEquals(stats.nodes(), stats.buckets(), "each node is a bucket now: " + stats);
+            assertContentsEqual(oracle, index);
+            compareLookups(index, oracle, hot, m);
+        }
+    }
+
+    @Test
+    void everGrowingKeysKeepTheLastBucketsChainShort() {
+        try (CpuFlixIndex index = open(32, 0.5, 2)) {
+            final TreeMapOracle oracle = new TreeMapOracle();
+            final int n = 10_000;
+            final long[] keys = new long[n];
+            for (int i = 0; i < n; i++) {
+                keys[i] = i;
+            }
+            both(index, oracle).build(keys, keys, n);
+            final long bucketsBefore = index.stats().buckets();
+            long next = n;
+            for (int round = 0; round < 200; round++) {
+                final int m = 1 + round % 97; // small batches of new largest keys, like fresh ids
+                final long[] batch = new long[m];
+                for (int i = 0; i < m; i++) {
+                    batch[i] = next++;
+                }
+                index.upsert(batch, batch, m);
+                oracle.upsert(batch, batch, m);
+                assertTrue(index.stats().longestChain() <= CpuFlixIndex.MAX_CHAIN_NODES);
+            }
+            index.verifyStructure();
+            assertTrue(index.stats().buckets() > bucketsBefore);
+            assertContentsEqual(oracle, index);
+        }
+    }
+
+    @Test
+    void ceilingAndFloorCrossRunsOfEmptyBuckets() {
+        try (CpuFlixIndex index = open(8, 0.5, 2)) {
+            final TreeMapOracle oracle = new TreeMapOracle();
+            final int n = 40_000;
+            final long[] keys = new long[n];
+            for (int i = 0; i < n; i++) {
+                keys[i] = i * 100L;
+            }
+            both(index, oracle).build(keys, keys, n);
+            // Empty 2 500 buckets in the middle and the first and last few: answers lie buckets away.
+            final long[] gone = new long[n];
+            int m = 0;
+            for (int i = 0; i < n; i++) {
+                if ((i >= 10_000 && i < 20_000) || i < 37 || i >= n - 41) {
+                    gone[m++] = keys[i];
+                }
+            }
+            index.delete(gone, m);
+            oracle.delete(gone, m);
+            index.verifyStructure();
+            final SplittableRandom random = new SplittableRandom(3);
+            for (int size : new int[] {7, 500, 5000, 50_000}) { // the small and the radix-sorted lookup paths
+                final long[] probes = new long[size];
+                for (int i = 0; i < size; i++) {
+                    probes[i] = switch (random.nextInt(5)) {
+                        case 0 -> 1_000_000L + random.nextLong(1_000_000L); // inside the emptied run
+                        case 1 -> random.nextLong(3_700L + 200L) - 100L; // around the emptied start
+                        case 2 -> (n - 45) * 100L + random.nextLong(1_000L); // around the emptied end
+                        case 3 -> random.nextLong();
+                        default -> random.nextLong(n * 100L);
+                    };
+                }
+                compareLookups(index, oracle, probes, size);
+                compareLookups(index, oracle, sortedCopy(probes), size);
+            }
+            // A range across the emptied run: 500 keys before it, 501 after, cut by the limit.
+            final long[] lo = {950_000, 1_100_000, 950_000};
+            final long[] hi = {2_050_000, 1_900_000, 2_050_000};
+            final int[] limits = {1000, 1000, 10_000};
+            for (int limit : limits) {
+                final RangeResult expected = oracle.range(lo, hi, 3, limit);
+                final RangeResult actual = index.range(lo, hi, 3, limit);
+                assertArrayEquals(expected.offsets(), actual.offsets());
+                final int total = expected.offsets()[3];
+                assertArrayEquals(Arrays.copyOf(expected.keys(), total), Arrays.copyOf(actual.keys(), total));
+                assertArrayEquals(Arrays.copyOf(expected.values(), total), Arrays.copyOf(actual.values(), total));
+            }
+        }
+    }
+
+    @Test
+    void upsertsIntoAnEmptyIndexSpreadOverBuckets() {
         try (CpuFlixIndex index = open(32, 0.5, 2)) {
             final TreeMapOracle oracle = new TreeMapOracle();
             final SplittableRandom random = new SplittableRandom(5);
-            final int n = 50_000; // one bucket: about 2 100 nodes before the automatic restructure
+            final int n = 50_000; // one bucket of about 2 100 nodes, cut into a bucket per node
             final long[] keys = new long[n];
             final long[] values = new long[n];
             for (int i = 0; i < n; i++) {
@@ -251,8 +360,38 @@ class CpuFlixIndexTest {
             index.verifyStructure();
             final IndexStats stats = index.stats();
             assertEquals(1, stats.longestChain(), stats.toString());
+            assertEquals(stats.nodes(), stats.buckets(), stats.toString());
             assertTrue(stats.buckets() > 1000, stats.toString());
             assertContentsEqual(oracle, index);
+        }
+    }
+
+    @Test
+    void poolGrowsAcrossSegmentsKeepingEveryKey() {
+        try (CpuFlixIndex index = open(32, 0.5, 2)) {
+            final TreeMapOracle oracle = new TreeMapOracle();
+            final SplittableRandom random = new SplittableRandom(17);
+            final int batch = 1 << 15;
+            final long[] keys = new long[batch];
+            final long[] values = new long[batch];
+            long previousBytes = index.stats().bytes();
+            for (int round = 0; round < 40; round++) {
+                for (int i = 0; i < batch; i++) {
+                    keys[i] = random.nextLong();
+                    values[i] = round;
+                }
+                index.upsert(keys, values, batch);
+                oracle.upsert(keys, values, batch);
+                final long bytes = index.stats().bytes();
+                assertTrue(bytes >= previousBytes, "memory grows on demand");
+                previousBytes = bytes;
+            }
+            index.verifyStructure();
+            final IndexStats stats = index.stats();
+            // 32 768 nodes of 32 keys fill one 2^20-slot segment; 1.3 M keys need several.
+            assertTrue(stats.nodes() + stats.freeNodes() > 32_768, stats.toString());
+            assertContentsEqual(oracle, index);
+            compareLookups(index, oracle, keys, batch);
         }
     }
 
