@@ -42,7 +42,7 @@ class BenchSmokeTest {
         assertTrue(assertThrows(IllegalArgumentException.class,
                 () -> BenchOptions.parse(new String[] {"--backend", "cpu", "--out", "x", "--build-size", "2^x"}))
                 .getMessage().contains("--build-size"));
-        assertEquals(1 << 20, BenchOptions.parse(
-                new String[] {"--backend", "cpu", "--out", "x", "--build-size", "2^20"}).buildSize());
+        assertEquals(1 << 23, BenchOptions.parse(
+                new String[] {"--backend", "cpu", "--out", "x", "--build-size", "2^23"}).buildSize());
     }
 }
