@@ -15,6 +15,8 @@ import io.flix.index.IndexStats;
 import io.flix.index.RangeResult;
 
 import java.io.IOException;
+import java.nio.LongBuffer;
+import java.util.stream.IntStream;
 
 import jcuda.Pointer;
 import jcuda.driver.CUdeviceptr;
@@ -40,6 +42,9 @@ public final class GpuFlixIndex implements FlixIndex {
     /** Largest host<->device copy staged at once (longs); bigger arrays go in chunks. */
     private static final int STAGING_LONGS = 1 << 24;
     private static final int INITIAL_NODES = 1024;
+    /** Host copies of at least this many longs are split over threads, in slices of COPY_SLICE. */
+    private static final int PARALLEL_COPY_MIN = 1 << 18;
+    private static final int COPY_SLICE = 1 << 16;
     private static final int MODE_GET = 0;
     private static final int MODE_CEILING = 1;
     private static final int MODE_FLOOR = 2;
@@ -91,6 +96,10 @@ public final class GpuFlixIndex implements FlixIndex {
     private final PinnedBuffer staging = new PinnedBuffer();
 
     private boolean closed;
+
+    /** With -Dflix.gpu.trace=true each step synchronises and prints its time (for profiling, slows batches). */
+    private static final boolean TRACE = Boolean.getBoolean("flix.gpu.trace");
+    private long traceMark;
 
     private GpuFlixIndex(FlixConfig config, GpuRuntime.DeviceContext device) {
         this.config = config;
@@ -198,6 +207,7 @@ public final class GpuFlixIndex implements FlixIndex {
             final long scratchBytes = CubNative.checkBytes(CubNative.sortKeysScratchBytes(n), "sort scratch size");
             CubNative.check(CubNative.sortKeys(cubScratch.ensure(scratchBytes).address(), scratchBytes,
                     batchKeys.buffer().address(), sortedKeys.ensure(n * 8L).address(), n), "key sort");
+            trace("CUB sort keys " + n);
             batch = sortedKeys.pointer();
         }
         sliceBatch(batch, n);
@@ -430,6 +440,7 @@ public final class GpuFlixIndex implements FlixIndex {
         CubNative.check(CubNative.sortPairs(cubScratch.ensure(scratchBytes).address(), scratchBytes, keys.address(),
                 sortedKeys.ensure(n * 8L).address(), iota.address(), positions.ensure(n * 4L).address(), n),
                 "pair sort");
+        trace("CUB sort pairs " + n);
     }
 
     /** Common step: segStart[b] = where bucket b's keys start in the sorted batch. */
@@ -442,12 +453,14 @@ public final class GpuFlixIndex implements FlixIndex {
         final long bytes = CubNative.checkBytes(CubNative.scanIntScratchBytes(n), "scan scratch size");
         CubNative.check(CubNative.scanInt(cubScratch.ensure(bytes).address(), bytes, in.address(), out.address(), n),
                 "scan");
+        trace("CUB scan " + n);
     }
 
     private void scanLong(DeviceBuffer in, DeviceBuffer out, int n) {
         final long bytes = CubNative.checkBytes(CubNative.scanLongScratchBytes(n), "scan scratch size");
         CubNative.check(CubNative.scanLong(cubScratch.ensure(bytes).address(), bytes, in.address(), out.address(),
                 n), "scan");
+        trace("CUB scan " + n);
     }
 
     // -------------------------------------------------------------------------------------------------------------
@@ -522,6 +535,7 @@ public final class GpuFlixIndex implements FlixIndex {
         final long need = capacity + (nodes - freeTop);
         final long grown = Math.max(need, capacity + capacity / 2L);
         growPool(grown, true);
+        trace("grow pool to " + grown);
     }
 
     /** Replaces the node pool with one of {@code newCapacity} nodes, copying the old nodes when asked. */
@@ -606,6 +620,19 @@ public final class GpuFlixIndex implements FlixIndex {
             throw new IllegalStateException("index is closed");
         }
         device.makeCurrent();
+        if (TRACE) {
+            cuCtxSynchronize();
+            traceMark = System.nanoTime();
+        }
+    }
+
+    private void trace(String step) {
+        if (TRACE) {
+            cuCtxSynchronize();
+            final long now = System.nanoTime();
+            System.err.printf("  [flix.gpu] %-22s %9.3f ms%n", step, (now - traceMark) / 1e6);
+            traceMark = now;
+        }
     }
 
     // -------------------------------------------------------------------------------------------------------------
@@ -615,10 +642,11 @@ public final class GpuFlixIndex implements FlixIndex {
         staging.ensureLongs(Math.min(n, STAGING_LONGS));
         for (int done = 0; done < n; ) {
             final int chunk = Math.min(STAGING_LONGS, n - done);
-            staging.longs().put(0, src, done, chunk);
+            pack(src, done, chunk);
             cuMemcpyHtoD(dst.at(done * 8L), staging.pointer(0), chunk * 8L);
             done += chunk;
         }
+        trace("upload " + n);
     }
 
     private void downloadLongs(CUdeviceptr src, long[] dst, int n) {
@@ -626,9 +654,39 @@ public final class GpuFlixIndex implements FlixIndex {
         for (int done = 0; done < n; ) {
             final int chunk = Math.min(STAGING_LONGS, n - done);
             cuMemcpyDtoH(staging.pointer(0), src.withByteOffset(done * 8L), chunk * 8L);
-            staging.longs().get(0, dst, done, chunk);
+            unpack(dst, done, chunk);
             done += chunk;
         }
+        trace("download " + n);
+    }
+
+    /**
+     * Copies {@code src[from, from + count)} to the start of the staging buffer. One thread copies at about
+     * 5 GB/s, a tenth of what pinned transfers reach, so large batches are copied in slices on the common pool.
+     */
+    private void pack(long[] src, int from, int count) {
+        final LongBuffer buffer = staging.longs();
+        if (count < PARALLEL_COPY_MIN) {
+            buffer.put(0, src, from, count);
+            return;
+        }
+        IntStream.range(0, (count + COPY_SLICE - 1) / COPY_SLICE).parallel().forEach(slice -> {
+            final int at = slice * COPY_SLICE;
+            buffer.duplicate().put(at, src, from + at, Math.min(COPY_SLICE, count - at));
+        });
+    }
+
+    /** Copies the start of the staging buffer to {@code dst[from, from + count)}, in parallel when large. */
+    private void unpack(long[] dst, int from, int count) {
+        final LongBuffer buffer = staging.longs();
+        if (count < PARALLEL_COPY_MIN) {
+            buffer.get(0, dst, from, count);
+            return;
+        }
+        IntStream.range(0, (count + COPY_SLICE - 1) / COPY_SLICE).parallel().forEach(slice -> {
+            final int at = slice * COPY_SLICE;
+            buffer.duplicate().get(at, dst, from + at, Math.min(COPY_SLICE, count - at));
+        });
     }
 
     private long readLong(DeviceBuffer buffer, long index) {
@@ -657,6 +715,7 @@ public final class GpuFlixIndex implements FlixIndex {
             params[i] = parameter(args[i]);
         }
         cuLaunchKernel(device.function(kernel), (int) blocks, 1, 1, BLOCK, 1, 1, 0, null, Pointer.to(params), null);
+        trace(kernel);
     }
 
     /** One warp per item. */

@@ -79,7 +79,7 @@ public final class GpuBench {
             final long[] lo = new long[ranges];
             final long[] hi = new long[ranges];
             for (int i = 0; i < ranges; i++) {
-                lo[i] = rnd.nextLong() >>> 1;
+                lo[i] = rnd.nextLong() >>> 2;
                 hi[i] = lo[i] + (Long.MAX_VALUE / n) * 64; // about 64 keys each
             }
             for (int r = 0; r < reps; r++) {
@@ -92,13 +92,13 @@ public final class GpuBench {
             }
             report("range (2^16 ranges of ~64 keys)", ranges, times);
 
-            // upserts: half replace stored keys, half insert new (negative) keys; each rep its own keys
+            // upserts: half replace stored keys, half insert new keys of the same distribution
             for (boolean sorted : new boolean[] {false, true}) {
                 for (int r = 0; r < reps; r++) {
                     final long[] uk = new long[m];
                     final long[] uv = new long[m];
                     for (int i = 0; i < m; i++) {
-                        uk[i] = (i & 1) == 0 ? keys[rnd.nextInt(n)] : -(rnd.nextLong() >>> 1) - 1;
+                        uk[i] = (i & 1) == 0 ? keys[rnd.nextInt(n)] : rnd.nextLong() >>> 1;
                         uv[i] = i;
                     }
                     if (sorted) {
@@ -140,6 +140,27 @@ public final class GpuBench {
             System.out.printf("%-36s %9.2f ms  %8.1f M pairs/s%n", "export (" + exported + " pairs)",
                     exportNanos / 1e6, exported / (exportNanos / 1e3));
             System.out.println("device bytes live " + DeviceBuffer.liveBytes());
+            // a shifted distribution: every new key below all stored ones, so one bucket takes the whole batch
+            final int skewed = m / 16;
+            final long[] sk = new long[skewed];
+            final long[] sv = new long[skewed];
+            for (int i = 0; i < skewed; i++) {
+                sk[i] = -(rnd.nextLong() >>> 1) - 1;
+                sv[i] = i;
+            }
+            final long t2 = System.nanoTime();
+            index.upsert(sk, sv, skewed);
+            System.out.printf("%-36s %9.2f ms%n", "upsert " + skewed + " into one bucket", (System.nanoTime() - t2) / 1e6);
+            System.out.println("  " + index.stats());
+            final long t3 = System.nanoTime();
+            index.get(sk, skewed, new long[skewed]);
+            System.out.printf("%-36s %9.2f ms%n", "get " + skewed + " from that bucket's chain", (System.nanoTime() - t3) / 1e6);
+            final long t4 = System.nanoTime();
+            index.restructure();
+            System.out.printf("%-36s %9.2f ms%n", "restructure", (System.nanoTime() - t4) / 1e6);
+            final long t5 = System.nanoTime();
+            index.get(sk, skewed, new long[skewed]);
+            System.out.printf("%-36s %9.2f ms%n", "get " + skewed + " after restructure", (System.nanoTime() - t5) / 1e6);
         }
         System.out.println("device bytes live after close " + DeviceBuffer.liveBytes());
     }
