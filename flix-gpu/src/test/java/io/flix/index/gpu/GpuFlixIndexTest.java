@@ -336,6 +336,25 @@ class GpuFlixIndexTest {
     }
 
     @Test
+    void callsFromOtherThreadsMakeTheContextCurrentThemselves() throws Exception {
+        assumeGpu();
+        try (GpuFlixIndex gpu = openGpu(); TreeMapOracle oracle = new TreeMapOracle()) {
+            final long[][] pairs = randomPairs(new SplittableRandom(21), 5_000, 1L << 30);
+            final Thread builder = new Thread(() -> gpu.build(pairs[0], pairs[1], 5_000));
+            builder.start();
+            builder.join();
+            oracle.build(pairs[0], pairs[1], 5_000);
+            final long[] got = new long[5_000];
+            final Thread reader = new Thread(() -> gpu.get(pairs[0], 5_000, got));
+            reader.start();
+            reader.join();
+            final long[] want = new long[5_000];
+            oracle.get(pairs[0], 5_000, want);
+            assertArrayEquals(want, got);
+        }
+    }
+
+    @Test
     void closeReturnsAllDeviceMemoryAndLaterCallsThrow() {
         assumeGpu();
         final long bytesBefore = DeviceBuffer.liveBytes();
