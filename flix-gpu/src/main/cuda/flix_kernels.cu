@@ -97,6 +97,15 @@ extern "C" __global__ void compact_flagged(const i64* keys, const i64* values, c
     if (i == n - 1) *countOut = (i64)pos[i] + flags[i];
 }
 
+// Batch checks on the device (cheaper than a host pass over a large batch): firstBad[0] = smallest i with
+// values[i] == NOT_FOUND (values may be null), firstBad[1] = smallest i with keys[i - 1] > keys[i] (when asked).
+extern "C" __global__ void check_batch(const i64* keys, const i64* values, int n, int checkSorted, int* firstBad) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    if (values && values[i] == INT64_MIN) atomicMin(&firstBad[0], i);
+    if (checkSorted && i > 0 && keys[i - 1] > keys[i]) atomicMin(&firstBad[1], i);
+}
+
 // Common step: segStart[b] = first batch index whose key belongs to bucket b or a later one; segStart[B] = n.
 // One thread per bucket boundary binary-searches the sorted batch.
 extern "C" __global__ void bucket_slices(const i64* bucketMax, int numBuckets, const i64* keys, int n,

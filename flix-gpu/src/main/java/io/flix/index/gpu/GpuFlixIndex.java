@@ -70,7 +70,10 @@ public final class GpuFlixIndex implements FlixIndex {
     private int numBuckets;
     private long size;
 
-    /** [0] free stack top, [1] keys inserted or deleted, [2] buckets touched, [3] batch size after dedupe. */
+    /**
+     * [0] free stack top, [1] keys inserted or deleted, [2] buckets touched, [3] batch size after dedupe,
+     * [4] two ints: the first faults found by the device batch check.
+     */
     private final DeviceBuffer counters;
     private final long[] hostCounters = new long[4];
 
@@ -107,7 +110,7 @@ public final class GpuFlixIndex implements FlixIndex {
         this.device = device;
         DeviceBuffer c = null;
         try {
-            c = DeviceBuffer.allocate(4L * Long.BYTES, "counters");
+            c = DeviceBuffer.allocate(5L * Long.BYTES, "counters");
             this.counters = c;
             growPool(INITIAL_NODES, false);
             resetEmpty();
@@ -156,7 +159,7 @@ public final class GpuFlixIndex implements FlixIndex {
     @Override
     public void build(long[] keys, long[] values, int n, boolean keysSorted) {
         enter();
-        BatchArgs.checkPairs(keys, values, n, keysSorted);
+        checkPairArrays(keys, values, n, keysSorted);
         if (n == 0) {
             cut(null, null, 0);
             return;
@@ -168,7 +171,7 @@ public final class GpuFlixIndex implements FlixIndex {
     @Override
     public void upsert(long[] keys, long[] values, int n, boolean keysSorted) {
         enter();
-        BatchArgs.checkPairs(keys, values, n, keysSorted);
+        checkPairArrays(keys, values, n, keysSorted);
         if (n == 0) {
             return;
         }
@@ -197,11 +200,15 @@ public final class GpuFlixIndex implements FlixIndex {
     @Override
     public void delete(long[] keys, int n, boolean keysSorted) {
         enter();
-        BatchArgs.checkKeys(keys, n, keysSorted);
-        if (n == 0 || size == 0) {
+        checkKeyArray(keys, n, keysSorted);
+        if (n == 0) {
             return;
         }
         uploadLongs(keys, n, batchKeys.ensure(n * 8L));
+        checkOnDevice(keys, null, n, keysSorted);
+        if (size == 0) {
+            return;
+        }
         CUdeviceptr batch = batchKeys.pointer();
         if (!keysSorted) {
             final long scratchBytes = CubNative.checkBytes(CubNative.sortKeysScratchBytes(n), "sort scratch size");
@@ -229,7 +236,7 @@ public final class GpuFlixIndex implements FlixIndex {
     @Override
     public void get(long[] keys, int n, long[] valuesOut, boolean keysSorted) {
         enter();
-        BatchArgs.checkKeys(keys, n, keysSorted);
+        checkKeyArray(keys, n, keysSorted);
         BatchArgs.checkArray(valuesOut, "valuesOut", n);
         lookup(MODE_GET, keys, n, null, valuesOut, keysSorted);
     }
@@ -237,7 +244,7 @@ public final class GpuFlixIndex implements FlixIndex {
     @Override
     public void ceiling(long[] keys, int n, long[] keysOut, long[] valuesOut, boolean keysSorted) {
         enter();
-        BatchArgs.checkKeys(keys, n, keysSorted);
+        checkKeyArray(keys, n, keysSorted);
         BatchArgs.checkArray(keysOut, "keysOut", n);
         BatchArgs.checkArray(valuesOut, "valuesOut", n);
         lookup(MODE_CEILING, keys, n, keysOut, valuesOut, keysSorted);
@@ -246,7 +253,7 @@ public final class GpuFlixIndex implements FlixIndex {
     @Override
     public void floor(long[] keys, int n, long[] keysOut, long[] valuesOut, boolean keysSorted) {
         enter();
-        BatchArgs.checkKeys(keys, n, keysSorted);
+        checkKeyArray(keys, n, keysSorted);
         BatchArgs.checkArray(keysOut, "keysOut", n);
         BatchArgs.checkArray(valuesOut, "valuesOut", n);
         lookup(MODE_FLOOR, keys, n, keysOut, valuesOut, keysSorted);
@@ -257,6 +264,7 @@ public final class GpuFlixIndex implements FlixIndex {
             return;
         }
         uploadLongs(keys, n, batchKeys.ensure(n * 8L));
+        checkOnDevice(keys, null, n, keysSorted);
         CUdeviceptr batch = batchKeys.pointer();
         CUdeviceptr perm = null;
         if (!keysSorted) {
@@ -408,6 +416,7 @@ public final class GpuFlixIndex implements FlixIndex {
     private int prepareUpdateBatch(long[] keys, long[] values, int n, boolean keysSorted) {
         uploadLongs(keys, n, batchKeys.ensure(n * 8L));
         uploadLongs(values, n, batchValues.ensure(n * 8L));
+        checkOnDevice(keys, values, n, keysSorted);
         DeviceBuffer k = batchKeys.buffer();
         DeviceBuffer v = batchValues.buffer();
         DeviceBuffer kOut = sortedKeys.ensure(n * 8L);
@@ -430,6 +439,51 @@ public final class GpuFlixIndex implements FlixIndex {
         dedupedKeys = kOut;
         dedupedValues = vOut;
         return (int) readLong(counters, 3);
+    }
+
+    // Argument checks. BatchArgs decides what is valid and words every failure; large batches scan for reserved
+    // values and broken sort promises on the device after the upload (a host pass over 2^24 keys costs about
+    // 20 ms), and only where that finds a fault does BatchArgs repeat the check on the host to report it.
+
+    /** Batches at least this large are scanned on the device. */
+    private static final int DEVICE_CHECK_MIN = 1 << 16;
+
+    private static void checkPairArrays(long[] keys, long[] values, int n, boolean keysSorted) {
+        if (n < DEVICE_CHECK_MIN) {
+            BatchArgs.checkPairs(keys, values, n, keysSorted);
+        } else {
+            BatchArgs.checkArray(keys, "keys", n);
+            BatchArgs.checkArray(values, "values", n);
+        }
+    }
+
+    private static void checkKeyArray(long[] keys, int n, boolean keysSorted) {
+        if (n < DEVICE_CHECK_MIN) {
+            BatchArgs.checkKeys(keys, n, keysSorted);
+        } else {
+            BatchArgs.checkArray(keys, "keys", n);
+        }
+    }
+
+    /** The device half of the checks, on the uploaded batch (batchKeys, and batchValues where values != null). */
+    private void checkOnDevice(long[] keys, long[] values, int n, boolean keysSorted) {
+        if (n < DEVICE_CHECK_MIN || (values == null && !keysSorted)) {
+            return;
+        }
+        final CUdeviceptr firstBad = counters.at(4L * Long.BYTES);
+        cuMemsetD32(firstBad, Integer.MAX_VALUE, 2);
+        launch("check_batch", n, batchKeys.buffer(), values == null ? null : batchValues.buffer(), n,
+                keysSorted ? 1 : 0, firstBad);
+        final int[] found = new int[2];
+        cuMemcpyDtoH(Pointer.to(found), firstBad, 8);
+        if (found[0] != Integer.MAX_VALUE || found[1] != Integer.MAX_VALUE) {
+            if (values != null) {
+                BatchArgs.checkPairs(keys, values, n, keysSorted);
+            } else {
+                BatchArgs.checkKeys(keys, n, keysSorted);
+            }
+            throw new IllegalStateException("the device found a fault in the batch that the host check did not");
+        }
     }
 
     /** Sorts {@code keys[0, n)} into sortedKeys, the batch position of each into positions. */

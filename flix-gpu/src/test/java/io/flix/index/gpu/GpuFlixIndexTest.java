@@ -332,6 +332,33 @@ class GpuFlixIndexTest {
             assertThrows(IllegalArgumentException.class, () -> gpu.range(new long[] {5}, new long[] {4}, 1, 1));
             assertThrows(IllegalArgumentException.class, () -> gpu.range(new long[] {1}, new long[] {4}, 1, 0));
             assertSameContents(oracle, gpu, "after rejected calls");
+            // large batches are checked on the device: the faults sit near the end
+            final int n = 200_000;
+            final long[] keys = new long[n];
+            final long[] values = new long[n];
+            for (int i = 0; i < n; i++) {
+                keys[i] = 10L * i;
+                values[i] = i;
+            }
+            values[n - 7] = NOT_FOUND;
+            final IllegalArgumentException reserved = assertThrows(IllegalArgumentException.class,
+                    () -> gpu.upsert(keys, values, n, true));
+            assertTrue(reserved.getMessage().contains("values[" + (n - 7) + "]"), reserved.getMessage());
+            assertThrows(IllegalArgumentException.class, () -> gpu.build(keys, values, n));
+            values[n - 7] = 1;
+            keys[n - 3] = -1;
+            final IllegalArgumentException unsorted = assertThrows(IllegalArgumentException.class,
+                    () -> gpu.upsert(keys, values, n, true));
+            assertTrue(unsorted.getMessage().contains("keys[" + (n - 3) + "]"), unsorted.getMessage());
+            assertThrows(IllegalArgumentException.class, () -> gpu.delete(keys, n, true));
+            assertThrows(IllegalArgumentException.class, () -> gpu.get(keys, n, new long[n], true));
+            assertThrows(IllegalArgumentException.class,
+                    () -> gpu.floor(keys, n, new long[n], new long[n], true));
+            assertSameContents(oracle, gpu, "after rejected large batches");
+            // the same batches without the broken promise are accepted
+            gpu.upsert(keys, values, n, false);
+            oracle.upsert(keys, values, n, false);
+            assertSameContents(oracle, gpu, "large upsert");
         }
     }
 
