@@ -382,6 +382,21 @@ class GpuFlixIndexTest {
     }
 
     @Test
+    void anAllocationBeyondTheDeviceNamesTheSizes() {
+        assumeGpu();
+        try (GpuFlixIndex gpu = openGpu()) { // makes the context current on this thread
+            gpu.build(new long[] {1}, new long[] {2}, 1);
+            final long bytesBefore = DeviceBuffer.liveBytes();
+            final GpuOutOfMemoryException e = assertThrows(GpuOutOfMemoryException.class,
+                    () -> DeviceBuffer.allocate(1L << 50, "a test buffer"));
+            assertTrue(e.getMessage().contains(Long.toString(1L << 50)) && e.getMessage().contains("a test buffer"),
+                    e.getMessage());
+            assertEquals(bytesBefore, DeviceBuffer.liveBytes());
+            assertEquals(2, value(gpu, 1), "the index still works");
+        }
+    }
+
+    @Test
     void closeReturnsAllDeviceMemoryAndLaterCallsThrow() {
         assumeGpu();
         final long bytesBefore = DeviceBuffer.liveBytes();
