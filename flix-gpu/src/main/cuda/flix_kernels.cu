@@ -327,7 +327,8 @@ __device__ __forceinline__ int match_node_keys(const i64* keys, int p, int p2, i
     return __popc(*foundMask);
 }
 
-// counters: [0] free stack top, [1] keys inserted or deleted, [2] buckets touched
+// counters: [0] free stack top, [1] keys inserted or deleted, [2] buckets touched, [5] most nodes one bucket
+// gains (how much the longest chain may grow)
 extern "C" __global__ void upsert_count(int numBuckets, const int* bucketHead, const i64* nodeKeys,
                                         const int* nodeCount, const int* nodeNext, const i64* nodeMax,
                                         const i64* keys, const int* segStart, int* needNodes, i64* counters) {
@@ -362,7 +363,10 @@ extern "C" __global__ void upsert_count(int numBuckets, const int* bucketHead, c
                 node = next;
             }
         }
-        if (lane == 0) atomicAdd((unsigned long long*)&counters[2], 1ull);
+        if (lane == 0) {
+            atomicAdd((unsigned long long*)&counters[2], 1ull);
+            if (need > 0) atomicMax((unsigned long long*)&counters[5], (unsigned long long)need);
+        }
     }
     if (lane == 0) needNodes[b] = need;
 }

@@ -39,6 +39,10 @@ import jcuda.driver.CUevent_flags;
  * occurrence of each key. Memory grows before anything changes: an upsert first counts the nodes its splits
  * need, grows the node pool if the free list is short, and only then modifies the index, so an out-of-memory
  * ({@link GpuOutOfMemoryException}) leaves the index as it was. Node size is 32 (a warp's lanes hold one node).
+ *
+ * <p>One warp serves one bucket, so a bucket that takes a large share of the inserts grows a long chain that its
+ * warp walks serially. When the chains may have grown past {@code max(64, size / 32768)} nodes since the buckets
+ * were last cut, an upsert ends with a {@link #restructure()} (turn off with {@code -Dflix.gpu.autoRestructure=false}).
  */
 public final class GpuFlixIndex implements FlixIndex {
 
@@ -80,7 +84,7 @@ public final class GpuFlixIndex implements FlixIndex {
 
     /**
      * [0] free stack top, [1] keys inserted or deleted, [2] buckets touched, [3] batch size after dedupe,
-     * [4] two ints: the first faults found by the device batch check.
+     * [4] two ints: the first faults found by the device batch check, [5] most nodes one bucket gained.
      */
     private final DeviceBuffer counters;
     private final long[] hostCounters = new long[4];
@@ -111,6 +115,11 @@ public final class GpuFlixIndex implements FlixIndex {
 
     private boolean closed;
 
+    /** Upper bound on how much the longest chain grew since the buckets were last cut. */
+    private long chainGrowthBound;
+    /** -Dflix.gpu.autoRestructure=false turns the automatic restructure of long chains off. */
+    private boolean autoRestructure = Boolean.parseBoolean(System.getProperty("flix.gpu.autoRestructure", "true"));
+
     /** With -Dflix.gpu.trace=true each step synchronises and prints its time (for profiling, slows batches). */
     private static final boolean TRACE = Boolean.getBoolean("flix.gpu.trace");
     private long traceMark;
@@ -121,7 +130,7 @@ public final class GpuFlixIndex implements FlixIndex {
         this.device = device;
         DeviceBuffer c = null;
         try {
-            c = DeviceBuffer.allocate(5L * Long.BYTES, "counters");
+            c = DeviceBuffer.allocate(6L * Long.BYTES, "counters");
             this.counters = c;
             for (CUevent e : slotFree) {
                 cuEventCreate(e, CUevent_flags.CU_EVENT_DISABLE_TIMING);
@@ -210,6 +219,20 @@ public final class GpuFlixIndex implements FlixIndex {
         }
         freeTop -= nodesNeeded;
         size += readLong(counters, 1);
+        chainGrowthBound += readLong(counters, 5);
+        if (autoRestructure && chainGrowthBound > autoRestructureChain()) {
+            restructure();
+        }
+    }
+
+    /**
+     * Chain length beyond which an upsert restructures on its own. One warp walks a bucket's chain serially
+     * (about 2 us a node on an H200) while a restructure costs about 0.05 ns a key, so chains are cut back when
+     * walking one costs about as much as a restructure: size / 32768 nodes, at least 64. This bounds the cost of
+     * skewed inserts, such as ever-growing ids that all land in the last bucket, between explicit restructures.
+     */
+    private long autoRestructureChain() {
+        return Math.max(64, size / 32768);
     }
 
     @Override
@@ -561,6 +584,7 @@ public final class GpuFlixIndex implements FlixIndex {
         freeTop = capacity - usedNodes;
         numBuckets = b;
         size = m;
+        chainGrowthBound = 0;
     }
 
     private void resetEmpty() {
@@ -573,6 +597,7 @@ public final class GpuFlixIndex implements FlixIndex {
         launch("fill_free_stack", capacity, freeStack, 0L, 0, capacity);
         freeTop = capacity;
         size = 0;
+        chainGrowthBound = 0;
     }
 
     private void growBuckets(int buckets) {
@@ -686,7 +711,7 @@ public final class GpuFlixIndex implements FlixIndex {
     }
 
     private void zeroCounters() {
-        cuMemsetD32(counters.pointer(), 0, 8);
+        cuMemsetD32(counters.pointer(), 0, 12);
     }
 
     private void enter() {
@@ -844,6 +869,11 @@ public final class GpuFlixIndex implements FlixIndex {
             return Pointer.to(new long[] {l});
         }
         throw new IllegalArgumentException("unsupported kernel argument " + arg.getClass());
+    }
+
+    /** Turns the automatic restructure of long chains on or off (tests that build long chains on purpose). */
+    void autoRestructure(boolean on) {
+        autoRestructure = on;
     }
 
     /** Waits for the device (for timing). */

@@ -141,6 +141,7 @@ public final class GpuBench {
                     exportNanos / 1e6, exported / (exportNanos / 1e3));
             System.out.println("device bytes live " + DeviceBuffer.liveBytes());
             // a shifted distribution: every new key below all stored ones, so one bucket takes the whole batch
+            index.autoRestructure(false);
             final int skewed = m / 16;
             final long[] sk = new long[skewed];
             final long[] sv = new long[skewed];
@@ -161,6 +162,40 @@ public final class GpuBench {
             final long t5 = System.nanoTime();
             index.get(sk, skewed, new long[skewed]);
             System.out.printf("%-36s %9.2f ms%n", "get " + skewed + " after restructure", (System.nanoTime() - t5) / 1e6);
+            // ever-growing ids in batches of 2^16, restructured automatically when the last bucket's chain grows
+            index.autoRestructure(true);
+            final int appendBatch = 1 << 16;
+            final int appendRounds = 200;
+            long nextId = Long.MAX_VALUE / 2;
+            final long[] ak = new long[appendBatch];
+            final long[] av = new long[appendBatch];
+            final long[] appendTimes = new long[appendRounds];
+            final long[] recentTimes = new long[appendRounds];
+            long longest = 0;
+            for (int round = 0; round < appendRounds; round++) {
+                for (int i = 0; i < appendBatch; i++) {
+                    ak[i] = nextId++;
+                    av[i] = i;
+                }
+                final long a0 = System.nanoTime();
+                index.upsert(ak, av, appendBatch, true);
+                appendTimes[round] = System.nanoTime() - a0;
+                final long a1 = System.nanoTime();
+                index.get(ak, appendBatch, out, true);
+                recentTimes[round] = System.nanoTime() - a1;
+                if (round % 20 == 19) {
+                    longest = Math.max(longest, index.stats().longestChain());
+                }
+            }
+            long appendSum = 0;
+            long recentSum = 0;
+            for (int round = 0; round < appendRounds; round++) {
+                appendSum += appendTimes[round];
+                recentSum += recentTimes[round];
+            }
+            report("append upsert 2^16 ids (median)", appendBatch, appendTimes);
+            System.out.printf("  mean %.2f ms per append batch, mean %.2f ms per get of the batch, longest chain seen %d%n",
+                    appendSum / 1e6 / appendRounds, recentSum / 1e6 / appendRounds, longest);
         }
         System.out.println("device bytes live after close " + DeviceBuffer.liveBytes());
     }

@@ -205,6 +205,7 @@ class GpuFlixIndexTest {
         assumeGpu();
         final SplittableRandom rnd = new SplittableRandom(11);
         try (GpuFlixIndex gpu = openGpu(); TreeMapOracle oracle = new TreeMapOracle()) {
+            gpu.autoRestructure(false);
             final long[][] build = randomPairs(rnd, 2_000, 1L << 50);
             gpu.build(build[0], build[1], 2_000);
             oracle.build(build[0], build[1], 2_000);
@@ -237,6 +238,34 @@ class GpuFlixIndexTest {
             assertEquals(flat.nodes(), flat.buckets());
             assertSameContents(oracle, gpu, "restructured");
             compareLookups(rnd, oracle, gpu, 1L << 50, "restructured");
+        }
+    }
+
+    @Test
+    void everGrowingKeysDoNotGrowOneChainWithoutBound() {
+        assumeGpu();
+        final SplittableRandom rnd = new SplittableRandom(17);
+        try (GpuFlixIndex gpu = openGpu(); TreeMapOracle oracle = new TreeMapOracle()) {
+            final long[][] build = randomPairs(rnd, 20_000, 1L << 20);
+            gpu.build(build[0], build[1], 20_000);
+            oracle.build(build[0], build[1], 20_000);
+            // ids above every stored key: each batch lands in the last bucket (about 21 nodes a batch)
+            long next = 1L << 21;
+            long longest = 0;
+            for (int batch = 0; batch < 100; batch++) {
+                final long[] keys = new long[500];
+                final long[] values = new long[500];
+                for (int i = 0; i < 500; i++) {
+                    keys[i] = next++;
+                    values[i] = rnd.nextLong(Long.MAX_VALUE);
+                }
+                gpu.upsert(keys, values, 500);
+                oracle.upsert(keys, values, 500);
+                longest = Math.max(longest, gpu.stats().longestChain());
+            }
+            assertTrue(longest <= 64 + 30, "longest chain " + longest);
+            assertSameContents(oracle, gpu, "after appends");
+            compareLookups(rnd, oracle, gpu, 1L << 22, "after appends");
         }
     }
 
