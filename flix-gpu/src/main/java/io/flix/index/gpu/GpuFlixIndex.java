@@ -430,6 +430,7 @@ public final class GpuFlixIndex implements FlixIndex {
 
     @Override
     public Backend backend() {
+        enter();
         return Backend.GPU;
     }
 
@@ -874,11 +875,6 @@ public final class GpuFlixIndex implements FlixIndex {
     /** Turns the automatic restructure of long chains on or off (tests that build long chains on purpose). */
     void autoRestructure(boolean on) {
         autoRestructure = on;
-    }
-
-    /** Waits for the device (for timing). */
-    void synchronize() {
-        cuCtxSynchronize();
     }
 
     /** A device buffer that grows on demand (by half again at least) and keeps its memory between batches. */
