@@ -106,8 +106,11 @@ extern "C" __global__ void check_batch(const i64* keys, const i64* values, int n
     if (checkSorted && i > 0 && keys[i - 1] > keys[i]) atomicMin(&firstBad[1], i);
 }
 
-// Common step: segStart[b] = first batch index whose key belongs to bucket b or a later one; segStart[B] = n.
-// One thread per bucket boundary binary-searches the sorted batch.
+// Common step. The bucket kernels below run over work items: item w is bucket itemBucket[w] (or bucket w where
+// itemBucket is null) with the batch slice [segStart[w], segStart[w + 1]).
+//
+// Heavy batches: one item per bucket. segStart[b] = first batch index whose key belongs to bucket b or a later
+// one; segStart[B] = n. One thread per bucket boundary binary-searches the sorted batch.
 extern "C" __global__ void bucket_slices(const i64* bucketMax, int numBuckets, const i64* keys, int n,
                                          int* segStart) {
     int b = blockIdx.x * blockDim.x + threadIdx.x;
@@ -115,6 +118,41 @@ extern "C" __global__ void bucket_slices(const i64* bucketMax, int numBuckets, c
     if (b == 0) { segStart[0] = 0; return; }
     if (b == numBuckets) { segStart[b] = n; return; }
     segStart[b] = upper_bound_global(keys, 0, n, bucketMax[b - 1]);
+}
+
+// Light batches (far fewer keys than buckets): one item per touched bucket, so that no warp is started for a
+// bucket without work. Each key finds its bucket in bucketMax; flags[i] marks the first key of a bucket.
+__device__ __forceinline__ int bucket_of(const i64* bucketMax, int numBuckets, i64 key) {
+    int lo = 0, hi = numBuckets - 1;  // the last bucketMax is INT64_MAX: every key has a bucket
+    while (lo < hi) {
+        int mid = (lo + hi) >> 1;
+        if (bucketMax[mid] < key) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+}
+
+extern "C" __global__ void touched_buckets(const i64* bucketMax, int numBuckets, const i64* keys, int n, int* flags,
+                                           int* keyBucket) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const int b = bucket_of(bucketMax, numBuckets, keys[i]);
+    keyBucket[i] = b;
+    flags[i] = (i == 0 || b != bucket_of(bucketMax, numBuckets, keys[i - 1])) ? 1 : 0;
+}
+
+// itemBucket[j] and segStart[j] for the j-th touched bucket, segStart[T] = n, *itemCount = T.
+extern "C" __global__ void compact_touched(const int* flags, const int* pos, const int* keyBucket, int n,
+                                           int* itemBucket, int* segStart, int* itemCount) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    if (flags[i]) {
+        itemBucket[pos[i]] = keyBucket[i];
+        segStart[pos[i]] = i;
+    }
+    if (i == n - 1) {
+        segStart[pos[i] + flags[i]] = n;
+        *itemCount = pos[i] + flags[i];
+    }
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -198,15 +236,17 @@ __device__ void floor_from_previous_buckets(int b, const int* bucketHead, const 
     *found = false;
 }
 
-extern "C" __global__ void lookup(int mode, int numBuckets, const int* bucketHead, const i64* nodeKeys,
+extern "C" __global__ void lookup(int mode, int numBuckets, int numItems, const int* itemBucket,
+                                  const int* bucketHead, const i64* nodeKeys,
                                   const i64* nodeValues, const int* nodeCount, const int* nodeNext,
                                   const i64* nodeMax, const i64* queries, const unsigned* perm,
                                   const int* segStart, i64* keysOut, i64* valuesOut) {
-    const int b = warp_id_global();
-    if (b >= numBuckets) return;
+    const int w = warp_id_global();
+    if (w >= numItems) return;
+    const int b = itemBucket ? itemBucket[w] : w;
     const int lane = threadIdx.x & 31;
-    const int s = segStart[b];
-    const int e = segStart[b + 1];
+    const int s = segStart[w];
+    const int e = segStart[w + 1];
     if (s == e) return;
 
     int node = bucketHead[b];
@@ -329,18 +369,20 @@ __device__ __forceinline__ int match_node_keys(const i64* keys, int p, int p2, i
 
 // counters: [0] free stack top, [1] keys inserted or deleted, [2] buckets touched, [5] most nodes one bucket
 // gains (how much the longest chain may grow)
-extern "C" __global__ void upsert_count(int numBuckets, const int* bucketHead, const i64* nodeKeys,
+extern "C" __global__ void upsert_count(int numItems, const int* itemBucket, const int* bucketHead,
+                                        const i64* nodeKeys,
                                         const int* nodeCount, const int* nodeNext, const i64* nodeMax,
                                         const i64* keys, const int* segStart, int* needNodes, i64* counters) {
-    const int b = warp_id_global();
-    if (b > numBuckets) return;
+    const int w = warp_id_global();
+    if (w > numItems) return;
     const int lane = threadIdx.x & 31;
-    if (b == numBuckets) {  // the scan's extra element, so the exclusive scan's last entry is the total
-        if (lane == 0) needNodes[b] = 0;
+    if (w == numItems) {  // the scan's extra element, so the exclusive scan's last entry is the total
+        if (lane == 0) needNodes[w] = 0;
         return;
     }
-    const int s = segStart[b];
-    const int e = segStart[b + 1];
+    const int b = itemBucket ? itemBucket[w] : w;
+    const int s = segStart[w];
+    const int e = segStart[w + 1];
     int need = 0;
     if (s < e) {
         int node = bucketHead[b];
@@ -368,7 +410,7 @@ extern "C" __global__ void upsert_count(int numBuckets, const int* bucketHead, c
             if (need > 0) atomicMax((unsigned long long*)&counters[5], (unsigned long long)need);
         }
     }
-    if (lane == 0) needNodes[b] = need;
+    if (lane == 0) needNodes[w] = need;
 }
 
 // The id of the q-th node of a merge: q = 0 is the node merged into (firstNode), the others come off the free
@@ -431,17 +473,19 @@ __device__ int merge_into_nodes(int lane, i64 laneKey, i64 laneVal, int cnt, con
     return k - 1;
 }
 
-extern "C" __global__ void upsert_apply(int numBuckets, int* bucketHead, i64* nodeKeys, i64* nodeValues,
+extern "C" __global__ void upsert_apply(int numItems, const int* itemBucket, int* bucketHead, i64* nodeKeys,
+                                        i64* nodeValues,
                                         int* nodeCount, int* nodeNext, i64* nodeMax, const int* freeStack,
                                         i64 freeTop, const i64* keys, const i64* values, const int* segStart,
                                         const int* allocBase, i64* counters) {
-    const int b = warp_id_global();
-    if (b >= numBuckets) return;
+    const int w = warp_id_global();
+    if (w >= numItems) return;
+    const int b = itemBucket ? itemBucket[w] : w;
     const int lane = threadIdx.x & 31;
-    const int s = segStart[b];
-    const int e = segStart[b + 1];
+    const int s = segStart[w];
+    const int e = segStart[w + 1];
     if (s == e) return;
-    i64 base = allocBase[b];
+    i64 base = allocBase[w];
     long long inserted = 0;
     int node = bucketHead[b];
     if (node < 0) {
@@ -477,16 +521,18 @@ extern "C" __global__ void upsert_apply(int numBuckets, int* bucketHead, i64* no
 // Single-thread variant for light batches (few keys per touched bucket): one thread per bucket, the same
 // routing and node allocation as the tiled kernel (so upsert_count serves both), keys shifted right in place
 // by a backward merge: each node key moves right by the number of new keys below it.
-extern "C" __global__ void upsert_apply_single(int numBuckets, int* bucketHead, i64* nodeKeys, i64* nodeValues,
+extern "C" __global__ void upsert_apply_single(int numItems, const int* itemBucket, int* bucketHead,
+                                               i64* nodeKeys, i64* nodeValues,
                                                int* nodeCount, int* nodeNext, i64* nodeMax, const int* freeStack,
                                                i64 freeTop, const i64* keys, const i64* values,
                                                const int* segStart, const int* allocBase, i64* counters) {
-    const int b = blockIdx.x * blockDim.x + threadIdx.x;
-    if (b >= numBuckets) return;
-    const int s = segStart[b];
-    const int e = segStart[b + 1];
+    const int w = blockIdx.x * blockDim.x + threadIdx.x;
+    if (w >= numItems) return;
+    const int b = itemBucket ? itemBucket[w] : w;
+    const int s = segStart[w];
+    const int e = segStart[w + 1];
     if (s == e) return;
-    i64 base = allocBase[b];
+    i64 base = allocBase[w];
     long long inserted = 0;
     int node = bucketHead[b];
     int p = s;
@@ -554,14 +600,16 @@ extern "C" __global__ void upsert_apply_single(int numBuckets, int* bucketHead, 
 // survivors shift left by the number of flagged keys before them, and a node left empty is unlinked and pushed
 // onto the free stack (counters[0] is its top).
 
-extern "C" __global__ void delete_apply(int numBuckets, int* bucketHead, i64* nodeKeys, i64* nodeValues,
+extern "C" __global__ void delete_apply(int numItems, const int* itemBucket, int* bucketHead, i64* nodeKeys,
+                                        i64* nodeValues,
                                         int* nodeCount, int* nodeNext, i64* nodeMax, int* freeStack,
                                         const i64* keys, const int* segStart, i64* counters) {
-    const int b = warp_id_global();
-    if (b >= numBuckets) return;
+    const int w = warp_id_global();
+    if (w >= numItems) return;
+    const int b = itemBucket ? itemBucket[w] : w;
     const int lane = threadIdx.x & 31;
-    const int s = segStart[b];
-    const int e = segStart[b + 1];
+    const int s = segStart[w];
+    const int e = segStart[w + 1];
     if (s == e) return;
     long long deleted = 0;
     int prev = -1;

@@ -60,6 +60,8 @@ public final class GpuFlixIndex implements FlixIndex {
     private static final int MODE_GET = 0;
     private static final int MODE_CEILING = 1;
     private static final int MODE_FLOOR = 2;
+    /** Batches with fewer than numBuckets / TOUCHED_BUCKETS_RATIO keys run one work item per touched bucket. */
+    private static final int TOUCHED_BUCKETS_RATIO = 8;
     /** Below this many keys per touched bucket an upsert runs the single-thread kernel. */
     private static final double LIGHT_KEYS_PER_BUCKET = 2.0;
 
@@ -106,14 +108,19 @@ public final class GpuFlixIndex implements FlixIndex {
     private final Scratch outValues = new Scratch("result values");
     private final Scratch counts = new Scratch("counts");
     private final Scratch offsets = new Scratch("offsets");
+    private final Scratch keyBuckets = new Scratch("bucket of each batch key");
+    private final Scratch touchedBuckets = new Scratch("touched buckets");
     private final Scratch[] scratches = {batchKeys, batchValues, sortedKeys, sortedValues, identity, positions,
-        flags, flagPositions, segStart, needNodes, allocBase, cubScratch, outKeys, outValues, counts, offsets};
+        flags, flagPositions, segStart, needNodes, allocBase, cubScratch, outKeys, outValues, counts, offsets,
+        keyBuckets, touchedBuckets};
     private final PinnedBuffer staging = new PinnedBuffer();
     private int stagingSlotLongs;
     private final CUevent[] slotFree = {new CUevent(), new CUevent()};
     private int eventsCreated;
 
     private boolean closed;
+    /** Whether the last sliceBatch made one item per touched bucket. */
+    private boolean touchedItems;
 
     /** Upper bound on how much the longest chain grew since the buckets were last cut. */
     private long chainGrowthBound;
@@ -201,21 +208,22 @@ public final class GpuFlixIndex implements FlixIndex {
         }
         final int m = prepareUpdateBatch(keys, values, n, keysSorted);
         final CUdeviceptr batch = dedupedKeys.pointer();
-        sliceBatch(batch, m);
+        final int items = sliceBatch(batch, m);
+        final DeviceBuffer itemBucket = itemBuckets();
         zeroCounters();
-        launchWarps("upsert_count", numBuckets + 1L, numBuckets, bucketHead, nodeKeys, nodeCount, nodeNext,
-                nodeMax, batch, segStart.buffer(), needNodes.ensure((numBuckets + 1L) * Integer.BYTES), counters);
-        scanInt(needNodes.buffer(), allocBase.ensure((numBuckets + 1L) * Integer.BYTES), numBuckets + 1);
-        final long nodesNeeded = readInt(allocBase.buffer(), numBuckets);
+        launchWarps("upsert_count", items + 1L, items, itemBucket, bucketHead, nodeKeys, nodeCount, nodeNext,
+                nodeMax, batch, segStart.buffer(), needNodes.ensure((items + 1L) * Integer.BYTES), counters);
+        scanInt(needNodes.buffer(), allocBase.ensure((items + 1L) * Integer.BYTES), items + 1);
+        final long nodesNeeded = readInt(allocBase.buffer(), items);
         final long touched = readLong(counters, 2);
         ensureFreeNodes(nodesNeeded); // the only step that can fail for memory; nothing has changed yet
-        final boolean light = m < LIGHT_KEYS_PER_BUCKET * touched;
-        final Object[] args = {numBuckets, bucketHead, nodeKeys, nodeValues, nodeCount, nodeNext, nodeMax,
+        final boolean fewKeysPerBucket = m < LIGHT_KEYS_PER_BUCKET * touched;
+        final Object[] args = {items, itemBucket, bucketHead, nodeKeys, nodeValues, nodeCount, nodeNext, nodeMax,
             freeStack, freeTop, batch, dedupedValues.pointer(), segStart.buffer(), allocBase.buffer(), counters};
-        if (light) {
-            launch("upsert_apply_single", numBuckets, args);
+        if (fewKeysPerBucket) {
+            launch("upsert_apply_single", items, args);
         } else {
-            launchWarps("upsert_apply", numBuckets, args);
+            launchWarps("upsert_apply", items, args);
         }
         freeTop -= nodesNeeded;
         size += readLong(counters, 1);
@@ -255,13 +263,13 @@ public final class GpuFlixIndex implements FlixIndex {
             trace("CUB sort keys " + n);
             batch = sortedKeys.pointer();
         }
-        sliceBatch(batch, n);
+        final int items = sliceBatch(batch, n);
         hostCounters[0] = freeTop;
         hostCounters[1] = 0;
         hostCounters[2] = 0;
         hostCounters[3] = 0;
         cuMemcpyHtoD(counters.pointer(), Pointer.to(hostCounters), 4L * Long.BYTES);
-        launchWarps("delete_apply", numBuckets, numBuckets, bucketHead, nodeKeys, nodeValues, nodeCount, nodeNext,
+        launchWarps("delete_apply", items, items, itemBuckets(), bucketHead, nodeKeys, nodeValues, nodeCount, nodeNext,
                 nodeMax, freeStack, batch, segStart.buffer(), counters);
         cuMemcpyDtoH(Pointer.to(hostCounters), counters.pointer(), 2L * Long.BYTES);
         freeTop = hostCounters[0];
@@ -310,10 +318,11 @@ public final class GpuFlixIndex implements FlixIndex {
             batch = sortedKeys.pointer();
             perm = positions.pointer();
         }
-        sliceBatch(batch, n);
+        final int items = sliceBatch(batch, n);
         final DeviceBuffer valuesResult = outValues.ensure(n * 8L);
         final DeviceBuffer keysResult = keysOut == null ? null : outKeys.ensure(n * 8L);
-        launchWarps("lookup", numBuckets, mode, numBuckets, bucketHead, nodeKeys, nodeValues, nodeCount, nodeNext,
+        launchWarps("lookup", items, mode, numBuckets, items, itemBuckets(), bucketHead, nodeKeys, nodeValues,
+                nodeCount, nodeNext,
                 nodeMax, batch, perm, segStart.buffer(), keysResult, valuesResult);
         downloadLongs(valuesResult.pointer(), valuesOut, n);
         if (keysOut != null) {
@@ -536,10 +545,35 @@ public final class GpuFlixIndex implements FlixIndex {
         trace("CUB sort pairs " + n);
     }
 
-    /** Common step: segStart[b] = where bucket b's keys start in the sorted batch. */
-    private void sliceBatch(CUdeviceptr sortedBatch, int n) {
-        launch("bucket_slices", numBuckets + 1L, bucketMax, numBuckets, sortedBatch, n,
-                segStart.ensure((numBuckets + 1L) * Integer.BYTES));
+    /**
+     * Common step: splits the sorted batch into work items, one per bucket (segStart[b] = where bucket b's keys
+     * start) or, for a batch with far fewer keys than there are buckets, one per touched bucket (itemBuckets()
+     * names the bucket), so that small batches start no warp for buckets without work. Returns the item count.
+     */
+    private int sliceBatch(CUdeviceptr sortedBatch, int n) {
+        if ((long) n * TOUCHED_BUCKETS_RATIO >= numBuckets) {
+            touchedItems = false;
+            launch("bucket_slices", numBuckets + 1L, bucketMax, numBuckets, sortedBatch, n,
+                    segStart.ensure((numBuckets + 1L) * Integer.BYTES));
+            return numBuckets;
+        }
+        touchedItems = true;
+        final DeviceBuffer firstOfBucket = flags.ensure(n * 4L);
+        final DeviceBuffer keyBucket = keyBuckets.ensure(n * 4L);
+        launch("touched_buckets", n, bucketMax, numBuckets, sortedBatch, n, firstOfBucket, keyBucket);
+        final DeviceBuffer itemIndex = flagPositions.ensure(n * 4L);
+        scanInt(firstOfBucket, itemIndex, n);
+        final CUdeviceptr itemCount = counters.at(4L * Long.BYTES);
+        launch("compact_touched", n, firstOfBucket, itemIndex, keyBucket, n, touchedBuckets.ensure(n * 4L),
+                segStart.ensure((n + 1L) * Integer.BYTES), itemCount);
+        final int[] count = new int[1];
+        cuMemcpyDtoH(Pointer.to(count), itemCount, 4);
+        return count[0];
+    }
+
+    /** The item-to-bucket map of the last sliceBatch, or null where item b is bucket b. */
+    private DeviceBuffer itemBuckets() {
+        return touchedItems ? touchedBuckets.buffer() : null;
     }
 
     private void scanInt(DeviceBuffer in, DeviceBuffer out, int n) {

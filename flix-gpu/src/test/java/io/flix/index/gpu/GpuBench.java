@@ -140,6 +140,30 @@ public final class GpuBench {
             System.out.printf("%-36s %9.2f ms  %8.1f M pairs/s%n", "export (" + exported + " pairs)",
                     exportNanos / 1e6, exported / (exportNanos / 1e3));
             System.out.println("device bytes live " + DeviceBuffer.liveBytes());
+            // small batches: latency of one call
+            for (int small : new int[] {1 << 10, 1 << 14}) {
+                final int smallReps = 101;
+                final long[] smallTimes = new long[smallReps];
+                final long[] sq = new long[small];
+                final long[] sv = new long[small];
+                final long[] so = new long[small];
+                for (String op : new String[] {"get", "upsert", "delete"}) {
+                    for (int r = 0; r < smallReps; r++) {
+                        for (int i = 0; i < small; i++) {
+                            sq[i] = (i & 1) == 0 ? keys[rnd.nextInt(n)] : rnd.nextLong() >>> 1;
+                            sv[i] = i;
+                        }
+                        final long s0 = System.nanoTime();
+                        switch (op) {
+                            case "get" -> index.get(sq, small, so);
+                            case "upsert" -> index.upsert(sq, sv, small);
+                            default -> index.delete(sq, small);
+                        }
+                        smallTimes[r] = System.nanoTime() - s0;
+                    }
+                    report(op + " " + small + " (unsorted)", small, smallTimes);
+                }
+            }
             // a shifted distribution: every new key below all stored ones, so one bucket takes the whole batch
             index.autoRestructure(false);
             final int skewed = m / 16;
