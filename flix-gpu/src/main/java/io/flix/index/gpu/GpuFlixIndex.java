@@ -60,8 +60,11 @@ public final class GpuFlixIndex implements FlixIndex {
     private static final int MODE_GET = 0;
     private static final int MODE_CEILING = 1;
     private static final int MODE_FLOOR = 2;
-    /** Batches with fewer than numBuckets / TOUCHED_BUCKETS_RATIO keys run one work item per touched bucket. */
-    private static final int TOUCHED_BUCKETS_RATIO = 8;
+    /**
+     * Batches with fewer than numBuckets / ratio keys run one work item per touched bucket
+     * ({@code -Dflix.gpu.touchedBucketsRatio}, default 8; a huge value turns it off, for comparisons).
+     */
+    private static final int TOUCHED_BUCKETS_RATIO = Integer.getInteger("flix.gpu.touchedBucketsRatio", 8);
     /** Below this many keys per touched bucket an upsert runs the single-thread kernel. */
     private static final double LIGHT_KEYS_PER_BUCKET = 2.0;
 
