@@ -128,6 +128,36 @@ class GpuFlixIndexTest {
     }
 
     @Test
+    void otherInitialFillsCutBucketsAccordingly() {
+        assumeGpu();
+        for (double fill : new double[] {1.0, 0.1}) {
+            final SplittableRandom rnd = new SplittableRandom(Double.hashCode(fill));
+            try (GpuFlixIndex gpu = GpuFlixIndex.open(
+                    FlixConfig.builder().backend(Backend.GPU).initialFill(fill).build());
+                 TreeMapOracle oracle = new TreeMapOracle()) {
+                final long[][] build = randomPairs(rnd, 8_000, 1L << 24);
+                gpu.build(build[0], build[1], 8_000);
+                oracle.build(build[0], build[1], 8_000);
+                final int perNode = fill == 1.0 ? 32 : 3;
+                assertEquals((oracle.size() + perNode - 1) / perNode, gpu.stats().buckets(), "fill " + fill);
+                for (int round = 0; round < 4; round++) {
+                    final long[][] more = randomPairs(rnd, 3_000, 1L << 24);
+                    gpu.upsert(more[0], more[1], 3_000);
+                    oracle.upsert(more[0], more[1], 3_000);
+                    final long[] gone = mixedKeys(rnd, oracle, 2_000, 1L << 24);
+                    gpu.delete(gone, 2_000);
+                    oracle.delete(gone, 2_000);
+                    assertSameContents(oracle, gpu, "fill " + fill + " round " + round);
+                    compareLookups(rnd, oracle, gpu, 1L << 24, "fill " + fill + " round " + round);
+                }
+                gpu.restructure();
+                assertEquals((oracle.size() + perNode - 1) / perNode, gpu.stats().nodes(), "fill " + fill);
+                assertSameContents(oracle, gpu, "fill " + fill + " restructured");
+            }
+        }
+    }
+
+    @Test
     void extremeKeysAndValues() {
         assumeGpu();
         final long[] keys = {Long.MAX_VALUE, Long.MIN_VALUE, 0, -1, 1, Long.MIN_VALUE + 1, Long.MAX_VALUE - 1};
