@@ -5,12 +5,12 @@ import static jcuda.driver.JCudaDriver.cuEventCreate;
 import static jcuda.driver.JCudaDriver.cuEventDestroy;
 import static jcuda.driver.JCudaDriver.cuEventRecord;
 import static jcuda.driver.JCudaDriver.cuEventSynchronize;
-import static jcuda.driver.JCudaDriver.cuMemcpyDtoHAsync;
-import static jcuda.driver.JCudaDriver.cuMemcpyHtoDAsync;
 import static jcuda.driver.JCudaDriver.cuLaunchKernel;
 import static jcuda.driver.JCudaDriver.cuMemcpyDtoD;
 import static jcuda.driver.JCudaDriver.cuMemcpyDtoH;
+import static jcuda.driver.JCudaDriver.cuMemcpyDtoHAsync;
 import static jcuda.driver.JCudaDriver.cuMemcpyHtoD;
+import static jcuda.driver.JCudaDriver.cuMemcpyHtoDAsync;
 import static jcuda.driver.JCudaDriver.cuMemsetD32;
 
 import io.flix.index.Backend;
@@ -35,8 +35,8 @@ import jcuda.driver.CUevent_flags;
  * batch). Kernels: {@code src/main/cuda/flix_kernels.cu}; sorting and scans: CUB through {@link CubNative}.
  *
  * <p>Batches are copied through reused pinned staging memory, sorted on the device (skipped when the caller
- * promises sorted keys, a promise checked on the host) and, for build and upsert, reduced to the last
- * occurrence of each key. Memory grows before anything changes: an upsert first counts the nodes its splits
+ * promises sorted keys, a promise that is checked) and, for build and upsert, reduced to the last occurrence of
+ * each key. Memory grows before anything changes: an upsert first counts the nodes its splits
  * need, grows the node pool if the free list is short, and only then modifies the index, so an out-of-memory
  * ({@link GpuOutOfMemoryException}) leaves the index as it was. Node size is 32 (a warp's lanes hold one node).
  *
@@ -68,7 +68,6 @@ public final class GpuFlixIndex implements FlixIndex {
     /** Below this many keys per touched bucket an upsert runs the single-thread kernel. */
     private static final double LIGHT_KEYS_PER_BUCKET = 2.0;
 
-    private final FlixConfig config;
     private final int keysPerBuiltNode;
     private final GpuRuntime.DeviceContext device;
 
@@ -116,6 +115,9 @@ public final class GpuFlixIndex implements FlixIndex {
     private final Scratch[] scratches = {batchKeys, batchValues, sortedKeys, sortedValues, identity, positions,
         flags, flagPositions, segStart, needNodes, allocBase, cubScratch, outKeys, outValues, counts, offsets,
         keyBuckets, touchedBuckets};
+    /** Where prepareUpdateBatch left the sorted, deduplicated batch. */
+    private DeviceBuffer dedupedKeys;
+    private DeviceBuffer dedupedValues;
     private final PinnedBuffer staging = new PinnedBuffer();
     private int stagingSlotLongs;
     private final CUevent[] slotFree = {new CUevent(), new CUevent()};
@@ -135,7 +137,6 @@ public final class GpuFlixIndex implements FlixIndex {
     private long traceMark;
 
     private GpuFlixIndex(FlixConfig config, GpuRuntime.DeviceContext device) {
-        this.config = config;
         this.keysPerBuiltNode = config.keysPerBuiltNode();
         this.device = device;
         DeviceBuffer c = null;
@@ -459,9 +460,6 @@ public final class GpuFlixIndex implements FlixIndex {
 
     // -------------------------------------------------------------------------------------------------------------
     // Batch preparation
-
-    private DeviceBuffer dedupedKeys;
-    private DeviceBuffer dedupedValues;
 
     /** Uploads, sorts and reduces a batch of pairs to the last occurrence of each key; returns the count. */
     private int prepareUpdateBatch(long[] keys, long[] values, int n, boolean keysSorted) {
