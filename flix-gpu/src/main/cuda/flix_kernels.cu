@@ -367,8 +367,8 @@ __device__ __forceinline__ int match_node_keys(const i64* keys, int p, int p2, i
     return __popc(*foundMask);
 }
 
-// counters: [0] free stack top, [1] keys inserted or deleted, [2] buckets touched, [5] most nodes one bucket
-// gains (how much the longest chain may grow)
+// counters: [0] free stack top, [1] keys inserted or deleted, [2] buckets touched, [3] most keys one bucket
+// takes, [5] most nodes one bucket gains (how much the longest chain may grow)
 extern "C" __global__ void upsert_count(int numItems, const int* itemBucket, const int* bucketHead,
                                         const i64* nodeKeys,
                                         const int* nodeCount, const int* nodeNext, const i64* nodeMax,
@@ -407,11 +407,25 @@ extern "C" __global__ void upsert_count(int numItems, const int* itemBucket, con
         }
         if (lane == 0) {
             atomicAdd((unsigned long long*)&counters[2], 1ull);
+            atomicMax((unsigned long long*)&counters[3], (unsigned long long)(e - s));
             if (need > 0) atomicMax((unsigned long long*)&counters[5], (unsigned long long)need);
         }
     }
     if (lane == 0) needNodes[w] = need;
 }
+
+// A merge too large for one warp to write quickly (a bucket taking a big share of the batch): the warp records it
+// and wide_merge_write / wide_merge_meta write it with many blocks after upsert_apply.
+#define WIDE_MERGE_MIN 2048
+struct WideMerge {
+    i64 origKeys[NODE_SIZE];
+    i64 origValues[NODE_SIZE];
+    int origLb[NODE_SIZE];  // per node key: its lower bound in the batch segment, relative to p
+    unsigned foundMask;     // node keys also in the batch segment (their values are replaced)
+    int cnt, p, p2, r, k, firstNode, tailNext;
+    i64 allocBase;
+};
+static_assert(sizeof(WideMerge) == 680, "the host sizes WideMerge records as 680 bytes");
 
 // The id of the q-th node of a merge: q = 0 is the node merged into (firstNode), the others come off the free
 // stack, the bucket's share starting at allocBase.
@@ -425,13 +439,35 @@ __device__ __forceinline__ int merge_node_id(int q, int firstNode, const int* fr
 __device__ int merge_into_nodes(int lane, i64 laneKey, i64 laneVal, int cnt, const i64* keys, const i64* values,
                                 int p, int p2, int firstNode, int tailNext, const int* freeStack, i64 freeTop,
                                 i64 allocBase, i64* nodeKeys, i64* nodeValues, int* nodeCount, int* nodeNext,
-                                i64* nodeMax, long long* inserted) {
+                                i64* nodeMax, long long* inserted, WideMerge* wide, int* wideCount) {
     unsigned foundMask;
     int lb;
     const int dup = match_node_keys(keys, p, p2, laneKey, cnt, lane, &foundMask, &lb);
     const int a = p2 - p;
     const int r = cnt + a - dup;
     const int k = nodes_for(r);
+    if (a >= WIDE_MERGE_MIN) {
+        int job = 0;
+        if (lane == 0) job = atomicAdd(wideCount, 1);
+        job = __shfl_sync(FULL_MASK, job, 0);
+        WideMerge* w = wide + job;
+        w->origKeys[lane] = laneKey;
+        w->origValues[lane] = laneVal;
+        w->origLb[lane] = lb;
+        if (lane == 0) {
+            w->foundMask = foundMask;
+            w->cnt = cnt;
+            w->p = p;
+            w->p2 = p2;
+            w->r = r;
+            w->k = k;
+            w->firstNode = firstNode;
+            w->tailNext = tailNext;
+            w->allocBase = allocBase;
+        }
+        *inserted += r - cnt;
+        return k - 1;
+    }
     __syncwarp();
     // the node's own keys move right by the number of new keys before them
     if (lane < cnt) {
@@ -477,7 +513,7 @@ extern "C" __global__ void upsert_apply(int numItems, const int* itemBucket, int
                                         i64* nodeValues,
                                         int* nodeCount, int* nodeNext, i64* nodeMax, const int* freeStack,
                                         i64 freeTop, const i64* keys, const i64* values, const int* segStart,
-                                        const int* allocBase, i64* counters) {
+                                        const int* allocBase, i64* counters, WideMerge* wide, int* wideCount) {
     const int w = warp_id_global();
     if (w >= numItems) return;
     const int b = itemBucket ? itemBucket[w] : w;
@@ -492,7 +528,7 @@ extern "C" __global__ void upsert_apply(int numItems, const int* itemBucket, int
         // empty bucket: every node comes off the free stack
         const int first = freeStack[freeTop - 1 - base];
         merge_into_nodes(lane, 0, 0, 0, keys, values, s, e, first, -1, freeStack, freeTop, base + 1, nodeKeys,
-                         nodeValues, nodeCount, nodeNext, nodeMax, &inserted);
+                         nodeValues, nodeCount, nodeNext, nodeMax, &inserted, wide, wideCount);
         if (lane == 0) bucketHead[b] = first;
     } else {
         int p = s;
@@ -508,7 +544,7 @@ extern "C" __global__ void upsert_apply(int numItems, const int* itemBucket, int
                 }
                 base += merge_into_nodes(lane, laneKey, laneVal, cnt, keys, values, p, p2, node, next, freeStack,
                                          freeTop, base, nodeKeys, nodeValues, nodeCount, nodeNext, nodeMax,
-                                         &inserted);
+                                         &inserted, wide, wideCount);
                 __syncwarp();
             }
             p = p2;
@@ -516,6 +552,57 @@ extern "C" __global__ void upsert_apply(int numItems, const int* itemBucket, int
         }
     }
     if (lane == 0 && inserted != 0) atomicAdd((unsigned long long*)&counters[1], (unsigned long long)inserted);
+}
+
+// The recorded wide merges, blockIdx.y naming the merge: each thread places node keys and batch keys at their
+// merged positions (the same arithmetic as merge_into_nodes), then wide_merge_meta links and sizes the nodes.
+extern "C" __global__ void wide_merge_write(const WideMerge* wide, const i64* keys, const i64* values,
+                                            const int* freeStack, i64 freeTop, i64* nodeKeys, i64* nodeValues) {
+    const WideMerge* w = wide + blockIdx.y;
+    __shared__ i64 origKeys[NODE_SIZE];
+    if (threadIdx.x < NODE_SIZE) origKeys[threadIdx.x] = w->origKeys[threadIdx.x];
+    __syncthreads();
+    const int cnt = w->cnt, p = w->p, a = w->p2 - w->p, r = w->r, k = w->k;
+    const unsigned foundMask = w->foundMask;
+    for (int t = blockIdx.x * blockDim.x + threadIdx.x; t < cnt + a; t += gridDim.x * blockDim.x) {
+        i64 key, val;
+        int pos;
+        if (t < cnt) {
+            const int lb = w->origLb[t];
+            key = origKeys[t];
+            val = ((foundMask >> t) & 1u) ? values[p + lb] : w->origValues[t];
+            pos = t + lb - __popc(foundMask & ((1u << t) - 1u));
+        } else {
+            const int i = t - cnt;
+            key = keys[p + i];
+            int less = 0;
+            while (less < cnt && origKeys[less] < key) less++;
+            if (less < cnt && origKeys[less] == key) continue;  // replaces a node key, written above
+            const unsigned below = less >= 32 ? FULL_MASK : ((1u << less) - 1u);
+            val = values[p + i];
+            pos = less + i - __popc(foundMask & below);
+        }
+        const int q = (int)(((i64)(pos + 1) * k + r - 1) / r) - 1;
+        const i64 qStart = (i64)q * r / k;
+        const int id = merge_node_id(q, w->firstNode, freeStack, freeTop, w->allocBase);
+        nodeKeys[(i64)id * NODE_SIZE + (pos - qStart)] = key;
+        nodeValues[(i64)id * NODE_SIZE + (pos - qStart)] = val;
+    }
+}
+
+extern "C" __global__ void wide_merge_meta(const WideMerge* wide, const int* freeStack, i64 freeTop,
+                                           const i64* nodeKeys, int* nodeCount, int* nodeNext, i64* nodeMax) {
+    const WideMerge* w = wide + blockIdx.y;
+    const int r = w->r, k = w->k;
+    for (int q = blockIdx.x * blockDim.x + threadIdx.x; q < k; q += gridDim.x * blockDim.x) {
+        const int id = merge_node_id(q, w->firstNode, freeStack, freeTop, w->allocBase);
+        const int qStart = (int)((i64)q * r / k);
+        const int qEnd = (int)((i64)(q + 1) * r / k);
+        nodeCount[id] = qEnd - qStart;
+        nodeMax[id] = nodeKeys[(i64)id * NODE_SIZE + (qEnd - qStart - 1)];
+        nodeNext[id] = q + 1 < k ? merge_node_id(q + 1, w->firstNode, freeStack, freeTop, w->allocBase)
+                                 : w->tailNext;
+    }
 }
 
 // Single-thread variant for light batches (few keys per touched bucket): one thread per bucket, the same

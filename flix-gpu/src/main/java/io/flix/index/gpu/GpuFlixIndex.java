@@ -65,6 +65,12 @@ public final class GpuFlixIndex implements FlixIndex {
      * ({@code -Dflix.gpu.touchedBucketsRatio}, default 8; a huge value turns it off, for comparisons).
      */
     private static final int TOUCHED_BUCKETS_RATIO = Integer.getInteger("flix.gpu.touchedBucketsRatio", 8);
+    /** A node taking at least this many batch keys is merged by many blocks (as WIDE_MERGE_MIN in the kernels). */
+    private static final int WIDE_MERGE_MIN = 2048;
+    /** sizeof(WideMerge) in the kernels. */
+    private static final int WIDE_MERGE_BYTES = 680;
+    private static final int WIDE_MERGE_BLOCKS = 128;
+    private static final int MAX_GRID_Y = 65535;
     /** Below this many keys per touched bucket an upsert runs the single-thread kernel. */
     private static final double LIGHT_KEYS_PER_BUCKET = 2.0;
 
@@ -88,7 +94,8 @@ public final class GpuFlixIndex implements FlixIndex {
 
     /**
      * [0] free stack top, [1] keys inserted or deleted, [2] buckets touched, [3] batch size after dedupe,
-     * [4] two ints: the first faults found by the device batch check, [5] most nodes one bucket gained.
+     * [4] two ints: the first faults found by the device batch check, or the touched-bucket count, or the count
+     * of wide merges, [5] most nodes one bucket gained. [3] also serves as the most keys one bucket takes.
      */
     private final DeviceBuffer counters;
     private final long[] hostCounters = new long[4];
@@ -112,9 +119,10 @@ public final class GpuFlixIndex implements FlixIndex {
     private final Scratch offsets = new Scratch("offsets");
     private final Scratch keyBuckets = new Scratch("bucket of each batch key");
     private final Scratch touchedBuckets = new Scratch("touched buckets");
+    private final Scratch wideMerges = new Scratch("wide merge records");
     private final Scratch[] scratches = {batchKeys, batchValues, sortedKeys, sortedValues, identity, positions,
         flags, flagPositions, segStart, needNodes, allocBase, cubScratch, outKeys, outValues, counts, offsets,
-        keyBuckets, touchedBuckets};
+        keyBuckets, touchedBuckets, wideMerges};
     /** Where prepareUpdateBatch left the sorted, deduplicated batch. */
     private DeviceBuffer dedupedKeys;
     private DeviceBuffer dedupedValues;
@@ -219,15 +227,31 @@ public final class GpuFlixIndex implements FlixIndex {
                 nodeMax, batch, segStart.buffer(), needNodes.ensure((items + 1L) * Integer.BYTES), counters);
         scanInt(needNodes.buffer(), allocBase.ensure((items + 1L) * Integer.BYTES), items + 1);
         final long nodesNeeded = readInt(allocBase.buffer(), items);
-        final long touched = readLong(counters, 2);
-        ensureFreeNodes(nodesNeeded); // the only step that can fail for memory; nothing has changed yet
-        final boolean fewKeysPerBucket = m < LIGHT_KEYS_PER_BUCKET * touched;
-        final Object[] args = {items, itemBucket, bucketHead, nodeKeys, nodeValues, nodeCount, nodeNext, nodeMax,
-            freeStack, freeTop, batch, dedupedValues.pointer(), segStart.buffer(), allocBase.buffer(), counters};
+        cuMemcpyDtoH(Pointer.to(hostCounters), counters.pointer(), 4L * Long.BYTES);
+        final long touched = hostCounters[2];
+        final long mostKeysInABucket = hostCounters[3];
+        // the only allocations that can fail; nothing has changed yet
+        final DeviceBuffer wide = wideMerges.ensure((m / WIDE_MERGE_MIN + 1L) * WIDE_MERGE_BYTES);
+        ensureFreeNodes(nodesNeeded);
+        final boolean fewKeysPerBucket = m < LIGHT_KEYS_PER_BUCKET * touched && mostKeysInABucket <= 64;
         if (fewKeysPerBucket) {
-            launch("upsert_apply_single", items, args);
+            launch("upsert_apply_single", items, items, itemBucket, bucketHead, nodeKeys, nodeValues, nodeCount,
+                    nodeNext, nodeMax, freeStack, freeTop, batch, dedupedValues.pointer(), segStart.buffer(),
+                    allocBase.buffer(), counters);
         } else {
-            launchWarps("upsert_apply", items, args);
+            final CUdeviceptr wideCount = counters.at(4L * Long.BYTES);
+            launchWarps("upsert_apply", items, items, itemBucket, bucketHead, nodeKeys, nodeValues, nodeCount,
+                    nodeNext, nodeMax, freeStack, freeTop, batch, dedupedValues.pointer(), segStart.buffer(),
+                    allocBase.buffer(), counters, wide, wideCount);
+            final int wideMergeCount = (int) readInt(counters, 8);
+            for (int first = 0; first < wideMergeCount; first += MAX_GRID_Y) {
+                final int jobs = Math.min(MAX_GRID_Y, wideMergeCount - first);
+                final CUdeviceptr jobsAt = wide.at((long) first * WIDE_MERGE_BYTES);
+                launchPerJob("wide_merge_write", jobs, jobsAt, batch, dedupedValues.pointer(), freeStack, freeTop,
+                        nodeKeys, nodeValues);
+                launchPerJob("wide_merge_meta", jobs, jobsAt, freeStack, freeTop, nodeKeys, nodeCount, nodeNext,
+                        nodeMax);
+            }
         }
         freeTop -= nodesNeeded;
         size += readLong(counters, 1);
@@ -884,6 +908,17 @@ public final class GpuFlixIndex implements FlixIndex {
             params[i] = parameter(args[i]);
         }
         cuLaunchKernel(device.function(kernel), (int) blocks, 1, 1, BLOCK, 1, 1, 0, null, Pointer.to(params), null);
+        trace(kernel);
+    }
+
+    /** {@code jobs} rows of WIDE_MERGE_BLOCKS blocks each (blockIdx.y names the job). */
+    private void launchPerJob(String kernel, int jobs, Object... args) {
+        final Pointer[] params = new Pointer[args.length];
+        for (int i = 0; i < args.length; i++) {
+            params[i] = parameter(args[i]);
+        }
+        cuLaunchKernel(device.function(kernel), WIDE_MERGE_BLOCKS, jobs, 1, BLOCK, 1, 1, 0, null,
+                Pointer.to(params), null);
         trace(kernel);
     }
 

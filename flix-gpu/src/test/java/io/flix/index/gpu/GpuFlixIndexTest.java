@@ -158,6 +158,36 @@ class GpuFlixIndexTest {
     }
 
     @Test
+    void largeMergesIntoOneNodeMatchTheOracle() {
+        assumeGpu();
+        final SplittableRandom rnd = new SplittableRandom(23);
+        try (GpuFlixIndex gpu = openGpu(); TreeMapOracle oracle = new TreeMapOracle()) {
+            gpu.autoRestructure(false);
+            // thousands of keys into an empty bucket, then into a node whose keys they partly replace
+            final long[][] first = randomPairs(rnd, 3_000, 1L << 16);
+            gpu.upsert(first[0], first[1], 3_000);
+            oracle.upsert(first[0], first[1], 3_000);
+            assertSameContents(oracle, gpu, "into an empty bucket");
+            final long[] stored = oracle.export().keys();
+            final long[] keys = new long[6_000];
+            final long[] values = new long[6_000];
+            for (int i = 0; i < keys.length; i++) {
+                keys[i] = i % 3 == 0 ? stored[rnd.nextInt(stored.length)] : rnd.nextLong(1L << 16) - (1L << 15);
+                values[i] = rnd.nextLong(Long.MAX_VALUE);
+            }
+            gpu.build(new long[] {0, 10, 20, -10, Long.MIN_VALUE}, new long[] {1, 2, 3, 4, 5}, 5);
+            oracle.build(new long[] {0, 10, 20, -10, Long.MIN_VALUE}, new long[] {1, 2, 3, 4, 5}, 5);
+            gpu.upsert(keys, values, keys.length);
+            oracle.upsert(keys, values, keys.length);
+            assertSameContents(oracle, gpu, "into one node");
+            compareLookups(rnd, oracle, gpu, 1L << 16, "into one node");
+            gpu.upsert(keys, values, keys.length, false); // every key replaced, spread over the chain now
+            oracle.upsert(keys, values, keys.length, false);
+            assertSameContents(oracle, gpu, "replaced");
+        }
+    }
+
+    @Test
     void extremeKeysAndValues() {
         assumeGpu();
         final long[] keys = {Long.MAX_VALUE, Long.MIN_VALUE, 0, -1, 1, Long.MIN_VALUE + 1, Long.MAX_VALUE - 1};
