@@ -175,6 +175,12 @@ class GpuFlixIndexTest {
                 keys[i] = i % 3 == 0 ? stored[rnd.nextInt(stored.length)] : rnd.nextLong(1L << 16) - (1L << 15);
                 values[i] = rnd.nextLong(Long.MAX_VALUE);
             }
+            // the node's own keys are among them: their values are replaced
+            keys[7] = 0;
+            keys[100] = 10;
+            keys[2_000] = 20;
+            keys[5_999] = -10;
+            keys[3_000] = Long.MIN_VALUE;
             gpu.build(new long[] {0, 10, 20, -10, Long.MIN_VALUE}, new long[] {1, 2, 3, 4, 5}, 5);
             oracle.build(new long[] {0, 10, 20, -10, Long.MIN_VALUE}, new long[] {1, 2, 3, 4, 5}, 5);
             gpu.upsert(keys, values, keys.length);
