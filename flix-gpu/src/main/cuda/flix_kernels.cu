@@ -1,0 +1,858 @@
+// FliX index kernels: compiled by nvcc during the Maven build into flix_kernels.fatbin and loaded through the
+// CUDA driver API (JCuda). Keys and values are signed 64-bit; nodes hold NODE_SIZE keys; one warp works on one
+// bucket (compute-to-bucket), lane i holding key i of the node in its registers.
+//
+// Device layout (structure of arrays): bucketMax[B] (the max-key-per-bucket array), bucketHead[B] (first node,
+// -1 for an empty bucket), per node: keys[NODE_SIZE], values[NODE_SIZE], count, next (-1 ends a chain) and
+// nodeMax (largest stored key). Invariants: every node in a chain holds at least one key; keys ascend along a
+// chain; bucket b holds keys in (bucketMax[b-1], bucketMax[b]]; the last bucketMax is INT64_MAX.
+
+#include <cstdint>
+
+#define NODE_SIZE 32
+#define FULL_MASK 0xffffffffu
+// When a merge overflows a node, the keys are spread evenly over nodes filled to about 3/4, leaving room for
+// later inserts without a second split right away.
+#define SPLIT_FILL 24
+
+typedef long long i64;
+
+__device__ __forceinline__ unsigned lanemask_lt() {
+    unsigned m;
+    asm("mov.u32 %0, %%lanemask_lt;" : "=r"(m));
+    return m;
+}
+
+// First index in [lo, hi) whose key is > x.
+__device__ __forceinline__ int upper_bound_global(const i64* keys, int lo, int hi, i64 x) {
+    while (lo < hi) {
+        int mid = lo + ((hi - lo) >> 1);
+        if (keys[mid] <= x) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+}
+
+// First index in [lo, hi) whose key is >= x.
+__device__ __forceinline__ int lower_bound_global(const i64* keys, int lo, int hi, i64 x) {
+    while (lo < hi) {
+        int mid = lo + ((hi - lo) >> 1);
+        if (keys[mid] < x) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+}
+
+// First index in [0, cnt) of the warp's register-held node keys that is >= x (cnt when none). Every lane takes
+// part (the shuffles need the whole warp); each lane searches for its own x.
+__device__ __forceinline__ int lower_bound_lanes(i64 laneKey, int cnt, i64 x) {
+    int lo = 0;
+    int len = cnt;
+#pragma unroll
+    for (int step = 0; step < 6; step++) {
+        int half = len >> 1;
+        int probe = min(lo + half, NODE_SIZE - 1);
+        i64 k = __shfl_sync(FULL_MASK, laneKey, probe);
+        if (len > 0) {
+            if (k < x) {
+                lo = lo + half + 1;
+                len = len - half - 1;
+            } else {
+                len = half;
+            }
+        }
+    }
+    return lo;
+}
+
+__device__ __forceinline__ int warp_id_global() {
+    return (int)((blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x) >> 5);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Batch preparation
+
+extern "C" __global__ void iota_u32(unsigned* out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = (unsigned)i;
+}
+
+extern "C" __global__ void gather_i64(const i64* src, const unsigned* perm, i64* dst, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) dst[i] = src[perm[i]];
+}
+
+// flags[i] = 1 where keys[i] is the last of its run of equal keys: after a stable sort that is the key's last
+// occurrence in batch order, the one that wins.
+extern "C" __global__ void flag_last_of_run(const i64* keys, int n, int* flags) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) flags[i] = (i == n - 1 || keys[i] != keys[i + 1]) ? 1 : 0;
+}
+
+extern "C" __global__ void compact_flagged(const i64* keys, const i64* values, const int* flags, const int* pos,
+                                           int n, i64* keysOut, i64* valuesOut, i64* countOut) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n && flags[i]) {
+        keysOut[pos[i]] = keys[i];
+        valuesOut[pos[i]] = values[i];
+    }
+    if (i == n - 1) *countOut = (i64)pos[i] + flags[i];
+}
+
+// Batch checks on the device (cheaper than a host pass over a large batch): firstBad[0] = smallest i with
+// values[i] == NOT_FOUND (values may be null), firstBad[1] = smallest i with keys[i - 1] > keys[i] (when asked).
+extern "C" __global__ void check_batch(const i64* keys, const i64* values, int n, int checkSorted, int* firstBad) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    if (values && values[i] == INT64_MIN) atomicMin(&firstBad[0], i);
+    if (checkSorted && i > 0 && keys[i - 1] > keys[i]) atomicMin(&firstBad[1], i);
+}
+
+// Common step. The bucket kernels below run over work items: item w is bucket itemBucket[w] (or bucket w where
+// itemBucket is null) with the batch slice [segStart[w], segStart[w + 1]).
+//
+// Heavy batches: one item per bucket. segStart[b] = first batch index whose key belongs to bucket b or a later
+// one; segStart[B] = n. One thread per bucket boundary binary-searches the sorted batch.
+extern "C" __global__ void bucket_slices(const i64* bucketMax, int numBuckets, const i64* keys, int n,
+                                         int* segStart) {
+    int b = blockIdx.x * blockDim.x + threadIdx.x;
+    if (b > numBuckets) return;
+    if (b == 0) { segStart[0] = 0; return; }
+    if (b == numBuckets) { segStart[b] = n; return; }
+    segStart[b] = upper_bound_global(keys, 0, n, bucketMax[b - 1]);
+}
+
+// Light batches (far fewer keys than buckets): one item per touched bucket, so that no warp is started for a
+// bucket without work. Each key finds its bucket in bucketMax; flags[i] marks the first key of a bucket.
+__device__ __forceinline__ int bucket_of(const i64* bucketMax, int numBuckets, i64 key) {
+    int lo = 0, hi = numBuckets - 1;  // the last bucketMax is INT64_MAX: every key has a bucket
+    while (lo < hi) {
+        int mid = (lo + hi) >> 1;
+        if (bucketMax[mid] < key) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+}
+
+extern "C" __global__ void touched_buckets(const i64* bucketMax, int numBuckets, const i64* keys, int n, int* flags,
+                                           int* keyBucket) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const int b = bucket_of(bucketMax, numBuckets, keys[i]);
+    keyBucket[i] = b;
+    flags[i] = (i == 0 || b != bucket_of(bucketMax, numBuckets, keys[i - 1])) ? 1 : 0;
+}
+
+// itemBucket[j] and segStart[j] for the j-th touched bucket, segStart[T] = n, *itemCount = T.
+extern "C" __global__ void compact_touched(const int* flags, const int* pos, const int* keyBucket, int n,
+                                           int* itemBucket, int* segStart, int* itemCount) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    if (flags[i]) {
+        itemBucket[pos[i]] = keyBucket[i];
+        segStart[pos[i]] = i;
+    }
+    if (i == n - 1) {
+        segStart[pos[i] + flags[i]] = n;
+        *itemCount = pos[i] + flags[i];
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Build: the sorted, deduplicated pairs cut into one node per bucket, perNode keys each.
+
+extern "C" __global__ void build_nodes(const i64* keys, const i64* values, i64 m, int perNode, int numBuckets,
+                                       i64* nodeKeys, i64* nodeValues) {
+    i64 t = blockIdx.x * (i64)blockDim.x + threadIdx.x;
+    i64 node = t / NODE_SIZE;
+    int slot = (int)(t % NODE_SIZE);
+    if (node >= numBuckets || slot >= perNode) return;
+    i64 i = node * perNode + slot;
+    if (i < m) {
+        nodeKeys[node * NODE_SIZE + slot] = keys[i];
+        nodeValues[node * NODE_SIZE + slot] = values[i];
+    }
+}
+
+extern "C" __global__ void build_buckets(const i64* keys, i64 m, int perNode, int numBuckets, i64* bucketMax,
+                                         int* bucketHead, int* nodeCount, int* nodeNext, i64* nodeMax) {
+    int b = blockIdx.x * blockDim.x + threadIdx.x;
+    if (b >= numBuckets) return;
+    i64 first = (i64)b * perNode;
+    i64 last = min(m, first + perNode) - 1;
+    int cnt = (int)(last - first + 1);
+    if (cnt > 0) {  // only the single bucket of an empty index has none
+        bucketHead[b] = b;
+        nodeCount[b] = cnt;
+        nodeNext[b] = -1;
+        nodeMax[b] = keys[last];
+    } else {
+        bucketHead[b] = -1;
+    }
+    bucketMax[b] = (b == numBuckets - 1 || cnt <= 0) ? INT64_MAX : keys[last];
+}
+
+// freeStack[from + i] = firstNode + i for i in [0, count).
+extern "C" __global__ void fill_free_stack(int* freeStack, i64 from, int firstNode, int count) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < count) freeStack[from + i] = firstNode + i;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Lookups: get (mode 0), ceiling (1), floor (2). The queries are sorted; perm (may be null) maps sorted position
+// to the caller's position. Lanes take 32 queries at a time and resolve them against the node in registers; the
+// warp moves along the chain as the queries grow.
+
+#define MODE_GET 0
+#define MODE_CEILING 1
+#define MODE_FLOOR 2
+#define NOT_FOUND_VALUE INT64_MIN
+
+__device__ void ceiling_from_next_buckets(int b, int numBuckets, const int* bucketHead, const i64* nodeKeys,
+                                          const i64* nodeValues, i64* k, i64* v, bool* found) {
+    for (int bb = b + 1; bb < numBuckets; bb++) {
+        int h = bucketHead[bb];
+        if (h >= 0) {
+            *k = nodeKeys[(i64)h * NODE_SIZE];
+            *v = nodeValues[(i64)h * NODE_SIZE];
+            *found = true;
+            return;
+        }
+    }
+    *found = false;
+}
+
+__device__ void floor_from_previous_buckets(int b, const int* bucketHead, const i64* nodeKeys,
+                                            const i64* nodeValues, const int* nodeCount, const int* nodeNext,
+                                            i64* k, i64* v, bool* found) {
+    for (int bb = b - 1; bb >= 0; bb--) {
+        int h = bucketHead[bb];
+        if (h >= 0) {
+            while (nodeNext[h] >= 0) h = nodeNext[h];
+            i64 at = (i64)h * NODE_SIZE + nodeCount[h] - 1;
+            *k = nodeKeys[at];
+            *v = nodeValues[at];
+            *found = true;
+            return;
+        }
+    }
+    *found = false;
+}
+
+extern "C" __global__ void lookup(int mode, int numBuckets, int numItems, const int* itemBucket,
+                                  const int* bucketHead, const i64* nodeKeys,
+                                  const i64* nodeValues, const int* nodeCount, const int* nodeNext,
+                                  const i64* nodeMax, const i64* queries, const unsigned* perm,
+                                  const int* segStart, i64* keysOut, i64* valuesOut) {
+    const int w = warp_id_global();
+    if (w >= numItems) return;
+    const int b = itemBucket ? itemBucket[w] : w;
+    const int lane = threadIdx.x & 31;
+    const int s = segStart[w];
+    const int e = segStart[w + 1];
+    if (s == e) return;
+
+    int node = bucketHead[b];
+    i64 laneKey = 0, laneVal = 0, bound = INT64_MAX;
+    int cnt = 0;
+    bool hasPrev = false;
+    i64 prevKey = 0, prevVal = 0;
+    if (node >= 0) {
+        cnt = nodeCount[node];
+        if (lane < cnt) {
+            laneKey = nodeKeys[(i64)node * NODE_SIZE + lane];
+            laneVal = nodeValues[(i64)node * NODE_SIZE + lane];
+        }
+        bound = nodeNext[node] >= 0 ? nodeMax[node] : INT64_MAX;
+    }
+
+    for (int c = s; c < e; c += 32) {
+        const int j = c + lane;
+        const bool active = j < e;
+        const i64 q = active ? queries[j] : 0;
+        bool resolved = !active;
+        bool found = false;
+        bool fallback = false;
+        i64 outK = 0, outV = NOT_FOUND_VALUE;
+        while (true) {
+            const bool mine = !resolved && q <= bound;
+            if (node < 0) {
+                // empty bucket: nothing here, look beyond it
+                if (mine) fallback = mode != MODE_GET;
+            } else {
+                const int lb = lower_bound_lanes(laneKey, cnt, q);
+                const int probe = min(lb, NODE_SIZE - 1);
+                const i64 kAt = __shfl_sync(FULL_MASK, laneKey, probe);
+                const i64 vAt = __shfl_sync(FULL_MASK, laneVal, probe);
+                const bool hit = lb < cnt && kAt == q;
+                const int below = hit ? lb : lb - 1;  // floor position
+                const int belowProbe = max(0, below);
+                const i64 kBelow = __shfl_sync(FULL_MASK, laneKey, belowProbe);
+                const i64 vBelow = __shfl_sync(FULL_MASK, laneVal, belowProbe);
+                if (mine) {
+                    if (mode == MODE_GET) {
+                        if (hit) { found = true; outK = kAt; outV = vAt; }
+                    } else if (mode == MODE_CEILING) {
+                        if (lb < cnt) { found = true; outK = kAt; outV = vAt; }
+                        else fallback = true;
+                    } else {
+                        if (below >= 0) { found = true; outK = kBelow; outV = vBelow; }
+                        else if (hasPrev) { found = true; outK = prevKey; outV = prevVal; }
+                        else fallback = true;
+                    }
+                }
+            }
+            resolved = resolved || mine;
+            if (__all_sync(FULL_MASK, resolved)) break;
+            // some query lies beyond this node: move along the chain (never past its end, where bound is MAX)
+            if (cnt > 0) {
+                hasPrev = true;
+                prevKey = __shfl_sync(FULL_MASK, laneKey, cnt - 1);
+                prevVal = __shfl_sync(FULL_MASK, laneVal, cnt - 1);
+            }
+            node = nodeNext[node];
+            cnt = nodeCount[node];
+            laneKey = 0;
+            laneVal = 0;
+            if (lane < cnt) {
+                laneKey = nodeKeys[(i64)node * NODE_SIZE + lane];
+                laneVal = nodeValues[(i64)node * NODE_SIZE + lane];
+            }
+            bound = nodeNext[node] >= 0 ? nodeMax[node] : INT64_MAX;
+        }
+        if (active) {
+            if (fallback) {
+                if (mode == MODE_CEILING) {
+                    ceiling_from_next_buckets(b, numBuckets, bucketHead, nodeKeys, nodeValues, &outK, &outV,
+                                              &found);
+                } else {
+                    floor_from_previous_buckets(b, bucketHead, nodeKeys, nodeValues, nodeCount, nodeNext, &outK,
+                                                &outV, &found);
+                }
+            }
+            const unsigned at = perm ? perm[j] : (unsigned)j;
+            if (!found) { outK = 0; outV = NOT_FOUND_VALUE; }
+            valuesOut[at] = outV;
+            if (keysOut) keysOut[at] = outK;
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Upsert (TL-Bulk). For each node of a bucket the keys routed to it are those <= its nodeMax (the chain's last
+// node takes the rest). Merging them gives r keys; r <= 32 stays in the node, more are spread over
+// ceil(r / SPLIT_FILL) nodes, the first being the old node and the others taken from the free stack. A count
+// pass computes the nodes each bucket needs, so the host can grow the pool before anything changes.
+
+// Number of nodes a merge of r keys occupies.
+__device__ __forceinline__ int nodes_for(int r) {
+    return r <= NODE_SIZE ? 1 : (r + SPLIT_FILL - 1) / SPLIT_FILL;
+}
+
+// The batch keys of [p, e) routed to a node: [p, returned) holds those <= bound.
+__device__ __forceinline__ int routed_end(const i64* keys, int p, int e, i64 bound, bool lastNode) {
+    return lastNode ? e : upper_bound_global(keys, p, e, bound);
+}
+
+// Warp-wide: how many of the node's keys (lane < cnt) appear among keys[p, p2); the lanes' flags in *foundMask,
+// and each lane's lower bound (relative to p) of its key in the batch segment.
+__device__ __forceinline__ int match_node_keys(const i64* keys, int p, int p2, i64 laneKey, int cnt, int lane,
+                                               unsigned* foundMask, int* laneLb) {
+    int lb = 0;
+    bool found = false;
+    if (lane < cnt) {
+        int pos = lower_bound_global(keys, p, p2, laneKey);
+        found = pos < p2 && keys[pos] == laneKey;
+        lb = pos - p;
+    }
+    *laneLb = lb;
+    *foundMask = __ballot_sync(FULL_MASK, found);
+    return __popc(*foundMask);
+}
+
+// counters: [0] free stack top, [1] keys inserted or deleted, [2] buckets touched, [3] most keys one bucket
+// takes, [5] most nodes one bucket gains (how much the longest chain may grow)
+extern "C" __global__ void upsert_count(int numItems, const int* itemBucket, const int* bucketHead,
+                                        const i64* nodeKeys,
+                                        const int* nodeCount, const int* nodeNext, const i64* nodeMax,
+                                        const i64* keys, const int* segStart, int* needNodes, i64* counters) {
+    const int w = warp_id_global();
+    if (w > numItems) return;
+    const int lane = threadIdx.x & 31;
+    if (w == numItems) {  // the scan's extra element, so the exclusive scan's last entry is the total
+        if (lane == 0) needNodes[w] = 0;
+        return;
+    }
+    const int b = itemBucket ? itemBucket[w] : w;
+    const int s = segStart[w];
+    const int e = segStart[w + 1];
+    int need = 0;
+    if (s < e) {
+        int node = bucketHead[b];
+        if (node < 0) {
+            need = nodes_for(e - s);
+        } else {
+            int p = s;
+            while (node >= 0 && p < e) {
+                const int next = nodeNext[node];
+                const int p2 = routed_end(keys, p, e, nodeMax[node], next < 0);
+                if (p2 > p) {
+                    const int cnt = nodeCount[node];
+                    const i64 laneKey = lane < cnt ? nodeKeys[(i64)node * NODE_SIZE + lane] : 0;
+                    unsigned foundMask;
+                    int lb;
+                    const int dup = match_node_keys(keys, p, p2, laneKey, cnt, lane, &foundMask, &lb);
+                    need += nodes_for(cnt + (p2 - p) - dup) - 1;
+                }
+                p = p2;
+                node = next;
+            }
+        }
+        if (lane == 0) {
+            atomicAdd((unsigned long long*)&counters[2], 1ull);
+            atomicMax((unsigned long long*)&counters[3], (unsigned long long)(e - s));
+            if (need > 0) atomicMax((unsigned long long*)&counters[5], (unsigned long long)need);
+        }
+    }
+    if (lane == 0) needNodes[w] = need;
+}
+
+// A merge too large for one warp to write quickly (a bucket taking a big share of the batch): the warp records it
+// and wide_merge_write / wide_merge_meta write it with many blocks after upsert_apply.
+#define WIDE_MERGE_MIN 2048
+struct WideMerge {
+    i64 origKeys[NODE_SIZE];
+    i64 origValues[NODE_SIZE];
+    int origLb[NODE_SIZE];  // per node key: its lower bound in the batch segment, relative to p
+    unsigned foundMask;     // node keys also in the batch segment (their values are replaced)
+    int cnt, p, p2, r, k, firstNode, tailNext;
+    i64 allocBase;
+};
+static_assert(sizeof(WideMerge) == 680, "the host sizes WideMerge records as 680 bytes");
+
+// The id of the q-th node of a merge: q = 0 is the node merged into (firstNode), the others come off the free
+// stack, the bucket's share starting at allocBase.
+__device__ __forceinline__ int merge_node_id(int q, int firstNode, const int* freeStack, i64 freeTop,
+                                             i64 allocBase) {
+    return q == 0 ? firstNode : freeStack[freeTop - 1 - (allocBase + q - 1)];
+}
+
+// Merges keys[p, p2) into the node (cnt keys lifted into laneKey/laneVal; cnt = 0 for an empty bucket) and
+// writes the r merged pairs over k nodes. Returns k - 1, the nodes taken from the free stack.
+__device__ int merge_into_nodes(int lane, i64 laneKey, i64 laneVal, int cnt, const i64* keys, const i64* values,
+                                int p, int p2, int firstNode, int tailNext, const int* freeStack, i64 freeTop,
+                                i64 allocBase, i64* nodeKeys, i64* nodeValues, int* nodeCount, int* nodeNext,
+                                i64* nodeMax, long long* inserted, WideMerge* wide, int* wideCount) {
+    unsigned foundMask;
+    int lb;
+    const int dup = match_node_keys(keys, p, p2, laneKey, cnt, lane, &foundMask, &lb);
+    const int a = p2 - p;
+    const int r = cnt + a - dup;
+    const int k = nodes_for(r);
+    if (a >= WIDE_MERGE_MIN) {
+        int job = 0;
+        if (lane == 0) job = atomicAdd(wideCount, 1);
+        job = __shfl_sync(FULL_MASK, job, 0);
+        WideMerge* w = wide + job;
+        w->origKeys[lane] = laneKey;
+        w->origValues[lane] = laneVal;
+        w->origLb[lane] = lb;
+        if (lane == 0) {
+            w->foundMask = foundMask;
+            w->cnt = cnt;
+            w->p = p;
+            w->p2 = p2;
+            w->r = r;
+            w->k = k;
+            w->firstNode = firstNode;
+            w->tailNext = tailNext;
+            w->allocBase = allocBase;
+        }
+        *inserted += r - cnt;
+        return k - 1;
+    }
+    __syncwarp();
+    // the node's own keys move right by the number of new keys before them
+    if (lane < cnt) {
+        const int pos = lane + lb - __popc(foundMask & lanemask_lt());
+        const bool replaced = (foundMask >> lane) & 1u;
+        const i64 v = replaced ? values[p + lb] : laneVal;
+        const int q = (int)(((i64)(pos + 1) * k + r - 1) / r) - 1;
+        const i64 qStart = (i64)q * r / k;
+        const int id = merge_node_id(q, firstNode, freeStack, freeTop, allocBase);
+        nodeKeys[(i64)id * NODE_SIZE + (pos - qStart)] = laneKey;
+        nodeValues[(i64)id * NODE_SIZE + (pos - qStart)] = v;
+    }
+    // new keys land after the node keys below them; keys already in the node were handled above
+    for (int t0 = 0; t0 < a; t0 += 32) {
+        const int t = t0 + lane;
+        const i64 key = t < a ? keys[p + t] : 0;
+        const int less = lower_bound_lanes(laneKey, cnt, key);
+        const i64 kAt = __shfl_sync(FULL_MASK, laneKey, min(less, NODE_SIZE - 1));
+        if (t < a && !(less < cnt && kAt == key)) {
+            const unsigned below = less >= 32 ? FULL_MASK : ((1u << less) - 1u);
+            const int pos = less + t - __popc(foundMask & below);
+            const int q = (int)(((i64)(pos + 1) * k + r - 1) / r) - 1;
+            const i64 qStart = (i64)q * r / k;
+            const int id = merge_node_id(q, firstNode, freeStack, freeTop, allocBase);
+            nodeKeys[(i64)id * NODE_SIZE + (pos - qStart)] = key;
+            nodeValues[(i64)id * NODE_SIZE + (pos - qStart)] = values[p + t];
+        }
+    }
+    __syncwarp();
+    for (int q = lane; q < k; q += 32) {
+        const int id = merge_node_id(q, firstNode, freeStack, freeTop, allocBase);
+        const int qStart = (int)((i64)q * r / k);
+        const int qEnd = (int)((i64)(q + 1) * r / k);
+        nodeCount[id] = qEnd - qStart;
+        nodeMax[id] = nodeKeys[(i64)id * NODE_SIZE + (qEnd - qStart - 1)];
+        nodeNext[id] = q + 1 < k ? merge_node_id(q + 1, firstNode, freeStack, freeTop, allocBase) : tailNext;
+    }
+    *inserted += r - cnt;
+    return k - 1;
+}
+
+extern "C" __global__ void upsert_apply(int numItems, const int* itemBucket, int* bucketHead, i64* nodeKeys,
+                                        i64* nodeValues,
+                                        int* nodeCount, int* nodeNext, i64* nodeMax, const int* freeStack,
+                                        i64 freeTop, const i64* keys, const i64* values, const int* segStart,
+                                        const int* allocBase, i64* counters, WideMerge* wide, int* wideCount) {
+    const int w = warp_id_global();
+    if (w >= numItems) return;
+    const int b = itemBucket ? itemBucket[w] : w;
+    const int lane = threadIdx.x & 31;
+    const int s = segStart[w];
+    const int e = segStart[w + 1];
+    if (s == e) return;
+    i64 base = allocBase[w];
+    long long inserted = 0;
+    int node = bucketHead[b];
+    if (node < 0) {
+        // empty bucket: every node comes off the free stack
+        const int first = freeStack[freeTop - 1 - base];
+        merge_into_nodes(lane, 0, 0, 0, keys, values, s, e, first, -1, freeStack, freeTop, base + 1, nodeKeys,
+                         nodeValues, nodeCount, nodeNext, nodeMax, &inserted, wide, wideCount);
+        if (lane == 0) bucketHead[b] = first;
+    } else {
+        int p = s;
+        while (node >= 0 && p < e) {
+            const int next = nodeNext[node];
+            const int p2 = routed_end(keys, p, e, nodeMax[node], next < 0);
+            if (p2 > p) {
+                const int cnt = nodeCount[node];
+                i64 laneKey = 0, laneVal = 0;
+                if (lane < cnt) {
+                    laneKey = nodeKeys[(i64)node * NODE_SIZE + lane];
+                    laneVal = nodeValues[(i64)node * NODE_SIZE + lane];
+                }
+                base += merge_into_nodes(lane, laneKey, laneVal, cnt, keys, values, p, p2, node, next, freeStack,
+                                         freeTop, base, nodeKeys, nodeValues, nodeCount, nodeNext, nodeMax,
+                                         &inserted, wide, wideCount);
+                __syncwarp();
+            }
+            p = p2;
+            node = next;
+        }
+    }
+    if (lane == 0 && inserted != 0) atomicAdd((unsigned long long*)&counters[1], (unsigned long long)inserted);
+}
+
+// The recorded wide merges, blockIdx.y naming the merge: each thread places node keys and batch keys at their
+// merged positions (the same arithmetic as merge_into_nodes), then wide_merge_meta links and sizes the nodes.
+extern "C" __global__ void wide_merge_write(const WideMerge* wide, const i64* keys, const i64* values,
+                                            const int* freeStack, i64 freeTop, i64* nodeKeys, i64* nodeValues) {
+    const WideMerge* w = wide + blockIdx.y;
+    __shared__ i64 origKeys[NODE_SIZE];
+    if (threadIdx.x < NODE_SIZE) origKeys[threadIdx.x] = w->origKeys[threadIdx.x];
+    __syncthreads();
+    const int cnt = w->cnt, p = w->p, a = w->p2 - w->p, r = w->r, k = w->k;
+    const unsigned foundMask = w->foundMask;
+    for (int t = blockIdx.x * blockDim.x + threadIdx.x; t < cnt + a; t += gridDim.x * blockDim.x) {
+        i64 key, val;
+        int pos;
+        if (t < cnt) {
+            const int lb = w->origLb[t];
+            key = origKeys[t];
+            val = ((foundMask >> t) & 1u) ? values[p + lb] : w->origValues[t];
+            pos = t + lb - __popc(foundMask & ((1u << t) - 1u));
+        } else {
+            const int i = t - cnt;
+            key = keys[p + i];
+            int less = 0;
+            while (less < cnt && origKeys[less] < key) less++;
+            if (less < cnt && origKeys[less] == key) continue;  // replaces a node key, written above
+            const unsigned below = less >= 32 ? FULL_MASK : ((1u << less) - 1u);
+            val = values[p + i];
+            pos = less + i - __popc(foundMask & below);
+        }
+        const int q = (int)(((i64)(pos + 1) * k + r - 1) / r) - 1;
+        const i64 qStart = (i64)q * r / k;
+        const int id = merge_node_id(q, w->firstNode, freeStack, freeTop, w->allocBase);
+        nodeKeys[(i64)id * NODE_SIZE + (pos - qStart)] = key;
+        nodeValues[(i64)id * NODE_SIZE + (pos - qStart)] = val;
+    }
+}
+
+extern "C" __global__ void wide_merge_meta(const WideMerge* wide, const int* freeStack, i64 freeTop,
+                                           const i64* nodeKeys, int* nodeCount, int* nodeNext, i64* nodeMax) {
+    const WideMerge* w = wide + blockIdx.y;
+    const int r = w->r, k = w->k;
+    for (int q = blockIdx.x * blockDim.x + threadIdx.x; q < k; q += gridDim.x * blockDim.x) {
+        const int id = merge_node_id(q, w->firstNode, freeStack, freeTop, w->allocBase);
+        const int qStart = (int)((i64)q * r / k);
+        const int qEnd = (int)((i64)(q + 1) * r / k);
+        nodeCount[id] = qEnd - qStart;
+        nodeMax[id] = nodeKeys[(i64)id * NODE_SIZE + (qEnd - qStart - 1)];
+        nodeNext[id] = q + 1 < k ? merge_node_id(q + 1, w->firstNode, freeStack, freeTop, w->allocBase)
+                                 : w->tailNext;
+    }
+}
+
+// Single-thread variant for light batches (few keys per touched bucket): one thread per bucket, the same
+// routing and node allocation as the tiled kernel (so upsert_count serves both), keys shifted right in place
+// by a backward merge: each node key moves right by the number of new keys below it.
+extern "C" __global__ void upsert_apply_single(int numItems, const int* itemBucket, int* bucketHead,
+                                               i64* nodeKeys, i64* nodeValues,
+                                               int* nodeCount, int* nodeNext, i64* nodeMax, const int* freeStack,
+                                               i64 freeTop, const i64* keys, const i64* values,
+                                               const int* segStart, const int* allocBase, i64* counters) {
+    const int w = blockIdx.x * blockDim.x + threadIdx.x;
+    if (w >= numItems) return;
+    const int b = itemBucket ? itemBucket[w] : w;
+    const int s = segStart[w];
+    const int e = segStart[w + 1];
+    if (s == e) return;
+    i64 base = allocBase[w];
+    long long inserted = 0;
+    int node = bucketHead[b];
+    int p = s;
+    const bool emptyBucket = node < 0;
+    while (p < e && (emptyBucket || node >= 0)) {
+        const int next = emptyBucket ? -1 : nodeNext[node];
+        const int p2 = emptyBucket ? e : routed_end(keys, p, e, nodeMax[node], next < 0);
+        if (p2 > p) {
+            const int cnt = emptyBucket ? 0 : nodeCount[node];
+            const i64 nodeBase = (i64)node * NODE_SIZE;
+            // r: merged size (new keys equal to a node key replace its value)
+            int dup = 0;
+            for (int i = 0, t = p; i < cnt && t < p2;) {
+                const i64 ki = nodeKeys[nodeBase + i];
+                if (ki < keys[t]) i++;
+                else if (ki > keys[t]) t++;
+                else { dup++; i++; t++; }
+            }
+            const int r = cnt + (p2 - p) - dup;
+            const int k = nodes_for(r);
+            const i64 alloc = emptyBucket ? base + 1 : base;
+            const int first = emptyBucket ? freeStack[freeTop - 1 - base] : node;
+            // backward merge: the write position never falls below the read position of the node's keys
+            int i = cnt - 1;
+            int t = p2 - 1;
+            for (int pos = r - 1; pos >= 0; pos--) {
+                i64 key, val;
+                if (t >= p && (i < 0 || keys[t] >= nodeKeys[nodeBase + i])) {
+                    key = keys[t];
+                    val = values[t];
+                    if (i >= 0 && nodeKeys[nodeBase + i] == key) i--;  // replaced
+                    t--;
+                } else {
+                    key = nodeKeys[nodeBase + i];
+                    val = nodeValues[nodeBase + i];
+                    i--;
+                }
+                const int q = (int)(((i64)(pos + 1) * k + r - 1) / r) - 1;
+                const i64 qStart = (i64)q * r / k;
+                const int id = merge_node_id(q, first, freeStack, freeTop, alloc);
+                nodeKeys[(i64)id * NODE_SIZE + (pos - qStart)] = key;
+                nodeValues[(i64)id * NODE_SIZE + (pos - qStart)] = val;
+            }
+            for (int q = 0; q < k; q++) {
+                const int id = merge_node_id(q, first, freeStack, freeTop, alloc);
+                const int qStart = (int)((i64)q * r / k);
+                const int qEnd = (int)((i64)(q + 1) * r / k);
+                nodeCount[id] = qEnd - qStart;
+                nodeMax[id] = nodeKeys[(i64)id * NODE_SIZE + (qEnd - qStart - 1)];
+                nodeNext[id] = q + 1 < k ? merge_node_id(q + 1, first, freeStack, freeTop, alloc) : next;
+            }
+            if (emptyBucket) bucketHead[b] = first;
+            base += emptyBucket ? k : k - 1;
+            inserted += r - cnt;
+        }
+        p = p2;
+        node = next;
+        if (emptyBucket) break;
+    }
+    if (inserted != 0) atomicAdd((unsigned long long*)&counters[1], (unsigned long long)inserted);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Delete (TL-Bulk with compaction). Lanes flag their node key when it is among the keys routed to the node,
+// survivors shift left by the number of flagged keys before them, and a node left empty is unlinked and pushed
+// onto the free stack (counters[0] is its top).
+
+extern "C" __global__ void delete_apply(int numItems, const int* itemBucket, int* bucketHead, i64* nodeKeys,
+                                        i64* nodeValues,
+                                        int* nodeCount, int* nodeNext, i64* nodeMax, int* freeStack,
+                                        const i64* keys, const int* segStart, i64* counters) {
+    const int w = warp_id_global();
+    if (w >= numItems) return;
+    const int b = itemBucket ? itemBucket[w] : w;
+    const int lane = threadIdx.x & 31;
+    const int s = segStart[w];
+    const int e = segStart[w + 1];
+    if (s == e) return;
+    long long deleted = 0;
+    int prev = -1;
+    int node = bucketHead[b];
+    int p = s;
+    while (node >= 0 && p < e) {
+        const int next = nodeNext[node];
+        const int p2 = routed_end(keys, p, e, nodeMax[node], next < 0);
+        bool freed = false;
+        if (p2 > p) {
+            const int cnt = nodeCount[node];
+            const i64 at = (i64)node * NODE_SIZE + lane;
+            i64 laneKey = 0, laneVal = 0;
+            bool keep = false;
+            if (lane < cnt) {
+                laneKey = nodeKeys[at];
+                laneVal = nodeValues[at];
+                const int pos = lower_bound_global(keys, p, p2, laneKey);
+                keep = !(pos < p2 && keys[pos] == laneKey);
+            }
+            const unsigned keepMask = __ballot_sync(FULL_MASK, keep);
+            const int kept = __popc(keepMask);
+            __syncwarp();
+            if (kept < cnt) {
+                if (keep) {
+                    const i64 to = (i64)node * NODE_SIZE + __popc(keepMask & lanemask_lt());
+                    nodeKeys[to] = laneKey;
+                    nodeValues[to] = laneVal;
+                }
+                deleted += cnt - kept;
+                if (lane == 0) {
+                    nodeCount[node] = kept;
+                    if (kept == 0) {
+                        if (prev < 0) bucketHead[b] = next; else nodeNext[prev] = next;
+                        const unsigned long long top = atomicAdd((unsigned long long*)&counters[0], 1ull);
+                        freeStack[top] = node;
+                    }
+                }
+                if (kept > 0) {
+                    const int lastLane = 31 - __clz(keepMask);
+                    const i64 newMax = __shfl_sync(FULL_MASK, laneKey, lastLane);
+                    if (lane == 0) nodeMax[node] = newMax;
+                }
+                freed = kept == 0;
+            }
+            __syncwarp();
+        }
+        if (!freed) prev = node;
+        p = p2;
+        node = next;
+    }
+    if (lane == 0 && deleted != 0) atomicAdd((unsigned long long*)&counters[1], (unsigned long long)deleted);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Ranges: one warp per range [lo, hi]. Pass 0 writes the count (at most limit), pass 1 fills at offsets.
+
+extern "C" __global__ void range_query(int pass, int numRanges, const i64* lo, const i64* hi, int limit,
+                                       int numBuckets, const i64* bucketMax, const int* bucketHead,
+                                       const i64* nodeKeys, const i64* nodeValues, const int* nodeCount,
+                                       const int* nodeNext, const i64* nodeMax, i64* counts,
+                                       const i64* offsets, i64* keysOut, i64* valuesOut) {
+    const int r = warp_id_global();
+    if (r >= numRanges) return;
+    const int lane = threadIdx.x & 31;
+    const i64 low = lo[r];
+    const i64 high = hi[r];
+    // the first bucket whose max is >= low
+    int b = 0;
+    {
+        int l = 0, h = numBuckets - 1;
+        while (l < h) {
+            int mid = (l + h) >> 1;
+            if (bucketMax[mid] < low) l = mid + 1; else h = mid;
+        }
+        b = l;
+    }
+    i64 taken = 0;
+    const i64 base = pass == 1 ? offsets[r] : 0;
+    bool done = false;
+    for (; b < numBuckets && !done; b++) {
+        int node = bucketHead[b];
+        // skip nodes wholly below low
+        while (node >= 0 && nodeMax[node] < low) node = nodeNext[node];
+        for (; node >= 0 && !done; node = nodeNext[node]) {
+            const int cnt = nodeCount[node];
+            i64 key = 0;
+            bool in = false;
+            if (lane < cnt) {
+                key = nodeKeys[(i64)node * NODE_SIZE + lane];
+                in = key >= low && key <= high;
+            }
+            const unsigned inMask = __ballot_sync(FULL_MASK, in);
+            const int rank = __popc(inMask & lanemask_lt());
+            if (in && taken + rank < limit && pass == 1) {
+                keysOut[base + taken + rank] = key;
+                valuesOut[base + taken + rank] = nodeValues[(i64)node * NODE_SIZE + lane];
+            }
+            taken += __popc(inMask);
+            if (taken >= limit || __any_sync(FULL_MASK, lane < cnt && key > high)) done = true;
+        }
+        if (bucketMax[b] >= high) done = true;
+    }
+    if (pass == 0 && lane == 0) counts[r] = min(taken, (i64)limit);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Export: pairs with key >= fromKey in key order. Pass 0 counts per bucket, pass 1 writes at the scanned
+// offsets, keeping only positions below limit.
+
+extern "C" __global__ void export_pairs(int pass, int numBuckets, const i64* bucketMax, const int* bucketHead,
+                                        const i64* nodeKeys, const i64* nodeValues, const int* nodeCount,
+                                        const int* nodeNext, i64 fromKey, i64* counts, const i64* offsets,
+                                        i64 limit, i64* keysOut, i64* valuesOut) {
+    const int b = warp_id_global();
+    if (b > numBuckets) return;
+    const int lane = threadIdx.x & 31;
+    if (b == numBuckets) {  // the scan's extra element
+        if (pass == 0 && lane == 0) counts[b] = 0;
+        return;
+    }
+    const bool skip = bucketMax[b] < fromKey;  // every key of bucket b is <= bucketMax[b]
+    i64 taken = 0;
+    const i64 base = pass == 1 ? offsets[b] : 0;
+    if (!skip && !(pass == 1 && base >= limit)) {
+        for (int node = bucketHead[b]; node >= 0; node = nodeNext[node]) {
+            const int cnt = nodeCount[node];
+            i64 key = 0;
+            bool in = false;
+            if (lane < cnt) {
+                key = nodeKeys[(i64)node * NODE_SIZE + lane];
+                in = key >= fromKey;
+            }
+            const unsigned inMask = __ballot_sync(FULL_MASK, in);
+            if (pass == 1 && in) {
+                const i64 to = base + taken + __popc(inMask & lanemask_lt());
+                if (to < limit) {
+                    keysOut[to] = key;
+                    valuesOut[to] = nodeValues[(i64)node * NODE_SIZE + lane];
+                }
+            }
+            taken += __popc(inMask);
+        }
+    }
+    if (pass == 0 && lane == 0) counts[b] = taken;
+}
+
+// Nodes in use and the longest chain, for stats: counters[0] += chain lengths, counters[1] = max chain.
+extern "C" __global__ void chain_stats(int numBuckets, const int* bucketHead, const int* nodeNext,
+                                       i64* counters) {
+    const int b = blockIdx.x * blockDim.x + threadIdx.x;
+    if (b >= numBuckets) return;
+    long long len = 0;
+    for (int node = bucketHead[b]; node >= 0; node = nodeNext[node]) len++;
+    if (len) {
+        atomicAdd((unsigned long long*)&counters[0], (unsigned long long)len);
+        atomicMax((unsigned long long*)&counters[1], (unsigned long long)len);
+    }
+}

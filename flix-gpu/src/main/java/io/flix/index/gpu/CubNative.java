@@ -1,0 +1,67 @@
+package io.flix.index.gpu;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+
+/**
+ * The JNI bridge to CUB's device radix sort and scan ({@code src/main/cuda/flix_cub_jni.cu}, built into the
+ * resource {@code libflixcub.so}). Arguments are raw device addresses on the context current on the calling
+ * thread; work runs on the legacy default stream, ordered with the kernels. Returns are CUDA error codes, or for
+ * the scratch-size calls a byte count (negative: an error code).
+ */
+final class CubNative {
+
+    static final String LIBRARY_RESOURCE = "libflixcub.so";
+
+    private CubNative() {
+    }
+
+    static native long sortPairsScratchBytes(int n);
+
+    static native int sortPairs(long scratch, long scratchBytes, long keysIn, long keysOut, long valuesIn,
+                                long valuesOut, int n);
+
+    static native long sortKeysScratchBytes(int n);
+
+    static native int sortKeys(long scratch, long scratchBytes, long keysIn, long keysOut, int n);
+
+    static native long scanIntScratchBytes(int n);
+
+    static native int scanInt(long scratch, long scratchBytes, long in, long out, int n);
+
+    static native long scanLongScratchBytes(int n);
+
+    static native int scanLong(long scratch, long scratchBytes, long in, long out, int n);
+
+    static native String errorString(int code);
+
+    /** Copies the library out of the class path into a temporary file and loads it. */
+    static void load() throws IOException {
+        try (InputStream in = CubNative.class.getResourceAsStream(LIBRARY_RESOURCE)) {
+            if (in == null) {
+                throw new IOException(LIBRARY_RESOURCE + " is not on the class path");
+            }
+            final Path file = Files.createTempFile("libflixcub", ".so");
+            file.toFile().deleteOnExit();
+            Files.copy(in, file, StandardCopyOption.REPLACE_EXISTING);
+            System.load(file.toAbsolutePath().toString());
+        }
+    }
+
+    /** Throws where a CUB call returned an error. */
+    static void check(int code, String what) {
+        if (code != 0) {
+            throw new IllegalStateException(what + " failed: CUDA error " + code + " (" + errorString(code) + ")");
+        }
+    }
+
+    static long checkBytes(long bytes, String what) {
+        if (bytes < 0) {
+            check((int) -bytes, what);
+        }
+        return bytes;
+    }
+}

@@ -1,0 +1,987 @@
+package io.flix.index.gpu;
+
+import static jcuda.driver.JCudaDriver.cuCtxSynchronize;
+import static jcuda.driver.JCudaDriver.cuEventCreate;
+import static jcuda.driver.JCudaDriver.cuEventDestroy;
+import static jcuda.driver.JCudaDriver.cuEventRecord;
+import static jcuda.driver.JCudaDriver.cuEventSynchronize;
+import static jcuda.driver.JCudaDriver.cuLaunchKernel;
+import static jcuda.driver.JCudaDriver.cuMemcpyDtoD;
+import static jcuda.driver.JCudaDriver.cuMemcpyDtoH;
+import static jcuda.driver.JCudaDriver.cuMemcpyDtoHAsync;
+import static jcuda.driver.JCudaDriver.cuMemcpyHtoD;
+import static jcuda.driver.JCudaDriver.cuMemcpyHtoDAsync;
+import static jcuda.driver.JCudaDriver.cuMemsetD32;
+
+import io.flix.index.Backend;
+import io.flix.index.BatchArgs;
+import io.flix.index.FlixConfig;
+import io.flix.index.FlixIndex;
+import io.flix.index.IndexStats;
+import io.flix.index.RangeResult;
+
+import java.io.IOException;
+import java.nio.LongBuffer;
+import java.util.stream.IntStream;
+
+import jcuda.Pointer;
+import jcuda.driver.CUdeviceptr;
+import jcuda.driver.CUevent;
+import jcuda.driver.CUevent_flags;
+
+/**
+ * The FliX index on a CUDA device: the max-key-per-bucket array and node chains live in device memory as
+ * structure of arrays, and every batch runs compute-to-bucket (one warp per bucket pulls its slice of the sorted
+ * batch). Kernels: {@code src/main/cuda/flix_kernels.cu}; sorting and scans: CUB through {@link CubNative}.
+ *
+ * <p>Batches are copied through reused pinned staging memory, sorted on the device (skipped when the caller
+ * promises sorted keys, a promise that is checked) and, for build and upsert, reduced to the last occurrence of
+ * each key. Memory grows before anything changes: an upsert first counts the nodes its splits
+ * need, grows the node pool if the free list is short, and only then modifies the index, so an out-of-memory
+ * ({@link GpuOutOfMemoryException}) leaves the index as it was. Node size is 32 (a warp's lanes hold one node).
+ *
+ * <p>One warp serves one bucket, so a bucket that takes a large share of the inserts grows a long chain that its
+ * warp walks serially. When the chains may have grown past {@code max(64, size / 32768)} nodes since the buckets
+ * were last cut, an upsert ends with a {@link #restructure()} (turn off with {@code -Dflix.gpu.autoRestructure=false}).
+ */
+public final class GpuFlixIndex implements FlixIndex {
+
+    /** Keys per node: the one size the kernels are written for. */
+    public static final int NODE_SIZE = 32;
+
+    private static final int BLOCK = 256;
+    private static final long NODE_KEY_BYTES = NODE_SIZE * (long) Long.BYTES;
+    /** Longs per pinned staging slot (32 MiB); larger copies go in chunks, alternating between two slots. */
+    private static final int STAGING_SLOT_LONGS = 1 << 22;
+    private static final int INITIAL_NODES = 1024;
+    /** Host copies of at least this many longs are split over threads, in slices of COPY_SLICE. */
+    private static final int PARALLEL_COPY_MIN = 1 << 18;
+    private static final int COPY_SLICE = 1 << 16;
+    private static final int MODE_GET = 0;
+    private static final int MODE_CEILING = 1;
+    private static final int MODE_FLOOR = 2;
+    /**
+     * Batches with fewer than numBuckets / ratio keys run one work item per touched bucket
+     * ({@code -Dflix.gpu.touchedBucketsRatio}, default 8; a huge value turns it off, for comparisons).
+     */
+    private static final int TOUCHED_BUCKETS_RATIO = Integer.getInteger("flix.gpu.touchedBucketsRatio", 8);
+    /** A node taking at least this many batch keys is merged by many blocks (as WIDE_MERGE_MIN in the kernels). */
+    private static final int WIDE_MERGE_MIN = 2048;
+    /** sizeof(WideMerge) in the kernels. */
+    private static final int WIDE_MERGE_BYTES = 680;
+    private static final int WIDE_MERGE_BLOCKS = 128;
+    private static final int MAX_GRID_Y = 65535;
+    /** Below this many keys per touched bucket an upsert runs the single-thread kernel. */
+    private static final double LIGHT_KEYS_PER_BUCKET = 2.0;
+
+    private final int keysPerBuiltNode;
+    private final GpuRuntime.DeviceContext device;
+
+    // the structure
+    private DeviceBuffer nodeKeys;
+    private DeviceBuffer nodeValues;
+    private DeviceBuffer nodeCount;
+    private DeviceBuffer nodeNext;
+    private DeviceBuffer nodeMax;
+    private DeviceBuffer freeStack;
+    private int capacity;
+    private long freeTop;
+    private DeviceBuffer bucketMax;
+    private DeviceBuffer bucketHead;
+    private int bucketCapacity;
+    private int numBuckets;
+    private long size;
+
+    /**
+     * [0] free stack top, [1] keys inserted or deleted, [2] buckets touched, [3] batch size after dedupe,
+     * [4] two ints: the first faults found by the device batch check, or the touched-bucket count, or the count
+     * of wide merges, [5] most nodes one bucket gained. [3] also serves as the most keys one bucket takes.
+     */
+    private final DeviceBuffer counters;
+    private final long[] hostCounters = new long[4];
+
+    // reused scratch, grown on demand
+    private final Scratch batchKeys = new Scratch("batch keys");
+    private final Scratch batchValues = new Scratch("batch values");
+    private final Scratch sortedKeys = new Scratch("sorted keys");
+    private final Scratch sortedValues = new Scratch("sorted values");
+    private final Scratch identity = new Scratch("batch positions");
+    private final Scratch positions = new Scratch("sorted positions");
+    private final Scratch flags = new Scratch("run flags");
+    private final Scratch flagPositions = new Scratch("run positions");
+    private final Scratch segStart = new Scratch("bucket slices");
+    private final Scratch needNodes = new Scratch("nodes per bucket");
+    private final Scratch allocBase = new Scratch("node allocation offsets");
+    private final Scratch cubScratch = new Scratch("sort and scan scratch");
+    private final Scratch outKeys = new Scratch("result keys");
+    private final Scratch outValues = new Scratch("result values");
+    private final Scratch counts = new Scratch("counts");
+    private final Scratch offsets = new Scratch("offsets");
+    private final Scratch keyBuckets = new Scratch("bucket of each batch key");
+    private final Scratch touchedBuckets = new Scratch("touched buckets");
+    private final Scratch wideMerges = new Scratch("wide merge records");
+    private final Scratch[] scratches = {batchKeys, batchValues, sortedKeys, sortedValues, identity, positions,
+        flags, flagPositions, segStart, needNodes, allocBase, cubScratch, outKeys, outValues, counts, offsets,
+        keyBuckets, touchedBuckets, wideMerges};
+    /** Where prepareUpdateBatch left the sorted, deduplicated batch. */
+    private DeviceBuffer dedupedKeys;
+    private DeviceBuffer dedupedValues;
+    private final PinnedBuffer staging = new PinnedBuffer();
+    private int stagingSlotLongs;
+    private final CUevent[] slotFree = {new CUevent(), new CUevent()};
+    private int eventsCreated;
+
+    private boolean closed;
+    /** Whether the last sliceBatch made one item per touched bucket. */
+    private boolean touchedItems;
+
+    /** Upper bound on how much the longest chain grew since the buckets were last cut. */
+    private long chainGrowthBound;
+    /** -Dflix.gpu.autoRestructure=false turns the automatic restructure of long chains off. */
+    private boolean autoRestructure = Boolean.parseBoolean(System.getProperty("flix.gpu.autoRestructure", "true"));
+
+    /** With -Dflix.gpu.trace=true each step synchronises and prints its time (for profiling, slows batches). */
+    private static final boolean TRACE = Boolean.getBoolean("flix.gpu.trace");
+    private long traceMark;
+
+    private GpuFlixIndex(FlixConfig config, GpuRuntime.DeviceContext device) {
+        this.keysPerBuiltNode = config.keysPerBuiltNode();
+        this.device = device;
+        DeviceBuffer c = null;
+        try {
+            c = DeviceBuffer.allocate(6L * Long.BYTES, "counters");
+            this.counters = c;
+            for (CUevent e : slotFree) {
+                cuEventCreate(e, CUevent_flags.CU_EVENT_DISABLE_TIMING);
+                eventsCreated++;
+            }
+            growPool(INITIAL_NODES, false);
+            resetEmpty();
+        } catch (RuntimeException e) {
+            releaseAll();
+            if (c != null) {
+                c.close();
+            }
+            throw e;
+        }
+    }
+
+    /**
+     * Opens an empty index on the configured device.
+     *
+     * @throws IllegalArgumentException where the node size is not 32 or the device does not exist
+     * @throws IllegalStateException    where no GPU is usable ({@link GpuSupport#unavailableReason()})
+     */
+    public static GpuFlixIndex open(FlixConfig config) {
+        if (config == null) {
+            throw new IllegalArgumentException("config must not be null");
+        }
+        if (config.nodeSize() != NODE_SIZE) {
+            throw new IllegalArgumentException("nodeSize must be " + NODE_SIZE + " for the GPU backend, was "
+                    + config.nodeSize());
+        }
+        final String reason = GpuSupport.unavailableReason();
+        if (reason != null) {
+            throw new IllegalStateException(reason);
+        }
+        try {
+            return new GpuFlixIndex(config, GpuRuntime.device(config.device()));
+        } catch (IOException e) {
+            throw new IllegalStateException("GPU backend unavailable: " + e.getMessage(), e);
+        }
+    }
+
+    /** The CUDA device's name. */
+    public String deviceName() {
+        return device.name;
+    }
+
+    // -------------------------------------------------------------------------------------------------------------
+    // Updates
+
+    @Override
+    public void build(long[] keys, long[] values, int n, boolean keysSorted) {
+        enter();
+        checkPairArrays(keys, values, n, keysSorted);
+        if (n == 0) {
+            cut(null, null, 0);
+            return;
+        }
+        final int m = prepareUpdateBatch(keys, values, n, keysSorted);
+        cut(dedupedKeys, dedupedValues, m);
+    }
+
+    @Override
+    public void upsert(long[] keys, long[] values, int n, boolean keysSorted) {
+        enter();
+        checkPairArrays(keys, values, n, keysSorted);
+        if (n == 0) {
+            return;
+        }
+        final int m = prepareUpdateBatch(keys, values, n, keysSorted);
+        final CUdeviceptr batch = dedupedKeys.pointer();
+        final int items = sliceBatch(batch, m);
+        final DeviceBuffer itemBucket = itemBuckets();
+        zeroCounters();
+        launchWarps("upsert_count", items + 1L, items, itemBucket, bucketHead, nodeKeys, nodeCount, nodeNext,
+                nodeMax, batch, segStart.buffer(), needNodes.ensure((items + 1L) * Integer.BYTES), counters);
+        scanInt(needNodes.buffer(), allocBase.ensure((items + 1L) * Integer.BYTES), items + 1);
+        final long nodesNeeded = readInt(allocBase.buffer(), items);
+        cuMemcpyDtoH(Pointer.to(hostCounters), counters.pointer(), 4L * Long.BYTES);
+        final long touched = hostCounters[2];
+        final long mostKeysInABucket = hostCounters[3];
+        // the only allocations that can fail; nothing has changed yet
+        final DeviceBuffer wide = wideMerges.ensure((m / WIDE_MERGE_MIN + 1L) * WIDE_MERGE_BYTES);
+        ensureFreeNodes(nodesNeeded);
+        final boolean fewKeysPerBucket = m < LIGHT_KEYS_PER_BUCKET * touched && mostKeysInABucket <= 64;
+        if (fewKeysPerBucket) {
+            launch("upsert_apply_single", items, items, itemBucket, bucketHead, nodeKeys, nodeValues, nodeCount,
+                    nodeNext, nodeMax, freeStack, freeTop, batch, dedupedValues.pointer(), segStart.buffer(),
+                    allocBase.buffer(), counters);
+        } else {
+            final CUdeviceptr wideCount = counters.at(4L * Long.BYTES);
+            launchWarps("upsert_apply", items, items, itemBucket, bucketHead, nodeKeys, nodeValues, nodeCount,
+                    nodeNext, nodeMax, freeStack, freeTop, batch, dedupedValues.pointer(), segStart.buffer(),
+                    allocBase.buffer(), counters, wide, wideCount);
+            final int wideMergeCount = (int) readInt(counters, 8);
+            for (int first = 0; first < wideMergeCount; first += MAX_GRID_Y) {
+                final int jobs = Math.min(MAX_GRID_Y, wideMergeCount - first);
+                final CUdeviceptr jobsAt = wide.at((long) first * WIDE_MERGE_BYTES);
+                launchPerJob("wide_merge_write", jobs, jobsAt, batch, dedupedValues.pointer(), freeStack, freeTop,
+                        nodeKeys, nodeValues);
+                launchPerJob("wide_merge_meta", jobs, jobsAt, freeStack, freeTop, nodeKeys, nodeCount, nodeNext,
+                        nodeMax);
+            }
+        }
+        freeTop -= nodesNeeded;
+        size += readLong(counters, 1);
+        chainGrowthBound += readLong(counters, 5);
+        if (autoRestructure && chainGrowthBound > autoRestructureChain()) {
+            restructure();
+        }
+    }
+
+    /**
+     * Chain length beyond which an upsert restructures on its own. One warp walks a bucket's chain serially
+     * (about 2 us a node on an H200) while a restructure costs about 0.05 ns a key, so chains are cut back when
+     * walking one costs about as much as a restructure: size / 32768 nodes, at least 64. This bounds the cost of
+     * skewed inserts, such as ever-growing ids that all land in the last bucket, between explicit restructures.
+     */
+    private long autoRestructureChain() {
+        return Math.max(64, size / 32768);
+    }
+
+    @Override
+    public void delete(long[] keys, int n, boolean keysSorted) {
+        enter();
+        checkKeyArray(keys, n, keysSorted);
+        if (n == 0) {
+            return;
+        }
+        uploadLongs(keys, n, batchKeys.ensure(n * 8L));
+        checkOnDevice(keys, null, n, keysSorted);
+        if (size == 0) {
+            return;
+        }
+        CUdeviceptr batch = batchKeys.pointer();
+        if (!keysSorted) {
+            final long scratchBytes = CubNative.checkBytes(CubNative.sortKeysScratchBytes(n), "sort scratch size");
+            CubNative.check(CubNative.sortKeys(cubScratch.ensure(scratchBytes).address(), scratchBytes,
+                    batchKeys.buffer().address(), sortedKeys.ensure(n * 8L).address(), n), "key sort");
+            trace("CUB sort keys " + n);
+            batch = sortedKeys.pointer();
+        }
+        final int items = sliceBatch(batch, n);
+        hostCounters[0] = freeTop;
+        hostCounters[1] = 0;
+        hostCounters[2] = 0;
+        hostCounters[3] = 0;
+        cuMemcpyHtoD(counters.pointer(), Pointer.to(hostCounters), 4L * Long.BYTES);
+        launchWarps("delete_apply", items, items, itemBuckets(), bucketHead, nodeKeys, nodeValues, nodeCount, nodeNext,
+                nodeMax, freeStack, batch, segStart.buffer(), counters);
+        cuMemcpyDtoH(Pointer.to(hostCounters), counters.pointer(), 2L * Long.BYTES);
+        freeTop = hostCounters[0];
+        size -= hostCounters[1];
+    }
+
+    // -------------------------------------------------------------------------------------------------------------
+    // Lookups
+
+    @Override
+    public void get(long[] keys, int n, long[] valuesOut, boolean keysSorted) {
+        enter();
+        checkKeyArray(keys, n, keysSorted);
+        BatchArgs.checkArray(valuesOut, "valuesOut", n);
+        lookup(MODE_GET, keys, n, null, valuesOut, keysSorted);
+    }
+
+    @Override
+    public void ceiling(long[] keys, int n, long[] keysOut, long[] valuesOut, boolean keysSorted) {
+        enter();
+        checkKeyArray(keys, n, keysSorted);
+        BatchArgs.checkArray(keysOut, "keysOut", n);
+        BatchArgs.checkArray(valuesOut, "valuesOut", n);
+        lookup(MODE_CEILING, keys, n, keysOut, valuesOut, keysSorted);
+    }
+
+    @Override
+    public void floor(long[] keys, int n, long[] keysOut, long[] valuesOut, boolean keysSorted) {
+        enter();
+        checkKeyArray(keys, n, keysSorted);
+        BatchArgs.checkArray(keysOut, "keysOut", n);
+        BatchArgs.checkArray(valuesOut, "valuesOut", n);
+        lookup(MODE_FLOOR, keys, n, keysOut, valuesOut, keysSorted);
+    }
+
+    private void lookup(int mode, long[] keys, int n, long[] keysOut, long[] valuesOut, boolean keysSorted) {
+        if (n == 0) {
+            return;
+        }
+        uploadLongs(keys, n, batchKeys.ensure(n * 8L));
+        checkOnDevice(keys, null, n, keysSorted);
+        CUdeviceptr batch = batchKeys.pointer();
+        CUdeviceptr perm = null;
+        if (!keysSorted) {
+            sortWithPositions(batchKeys.buffer(), n);
+            batch = sortedKeys.pointer();
+            perm = positions.pointer();
+        }
+        final int items = sliceBatch(batch, n);
+        final DeviceBuffer valuesResult = outValues.ensure(n * 8L);
+        final DeviceBuffer keysResult = keysOut == null ? null : outKeys.ensure(n * 8L);
+        launchWarps("lookup", items, mode, numBuckets, items, itemBuckets(), bucketHead, nodeKeys, nodeValues,
+                nodeCount, nodeNext,
+                nodeMax, batch, perm, segStart.buffer(), keysResult, valuesResult);
+        downloadLongs(valuesResult.pointer(), valuesOut, n);
+        if (keysOut != null) {
+            downloadLongs(keysResult.pointer(), keysOut, n);
+        }
+    }
+
+    @Override
+    public RangeResult range(long[] lo, long[] hi, int n, int limitPerRange) {
+        enter();
+        BatchArgs.checkRanges(lo, hi, n, limitPerRange);
+        if (n == 0) {
+            return new RangeResult(new int[1], new long[0], new long[0]);
+        }
+        uploadLongs(lo, n, batchKeys.ensure(n * 8L));
+        uploadLongs(hi, n, batchValues.ensure(n * 8L));
+        final DeviceBuffer rangeCounts = counts.ensure((n + 1L) * Long.BYTES);
+        cuMemsetD32(rangeCounts.at(n * 8L), 0, 2);
+        final Object[] args = {0, n, batchKeys.buffer(), batchValues.buffer(), limitPerRange, numBuckets, bucketMax,
+            bucketHead, nodeKeys, nodeValues, nodeCount, nodeNext, nodeMax, rangeCounts, null, null, null};
+        launchWarps("range_query", n, args);
+        final DeviceBuffer rangeOffsets = offsets.ensure((n + 1L) * Long.BYTES);
+        scanLong(rangeCounts, rangeOffsets, n + 1);
+        final long total = readLong(rangeOffsets, n);
+        if (total > Integer.MAX_VALUE - 8) {
+            throw new IllegalStateException("ranges hold " + total + " pairs, too many for one result: lower "
+                    + "limitPerRange or split the batch");
+        }
+        final long[] keys = new long[(int) total];
+        final long[] values = new long[(int) total];
+        if (total > 0) {
+            args[0] = 1;
+            args[14] = rangeOffsets;
+            args[15] = outKeys.ensure(total * 8);
+            args[16] = outValues.ensure(total * 8);
+            launchWarps("range_query", n, args);
+            downloadLongs(outKeys.pointer(), keys, (int) total);
+            downloadLongs(outValues.pointer(), values, (int) total);
+        }
+        final long[] longOffsets = new long[n + 1];
+        downloadLongs(rangeOffsets.pointer(), longOffsets, n + 1);
+        final int[] csr = new int[n + 1];
+        for (int i = 0; i <= n; i++) {
+            csr[i] = (int) longOffsets[i];
+        }
+        return new RangeResult(csr, keys, values);
+    }
+
+    @Override
+    public int exportFrom(long fromKey, long[] keysOut, long[] valuesOut) {
+        enter();
+        BatchArgs.checkExport(keysOut, valuesOut);
+        if (keysOut.length == 0 || size == 0) {
+            return 0;
+        }
+        final int copied = (int) exportToDevice(fromKey, keysOut.length);
+        downloadLongs(outKeys.pointer(), keysOut, copied);
+        downloadLongs(outValues.pointer(), valuesOut, copied);
+        return copied;
+    }
+
+    /** Writes up to {@code limit} pairs with keys {@code >= fromKey}, in key order, to outKeys/outValues. */
+    private long exportToDevice(long fromKey, long limit) {
+        final DeviceBuffer bucketCounts = counts.ensure((numBuckets + 1L) * Long.BYTES);
+        final DeviceBuffer bucketOffsets = offsets.ensure((numBuckets + 1L) * Long.BYTES);
+        final Object[] args = {0, numBuckets, bucketMax, bucketHead, nodeKeys, nodeValues, nodeCount, nodeNext,
+            fromKey, bucketCounts, null, limit, null, null};
+        launchWarps("export_pairs", numBuckets + 1L, args);
+        scanLong(bucketCounts, bucketOffsets, numBuckets + 1);
+        final long copied = Math.min(limit, readLong(bucketOffsets, numBuckets));
+        if (copied > 0) {
+            args[0] = 1;
+            args[10] = bucketOffsets;
+            args[12] = outKeys.ensure(copied * 8);
+            args[13] = outValues.ensure(copied * 8);
+            launchWarps("export_pairs", numBuckets + 1L, args);
+        }
+        return copied;
+    }
+
+    @Override
+    public long restructure() {
+        enter();
+        final long before = nodesInUse();
+        if (size == 0) {
+            cut(null, null, 0);
+        } else {
+            final long n = exportToDevice(Long.MIN_VALUE, size);
+            cut(outKeys.buffer(), outValues.buffer(), n);
+        }
+        return before - nodesInUse();
+    }
+
+    // -------------------------------------------------------------------------------------------------------------
+    // Shape
+
+    @Override
+    public long size() {
+        enter();
+        return size;
+    }
+
+    @Override
+    public IndexStats stats() {
+        enter();
+        zeroCounters();
+        launch("chain_stats", numBuckets, numBuckets, bucketHead, nodeNext, counters);
+        cuMemcpyDtoH(Pointer.to(hostCounters), counters.pointer(), 2L * Long.BYTES);
+        final long structureBytes = nodeKeys.bytes() + nodeValues.bytes() + nodeCount.bytes() + nodeNext.bytes()
+                + nodeMax.bytes() + freeStack.bytes() + bucketMax.bytes() + bucketHead.bytes();
+        return new IndexStats(Backend.GPU, size, numBuckets, hostCounters[0], freeTop, NODE_SIZE, hostCounters[1],
+                structureBytes);
+    }
+
+    @Override
+    public Backend backend() {
+        enter();
+        return Backend.GPU;
+    }
+
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        device.makeCurrent();
+        releaseAll();
+        counters.close();
+    }
+
+    // -------------------------------------------------------------------------------------------------------------
+    // Batch preparation
+
+    /** Uploads, sorts and reduces a batch of pairs to the last occurrence of each key; returns the count. */
+    private int prepareUpdateBatch(long[] keys, long[] values, int n, boolean keysSorted) {
+        uploadLongs(keys, n, batchKeys.ensure(n * 8L));
+        uploadLongs(values, n, batchValues.ensure(n * 8L));
+        checkOnDevice(keys, values, n, keysSorted);
+        DeviceBuffer k = batchKeys.buffer();
+        DeviceBuffer v = batchValues.buffer();
+        DeviceBuffer kOut = sortedKeys.ensure(n * 8L);
+        DeviceBuffer vOut = sortedValues.ensure(n * 8L);
+        if (!keysSorted) {
+            sortWithPositions(k, n);
+            launch("gather_i64", n, v, positions.buffer(), vOut, n);
+            final DeviceBuffer t1 = k;
+            k = kOut;
+            kOut = t1;
+            final DeviceBuffer t2 = v;
+            v = vOut;
+            vOut = t2;
+        }
+        final DeviceBuffer runFlags = flags.ensure(n * 4L);
+        final DeviceBuffer runPositions = flagPositions.ensure(n * 4L);
+        launch("flag_last_of_run", n, k, n, runFlags);
+        scanInt(runFlags, runPositions, n);
+        launch("compact_flagged", n, k, v, runFlags, runPositions, n, kOut, vOut, counters.at(3L * Long.BYTES));
+        dedupedKeys = kOut;
+        dedupedValues = vOut;
+        return (int) readLong(counters, 3);
+    }
+
+    // Argument checks. BatchArgs decides what is valid and words every failure; large batches scan for reserved
+    // values and broken sort promises on the device after the upload (a host pass over 2^24 keys costs about
+    // 20 ms), and only where that finds a fault does BatchArgs repeat the check on the host to report it.
+
+    /** Batches at least this large are scanned on the device. */
+    private static final int DEVICE_CHECK_MIN = 1 << 16;
+
+    private static void checkPairArrays(long[] keys, long[] values, int n, boolean keysSorted) {
+        if (n < DEVICE_CHECK_MIN) {
+            BatchArgs.checkPairs(keys, values, n, keysSorted);
+        } else {
+            BatchArgs.checkArray(keys, "keys", n);
+            BatchArgs.checkArray(values, "values", n);
+        }
+    }
+
+    private static void checkKeyArray(long[] keys, int n, boolean keysSorted) {
+        if (n < DEVICE_CHECK_MIN) {
+            BatchArgs.checkKeys(keys, n, keysSorted);
+        } else {
+            BatchArgs.checkArray(keys, "keys", n);
+        }
+    }
+
+    /** The device half of the checks, on the uploaded batch (batchKeys, and batchValues where values != null). */
+    private void checkOnDevice(long[] keys, long[] values, int n, boolean keysSorted) {
+        if (n < DEVICE_CHECK_MIN || (values == null && !keysSorted)) {
+            return;
+        }
+        final CUdeviceptr firstBad = counters.at(4L * Long.BYTES);
+        cuMemsetD32(firstBad, Integer.MAX_VALUE, 2);
+        launch("check_batch", n, batchKeys.buffer(), values == null ? null : batchValues.buffer(), n,
+                keysSorted ? 1 : 0, firstBad);
+        final int[] found = new int[2];
+        cuMemcpyDtoH(Pointer.to(found), firstBad, 8);
+        if (found[0] != Integer.MAX_VALUE || found[1] != Integer.MAX_VALUE) {
+            if (values != null) {
+                BatchArgs.checkPairs(keys, values, n, keysSorted);
+            } else {
+                BatchArgs.checkKeys(keys, n, keysSorted);
+            }
+            throw new IllegalStateException("the device found a fault in the batch that the host check did not");
+        }
+    }
+
+    /** Sorts {@code keys[0, n)} into sortedKeys, the batch position of each into positions. */
+    private void sortWithPositions(DeviceBuffer keys, int n) {
+        final DeviceBuffer iota = identity.ensure(n * 4L);
+        launch("iota_u32", n, iota, n);
+        final long scratchBytes = CubNative.checkBytes(CubNative.sortPairsScratchBytes(n), "sort scratch size");
+        CubNative.check(CubNative.sortPairs(cubScratch.ensure(scratchBytes).address(), scratchBytes, keys.address(),
+                sortedKeys.ensure(n * 8L).address(), iota.address(), positions.ensure(n * 4L).address(), n),
+                "pair sort");
+        trace("CUB sort pairs " + n);
+    }
+
+    /**
+     * Common step: splits the sorted batch into work items, one per bucket (segStart[b] = where bucket b's keys
+     * start) or, for a batch with far fewer keys than there are buckets, one per touched bucket (itemBuckets()
+     * names the bucket), so that small batches start no warp for buckets without work. Returns the item count.
+     */
+    private int sliceBatch(CUdeviceptr sortedBatch, int n) {
+        if ((long) n * TOUCHED_BUCKETS_RATIO >= numBuckets) {
+            touchedItems = false;
+            launch("bucket_slices", numBuckets + 1L, bucketMax, numBuckets, sortedBatch, n,
+                    segStart.ensure((numBuckets + 1L) * Integer.BYTES));
+            return numBuckets;
+        }
+        touchedItems = true;
+        final DeviceBuffer firstOfBucket = flags.ensure(n * 4L);
+        final DeviceBuffer keyBucket = keyBuckets.ensure(n * 4L);
+        launch("touched_buckets", n, bucketMax, numBuckets, sortedBatch, n, firstOfBucket, keyBucket);
+        final DeviceBuffer itemIndex = flagPositions.ensure(n * 4L);
+        scanInt(firstOfBucket, itemIndex, n);
+        final CUdeviceptr itemCount = counters.at(4L * Long.BYTES);
+        launch("compact_touched", n, firstOfBucket, itemIndex, keyBucket, n, touchedBuckets.ensure(n * 4L),
+                segStart.ensure((n + 1L) * Integer.BYTES), itemCount);
+        final int[] count = new int[1];
+        cuMemcpyDtoH(Pointer.to(count), itemCount, 4);
+        return count[0];
+    }
+
+    /** The item-to-bucket map of the last sliceBatch, or null where item b is bucket b. */
+    private DeviceBuffer itemBuckets() {
+        return touchedItems ? touchedBuckets.buffer() : null;
+    }
+
+    private void scanInt(DeviceBuffer in, DeviceBuffer out, int n) {
+        final long bytes = CubNative.checkBytes(CubNative.scanIntScratchBytes(n), "scan scratch size");
+        CubNative.check(CubNative.scanInt(cubScratch.ensure(bytes).address(), bytes, in.address(), out.address(), n),
+                "scan");
+        trace("CUB scan " + n);
+    }
+
+    private void scanLong(DeviceBuffer in, DeviceBuffer out, int n) {
+        final long bytes = CubNative.checkBytes(CubNative.scanLongScratchBytes(n), "scan scratch size");
+        CubNative.check(CubNative.scanLong(cubScratch.ensure(bytes).address(), bytes, in.address(), out.address(),
+                n), "scan");
+        trace("CUB scan " + n);
+    }
+
+    // -------------------------------------------------------------------------------------------------------------
+    // Structure management
+
+    /** Cuts sorted, distinct pairs into one node per bucket at the initial fill, replacing the contents. */
+    private void cut(DeviceBuffer keys, DeviceBuffer values, long m) {
+        final long buckets = Math.max(1, (m + keysPerBuiltNode - 1) / keysPerBuiltNode);
+        if (buckets > Integer.MAX_VALUE - 1) {
+            throw new IllegalArgumentException(m + " keys need " + buckets + " buckets, more than the GPU backend "
+                    + "addresses");
+        }
+        final int b = (int) buckets;
+        final int usedNodes = m == 0 ? 0 : b;
+        // grow first: nothing changes if memory runs out
+        if (b > bucketCapacity) {
+            growBuckets(b);
+        }
+        if (usedNodes > capacity) {
+            growPool(Math.max(usedNodes + usedNodes / 4L, INITIAL_NODES), false);
+        }
+        if (m == 0) {
+            resetEmpty();
+            return;
+        }
+        launch("build_nodes", (long) b * NODE_SIZE, keys, values, m, keysPerBuiltNode, b, nodeKeys, nodeValues);
+        launch("build_buckets", b, keys, m, keysPerBuiltNode, b, bucketMax, bucketHead, nodeCount, nodeNext, nodeMax);
+        launch("fill_free_stack", capacity - usedNodes, freeStack, 0L, usedNodes, capacity - usedNodes);
+        freeTop = capacity - usedNodes;
+        numBuckets = b;
+        size = m;
+        chainGrowthBound = 0;
+    }
+
+    private void resetEmpty() {
+        if (bucketCapacity < 1) {
+            growBuckets(1);
+        }
+        numBuckets = 1;
+        cuMemcpyHtoD(bucketMax.pointer(), Pointer.to(new long[] {Long.MAX_VALUE}), Long.BYTES);
+        cuMemsetD32(bucketHead.pointer(), -1, 1);
+        launch("fill_free_stack", capacity, freeStack, 0L, 0, capacity);
+        freeTop = capacity;
+        size = 0;
+        chainGrowthBound = 0;
+    }
+
+    private void growBuckets(int buckets) {
+        final DeviceBuffer max = DeviceBuffer.allocate(buckets * 8L, "bucket max keys (" + buckets + " buckets)");
+        final DeviceBuffer head;
+        try {
+            head = DeviceBuffer.allocate(buckets * 4L, "bucket heads (" + buckets + " buckets)");
+        } catch (RuntimeException e) {
+            max.close();
+            throw e;
+        }
+        if (bucketMax != null) {
+            // keep the current buckets valid: a later failure in the same call must leave the index intact
+            cuMemcpyDtoD(max.pointer(), bucketMax.pointer(), numBuckets * 8L);
+            cuMemcpyDtoD(head.pointer(), bucketHead.pointer(), numBuckets * 4L);
+            bucketMax.close();
+            bucketHead.close();
+        }
+        bucketMax = max;
+        bucketHead = head;
+        bucketCapacity = buckets;
+    }
+
+    /** Grows the node pool until the free stack holds {@code nodes}. */
+    private void ensureFreeNodes(long nodes) {
+        if (nodes <= freeTop) {
+            return;
+        }
+        final long need = capacity + (nodes - freeTop);
+        final long grown = Math.max(need, capacity + capacity / 2L);
+        growPool(grown, true);
+        trace("grow pool to " + grown);
+    }
+
+    /** Replaces the node pool with one of {@code newCapacity} nodes, copying the old nodes when asked. */
+    private void growPool(long newCapacity, boolean copy) {
+        if (newCapacity > Integer.MAX_VALUE) {
+            throw new IllegalStateException("the GPU backend addresses at most " + Integer.MAX_VALUE + " nodes, "
+                    + newCapacity + " requested");
+        }
+        final int cap = (int) newCapacity;
+        final String nodes = " (" + cap + " nodes of " + NODE_SIZE + ")";
+        final DeviceBuffer[] fresh = new DeviceBuffer[6];
+        try {
+            fresh[0] = DeviceBuffer.allocate(cap * NODE_KEY_BYTES, "node keys" + nodes);
+            fresh[1] = DeviceBuffer.allocate(cap * NODE_KEY_BYTES, "node values" + nodes);
+            fresh[2] = DeviceBuffer.allocate(cap * 4L, "node counts" + nodes);
+            fresh[3] = DeviceBuffer.allocate(cap * 4L, "node links" + nodes);
+            fresh[4] = DeviceBuffer.allocate(cap * 8L, "node max keys" + nodes);
+            fresh[5] = DeviceBuffer.allocate(cap * 4L, "free node stack" + nodes);
+        } catch (RuntimeException e) {
+            for (DeviceBuffer f : fresh) {
+                if (f != null) {
+                    f.close();
+                }
+            }
+            throw e;
+        }
+        final int oldCapacity = capacity;
+        if (copy && oldCapacity > 0) {
+            cuMemcpyDtoD(fresh[0].pointer(), nodeKeys.pointer(), oldCapacity * NODE_KEY_BYTES);
+            cuMemcpyDtoD(fresh[1].pointer(), nodeValues.pointer(), oldCapacity * NODE_KEY_BYTES);
+            cuMemcpyDtoD(fresh[2].pointer(), nodeCount.pointer(), oldCapacity * 4L);
+            cuMemcpyDtoD(fresh[3].pointer(), nodeNext.pointer(), oldCapacity * 4L);
+            cuMemcpyDtoD(fresh[4].pointer(), nodeMax.pointer(), oldCapacity * 8L);
+            if (freeTop > 0) {
+                cuMemcpyDtoD(fresh[5].pointer(), freeStack.pointer(), freeTop * 4L);
+            }
+            launch("fill_free_stack", cap - oldCapacity, fresh[5], freeTop, oldCapacity, cap - oldCapacity);
+            freeTop += cap - oldCapacity;
+        }
+        closePool();
+        nodeKeys = fresh[0];
+        nodeValues = fresh[1];
+        nodeCount = fresh[2];
+        nodeNext = fresh[3];
+        nodeMax = fresh[4];
+        freeStack = fresh[5];
+        capacity = cap;
+    }
+
+    private long nodesInUse() {
+        return capacity - freeTop;
+    }
+
+    private void closePool() {
+        for (DeviceBuffer b : new DeviceBuffer[] {nodeKeys, nodeValues, nodeCount, nodeNext, nodeMax, freeStack}) {
+            if (b != null) {
+                b.close();
+            }
+        }
+        nodeKeys = nodeValues = nodeCount = nodeNext = nodeMax = freeStack = null;
+    }
+
+    private void releaseAll() {
+        closePool();
+        if (bucketMax != null) {
+            bucketMax.close();
+            bucketHead.close();
+            bucketMax = bucketHead = null;
+        }
+        for (Scratch s : scratches) {
+            s.close();
+        }
+        for (int i = 0; i < eventsCreated; i++) {
+            cuEventSynchronize(slotFree[i]);
+            cuEventDestroy(slotFree[i]);
+        }
+        eventsCreated = 0;
+        staging.close();
+    }
+
+    private void zeroCounters() {
+        cuMemsetD32(counters.pointer(), 0, 12);
+    }
+
+    private void enter() {
+        if (closed) {
+            throw new IllegalStateException("index is closed");
+        }
+        device.makeCurrent();
+        if (TRACE) {
+            cuCtxSynchronize();
+            traceMark = System.nanoTime();
+        }
+    }
+
+    private void trace(String step) {
+        if (TRACE) {
+            cuCtxSynchronize();
+            final long now = System.nanoTime();
+            System.err.printf("  [flix.gpu] %-22s %9.3f ms%n", step, (now - traceMark) / 1e6);
+            traceMark = now;
+        }
+    }
+
+    // -------------------------------------------------------------------------------------------------------------
+    // Copies and launches
+
+    // Host<->device copies go through two pinned slots: while the device copies one slot, the host fills (or
+    // drains) the other, so the Java-side copy and the DMA overlap. An event per slot says when its DMA is done.
+
+    private void uploadLongs(long[] src, int n, DeviceBuffer dst) {
+        prepareStaging(n);
+        for (int done = 0, chunkIndex = 0; done < n; chunkIndex++) {
+            final int chunk = Math.min(STAGING_SLOT_LONGS, n - done);
+            final int slot = chunkIndex & 1;
+            cuEventSynchronize(slotFree[slot]); // the slot's previous copy has left it
+            final long slotStart = (long) slot * stagingSlotLongs;
+            pack(src, done, chunk, (int) slotStart);
+            cuMemcpyHtoDAsync(dst.at(done * 8L), staging.pointer(slotStart * 8), chunk * 8L, null);
+            cuEventRecord(slotFree[slot], null);
+            done += chunk;
+        }
+        trace("upload " + n);
+    }
+
+    private void downloadLongs(CUdeviceptr src, long[] dst, int n) {
+        prepareStaging(n);
+        final int chunks = (int) ((n + (long) STAGING_SLOT_LONGS - 1) / STAGING_SLOT_LONGS);
+        for (int c = 0; c < chunks; c++) {
+            if (c == 0) {
+                copyChunkToHost(src, n, 0);
+            }
+            if (c + 1 < chunks) {
+                copyChunkToHost(src, n, c + 1); // runs while chunk c is unpacked
+            }
+            cuEventSynchronize(slotFree[c & 1]);
+            final int from = c * STAGING_SLOT_LONGS;
+            unpack(dst, from, Math.min(STAGING_SLOT_LONGS, n - from), (int) ((c & 1) * (long) stagingSlotLongs));
+        }
+        trace("download " + n);
+    }
+
+    private void copyChunkToHost(CUdeviceptr src, int n, int chunkIndex) {
+        final long from = (long) chunkIndex * STAGING_SLOT_LONGS;
+        final long count = Math.min(STAGING_SLOT_LONGS, n - from);
+        final int slot = chunkIndex & 1;
+        cuMemcpyDtoHAsync(staging.pointer((long) slot * stagingSlotLongs * 8), src.withByteOffset(from * 8), count * 8,
+                null);
+        cuEventRecord(slotFree[slot], null);
+    }
+
+    /** Sizes the two slots for a copy of n longs; waits for copies in flight before the buffer is replaced. */
+    private void prepareStaging(int n) {
+        final int slotLongs = Math.min(Math.max(n, 1), STAGING_SLOT_LONGS);
+        if (slotLongs > stagingSlotLongs) {
+            cuEventSynchronize(slotFree[0]);
+            cuEventSynchronize(slotFree[1]);
+            final int grown = (int) Math.min(STAGING_SLOT_LONGS, Math.max(slotLongs, stagingSlotLongs * 3L / 2));
+            staging.ensureLongs(2L * grown);
+            stagingSlotLongs = grown;
+        }
+    }
+
+    /**
+     * Copies {@code src[from, from + count)} to the staging buffer at {@code stagingAt}. One thread copies at about
+     * 5 GB/s, a tenth of what pinned transfers reach, so large batches are copied in slices on the common pool.
+     */
+    private void pack(long[] src, int from, int count, int stagingAt) {
+        final LongBuffer buffer = staging.longs();
+        if (count < PARALLEL_COPY_MIN) {
+            buffer.put(stagingAt, src, from, count);
+            return;
+        }
+        IntStream.range(0, (count + COPY_SLICE - 1) / COPY_SLICE).parallel().forEach(slice -> {
+            final int at = slice * COPY_SLICE;
+            buffer.duplicate().put(stagingAt + at, src, from + at, Math.min(COPY_SLICE, count - at));
+        });
+    }
+
+    /** Copies the staging buffer from {@code stagingAt} to {@code dst[from, from + count)}, in parallel when large. */
+    private void unpack(long[] dst, int from, int count, int stagingAt) {
+        final LongBuffer buffer = staging.longs();
+        if (count < PARALLEL_COPY_MIN) {
+            buffer.get(stagingAt, dst, from, count);
+            return;
+        }
+        IntStream.range(0, (count + COPY_SLICE - 1) / COPY_SLICE).parallel().forEach(slice -> {
+            final int at = slice * COPY_SLICE;
+            buffer.duplicate().get(stagingAt + at, dst, from + at, Math.min(COPY_SLICE, count - at));
+        });
+    }
+
+    private long readLong(DeviceBuffer buffer, long index) {
+        final long[] one = new long[1];
+        cuMemcpyDtoH(Pointer.to(one), buffer.at(index * 8), 8);
+        return one[0];
+    }
+
+    private long readInt(DeviceBuffer buffer, long index) {
+        final int[] one = new int[1];
+        cuMemcpyDtoH(Pointer.to(one), buffer.at(index * 4), 4);
+        return one[0];
+    }
+
+    /** One thread per item. */
+    private void launch(String kernel, long threads, Object... args) {
+        if (threads <= 0) {
+            return;
+        }
+        final long blocks = (threads + BLOCK - 1) / BLOCK;
+        if (blocks > Integer.MAX_VALUE) {
+            throw new IllegalStateException(kernel + ": " + threads + " threads exceed one launch");
+        }
+        final Pointer[] params = new Pointer[args.length];
+        for (int i = 0; i < args.length; i++) {
+            params[i] = parameter(args[i]);
+        }
+        cuLaunchKernel(device.function(kernel), (int) blocks, 1, 1, BLOCK, 1, 1, 0, null, Pointer.to(params), null);
+        trace(kernel);
+    }
+
+    /** {@code jobs} rows of WIDE_MERGE_BLOCKS blocks each (blockIdx.y names the job). */
+    private void launchPerJob(String kernel, int jobs, Object... args) {
+        final Pointer[] params = new Pointer[args.length];
+        for (int i = 0; i < args.length; i++) {
+            params[i] = parameter(args[i]);
+        }
+        cuLaunchKernel(device.function(kernel), WIDE_MERGE_BLOCKS, jobs, 1, BLOCK, 1, 1, 0, null,
+                Pointer.to(params), null);
+        trace(kernel);
+    }
+
+    /** One warp per item. */
+    private void launchWarps(String kernel, long warps, Object... args) {
+        launch(kernel, warps * 32, args);
+    }
+
+    private static Pointer parameter(Object arg) {
+        if (arg == null) {
+            return Pointer.to(new CUdeviceptr());
+        } else if (arg instanceof DeviceBuffer b) {
+            return Pointer.to(b.pointer());
+        } else if (arg instanceof CUdeviceptr p) {
+            return Pointer.to(p);
+        } else if (arg instanceof Integer i) {
+            return Pointer.to(new int[] {i});
+        } else if (arg instanceof Long l) {
+            return Pointer.to(new long[] {l});
+        }
+        throw new IllegalArgumentException("unsupported kernel argument " + arg.getClass());
+    }
+
+    /** Turns the automatic restructure of long chains on or off (tests that build long chains on purpose). */
+    void autoRestructure(boolean on) {
+        autoRestructure = on;
+    }
+
+    /** A device buffer that grows on demand (by half again at least) and keeps its memory between batches. */
+    private static final class Scratch implements AutoCloseable {
+        private final String what;
+        private DeviceBuffer buffer;
+
+        Scratch(String what) {
+            this.what = what;
+        }
+
+        DeviceBuffer ensure(long bytes) {
+            if (buffer == null || buffer.bytes() < bytes) {
+                final long grown = buffer == null ? bytes : Math.max(bytes, buffer.bytes() + buffer.bytes() / 2);
+                final DeviceBuffer fresh = DeviceBuffer.allocate(grown, what);
+                if (buffer != null) {
+                    buffer.close();
+                }
+                buffer = fresh;
+            }
+            return buffer;
+        }
+
+        DeviceBuffer buffer() {
+            return buffer;
+        }
+
+        CUdeviceptr pointer() {
+            return buffer.pointer();
+        }
+
+        @Override
+        public void close() {
+            if (buffer != null) {
+                buffer.close();
+                buffer = null;
+            }
+        }
+    }
+}

@@ -1,0 +1,656 @@
+package io.flix.index.gpu;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.flix.index.Backend;
+import io.flix.index.FlixConfig;
+import io.flix.index.FlixIndex;
+import io.flix.index.IndexStats;
+import io.flix.index.RangeResult;
+import io.flix.index.SortedPairs;
+import io.flix.index.TreeMapOracle;
+
+import java.util.Arrays;
+import java.util.SplittableRandom;
+
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The GPU backend against the {@link TreeMapOracle}: every operation on random batches (fixed seeds), extremes,
+ * duplicates, empty batches, node splits and chains, deletes that empty nodes, restructure and export, and that
+ * closing returns every byte of device memory. Skips where no GPU is usable.
+ */
+class GpuFlixIndexTest {
+
+    private static final long NOT_FOUND = FlixIndex.NOT_FOUND;
+
+    private static void assumeGpu() {
+        Assumptions.assumeTrue(GpuSupport.isAvailable(), GpuSupport.unavailableReason());
+    }
+
+    private static GpuFlixIndex openGpu() {
+        return GpuFlixIndex.open(FlixConfig.builder().backend(Backend.GPU).build());
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // Runs everywhere
+
+    @Test
+    void rejectsNodeSizesOtherThan32() {
+        final FlixConfig config = FlixConfig.builder().backend(Backend.GPU).nodeSize(16).build();
+        final IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> FlixIndex.open(config));
+        assertTrue(e.getMessage().contains("nodeSize"), e.getMessage());
+    }
+
+    @Test
+    void withoutGpuOpeningSaysWhyAndHowToGetIt() {
+        Assumptions.assumeFalse(GpuSupport.isAvailable(), "a GPU is usable here");
+        final String reason = GpuSupport.unavailableReason();
+        assertNotNull(reason);
+        final IllegalStateException e = assertThrows(IllegalStateException.class,
+                () -> FlixIndex.open(FlixConfig.builder().backend(Backend.GPU).build()));
+        assertEquals(reason, e.getMessage());
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // Needs a GPU
+
+    @Test
+    void opensThroughTheFacadeForGpuAndAuto() {
+        assumeGpu();
+        try (FlixIndex gpu = FlixIndex.open(FlixConfig.builder().backend(Backend.GPU).build());
+             FlixIndex auto = FlixIndex.open(FlixConfig.builder().build())) {
+            assertEquals(Backend.GPU, gpu.backend());
+            assertEquals(Backend.GPU, auto.backend());
+        }
+    }
+
+    @Test
+    void randomOperationsMatchTheOracle() {
+        assumeGpu();
+        for (long seed : new long[] {1, 2, 3}) {
+            // narrow key spaces give duplicates, splits and chains; the full range gives sparse buckets
+            for (long spread : new long[] {5_000, 1L << 40, Long.MAX_VALUE}) {
+                runRandomRounds(seed, spread);
+            }
+        }
+    }
+
+    private void runRandomRounds(long seed, long spread) {
+        final SplittableRandom rnd = new SplittableRandom(seed * 31 + spread);
+        try (GpuFlixIndex gpu = openGpu(); TreeMapOracle oracle = new TreeMapOracle()) {
+            final int buildSize = rnd.nextInt(20_000);
+            final long[][] build = randomPairs(rnd, buildSize, spread);
+            gpu.build(build[0], build[1], buildSize);
+            oracle.build(build[0], build[1], buildSize);
+            assertSameContents(oracle, gpu, "seed " + seed + " after build");
+            for (int round = 0; round < 25; round++) {
+                final String where = "seed " + seed + " spread " + spread + " round " + round;
+                final int op = rnd.nextInt(10);
+                final int n = rnd.nextInt(4) == 0 ? rnd.nextInt(40) : rnd.nextInt(30_000);
+                if (op < 4) {
+                    final long[][] pairs = randomPairs(rnd, n, spread);
+                    final boolean sorted = rnd.nextBoolean();
+                    if (sorted) {
+                        sortPairsStable(pairs, n);
+                    }
+                    gpu.upsert(pairs[0], pairs[1], n, sorted);
+                    oracle.upsert(pairs[0], pairs[1], n, sorted);
+                } else if (op < 7) {
+                    final long[] keys = mixedKeys(rnd, oracle, n, spread);
+                    final boolean sorted = rnd.nextBoolean();
+                    if (sorted) {
+                        Arrays.sort(keys, 0, n);
+                    }
+                    gpu.delete(keys, n, sorted);
+                    oracle.delete(keys, n, sorted);
+                } else if (op < 9) {
+                    compareLookups(rnd, oracle, gpu, spread, where);
+                    compareRanges(rnd, oracle, gpu, spread, where);
+                } else {
+                    final long nodesBefore = gpu.stats().nodes();
+                    final long freed = gpu.restructure();
+                    oracle.restructure();
+                    final IndexStats after = gpu.stats();
+                    assertEquals(nodesBefore - after.nodes(), freed, where + ": restructure's return");
+                    assertTrue(after.longestChain() <= 1, where + ": chains after restructure");
+                }
+                assertSameContents(oracle, gpu, where);
+            }
+            compareLookups(rnd, oracle, gpu, spread, "seed " + seed + " final");
+            compareRanges(rnd, oracle, gpu, spread, "seed " + seed + " final");
+        }
+    }
+
+    @Test
+    void otherInitialFillsCutBucketsAccordingly() {
+        assumeGpu();
+        for (double fill : new double[] {1.0, 0.1}) {
+            final SplittableRandom rnd = new SplittableRandom(Double.hashCode(fill));
+            try (GpuFlixIndex gpu = GpuFlixIndex.open(
+                    FlixConfig.builder().backend(Backend.GPU).initialFill(fill).build());
+                 TreeMapOracle oracle = new TreeMapOracle()) {
+                final long[][] build = randomPairs(rnd, 8_000, 1L << 24);
+                gpu.build(build[0], build[1], 8_000);
+                oracle.build(build[0], build[1], 8_000);
+                final int perNode = fill == 1.0 ? 32 : 3;
+                assertEquals((oracle.size() + perNode - 1) / perNode, gpu.stats().buckets(), "fill " + fill);
+                for (int round = 0; round < 4; round++) {
+                    final long[][] more = randomPairs(rnd, 3_000, 1L << 24);
+                    gpu.upsert(more[0], more[1], 3_000);
+                    oracle.upsert(more[0], more[1], 3_000);
+                    final long[] gone = mixedKeys(rnd, oracle, 2_000, 1L << 24);
+                    gpu.delete(gone, 2_000);
+                    oracle.delete(gone, 2_000);
+                    assertSameContents(oracle, gpu, "fill " + fill + " round " + round);
+                    compareLookups(rnd, oracle, gpu, 1L << 24, "fill " + fill + " round " + round);
+                }
+                gpu.restructure();
+                assertEquals((oracle.size() + perNode - 1) / perNode, gpu.stats().nodes(), "fill " + fill);
+                assertSameContents(oracle, gpu, "fill " + fill + " restructured");
+            }
+        }
+    }
+
+    @Test
+    void largeMergesIntoOneNodeMatchTheOracle() {
+        assumeGpu();
+        final SplittableRandom rnd = new SplittableRandom(23);
+        try (GpuFlixIndex gpu = openGpu(); TreeMapOracle oracle = new TreeMapOracle()) {
+            gpu.autoRestructure(false);
+            // thousands of keys into an empty bucket, then into a node whose keys they partly replace
+            final long[][] first = randomPairs(rnd, 3_000, 1L << 16);
+            gpu.upsert(first[0], first[1], 3_000);
+            oracle.upsert(first[0], first[1], 3_000);
+            assertSameContents(oracle, gpu, "into an empty bucket");
+            final long[] stored = oracle.export().keys();
+            final long[] keys = new long[6_000];
+            final long[] values = new long[6_000];
+            for (int i = 0; i < keys.length; i++) {
+                keys[i] = i % 3 == 0 ? stored[rnd.nextInt(stored.length)] : rnd.nextLong(1L << 16) - (1L << 15);
+                values[i] = rnd.nextLong(Long.MAX_VALUE);
+            }
+            // the node's own keys are among them: their values are replaced
+            keys[7] = 0;
+            keys[100] = 10;
+            keys[2_000] = 20;
+            keys[5_999] = -10;
+            keys[3_000] = Long.MIN_VALUE;
+            gpu.build(new long[] {0, 10, 20, -10, Long.MIN_VALUE}, new long[] {1, 2, 3, 4, 5}, 5);
+            oracle.build(new long[] {0, 10, 20, -10, Long.MIN_VALUE}, new long[] {1, 2, 3, 4, 5}, 5);
+            gpu.upsert(keys, values, keys.length);
+            oracle.upsert(keys, values, keys.length);
+            assertSameContents(oracle, gpu, "into one node");
+            compareLookups(rnd, oracle, gpu, 1L << 16, "into one node");
+            gpu.upsert(keys, values, keys.length, false); // every key replaced, spread over the chain now
+            oracle.upsert(keys, values, keys.length, false);
+            assertSameContents(oracle, gpu, "replaced");
+        }
+    }
+
+    @Test
+    void extremeKeysAndValues() {
+        assumeGpu();
+        final long[] keys = {Long.MAX_VALUE, Long.MIN_VALUE, 0, -1, 1, Long.MIN_VALUE + 1, Long.MAX_VALUE - 1};
+        final long[] values = {Long.MAX_VALUE, Long.MIN_VALUE + 1, 0, -1, 1, 7, Long.MAX_VALUE - 1};
+        try (GpuFlixIndex gpu = openGpu(); TreeMapOracle oracle = new TreeMapOracle()) {
+            gpu.build(keys, values, keys.length);
+            oracle.build(keys, values, keys.length);
+            assertSameContents(oracle, gpu, "extremes");
+            final long[] queries = {Long.MIN_VALUE, Long.MAX_VALUE, Long.MIN_VALUE + 1, Long.MAX_VALUE - 1, 0, 2, -2,
+                Long.MIN_VALUE + 2, Long.MAX_VALUE - 2};
+            compareLookups(oracle, gpu, queries, "extremes");
+            compareRanges(oracle, gpu, new long[] {Long.MIN_VALUE, Long.MIN_VALUE, 0, Long.MAX_VALUE},
+                    new long[] {Long.MAX_VALUE, Long.MIN_VALUE, Long.MAX_VALUE, Long.MAX_VALUE}, 4, 100, "extremes");
+            final long[] gone = {Long.MIN_VALUE, Long.MAX_VALUE};
+            gpu.delete(gone, 2);
+            oracle.delete(gone, 2);
+            assertSameContents(oracle, gpu, "extremes deleted");
+            compareLookups(oracle, gpu, queries, "extremes deleted");
+            gpu.upsert(gone, new long[] {3, 4}, 2);
+            oracle.upsert(gone, new long[] {3, 4}, 2);
+            assertSameContents(oracle, gpu, "extremes upserted");
+            compareLookups(oracle, gpu, queries, "extremes upserted");
+        }
+    }
+
+    @Test
+    void lastOccurrenceInABatchWins() {
+        assumeGpu();
+        try (GpuFlixIndex gpu = openGpu()) {
+            gpu.build(new long[] {5, 9, 5, 5, 9}, new long[] {1, 2, 3, 4, 5}, 5);
+            assertEquals(4, value(gpu, 5));
+            assertEquals(5, value(gpu, 9));
+            gpu.upsert(new long[] {9, 9, 7, 9}, new long[] {10, 11, 12, 13}, 4);
+            assertEquals(13, value(gpu, 9));
+            gpu.upsert(new long[] {1, 1, 2, 2}, new long[] {20, 21, 22, 23}, 4, true);
+            assertEquals(21, value(gpu, 1));
+            assertEquals(23, value(gpu, 2));
+            assertEquals(5, gpu.size());
+            gpu.delete(new long[] {9, 9, 9, 100}, 4);
+            assertEquals(NOT_FOUND, value(gpu, 9));
+            assertEquals(4, gpu.size());
+        }
+    }
+
+    @Test
+    void emptyIndexAndEmptyBatches() {
+        assumeGpu();
+        try (GpuFlixIndex gpu = openGpu(); TreeMapOracle oracle = new TreeMapOracle()) {
+            final long[] queries = {Long.MIN_VALUE, -5, 0, 5, Long.MAX_VALUE};
+            compareLookups(oracle, gpu, queries, "empty");
+            compareRanges(oracle, gpu, new long[] {Long.MIN_VALUE}, new long[] {Long.MAX_VALUE}, 1, 10, "empty");
+            assertEquals(0, gpu.exportFrom(Long.MIN_VALUE, new long[4], new long[4]));
+            gpu.upsert(new long[0], new long[0], 0);
+            gpu.delete(new long[] {1, 2}, 2);
+            gpu.get(new long[0], 0, new long[0]);
+            assertEquals(0, gpu.range(new long[0], new long[0], 0, 1).ranges());
+            assertEquals(0, gpu.restructure());
+            gpu.build(new long[] {1, 2, 3}, new long[] {1, 2, 3}, 3);
+            gpu.build(new long[0], new long[0], 0);
+            assertEquals(0, gpu.size());
+            compareLookups(oracle, gpu, queries, "rebuilt empty");
+            gpu.upsert(new long[] {4, 2}, new long[] {40, 20}, 2);
+            oracle.upsert(new long[] {4, 2}, new long[] {40, 20}, 2);
+            assertSameContents(oracle, gpu, "upsert into empty");
+            compareLookups(oracle, gpu, queries, "upsert into empty");
+            gpu.delete(new long[] {2, 4}, 2);
+            oracle.delete(new long[] {2, 4}, 2);
+            assertSameContents(oracle, gpu, "deleted to empty");
+            compareLookups(oracle, gpu, queries, "deleted to empty");
+        }
+    }
+
+    @Test
+    void heavyInsertsSplitNodesIntoChainsAndRestructureFlattensThem() {
+        assumeGpu();
+        final SplittableRandom rnd = new SplittableRandom(11);
+        try (GpuFlixIndex gpu = openGpu(); TreeMapOracle oracle = new TreeMapOracle()) {
+            gpu.autoRestructure(false);
+            final long[][] build = randomPairs(rnd, 2_000, 1L << 50);
+            gpu.build(build[0], build[1], 2_000);
+            oracle.build(build[0], build[1], 2_000);
+            // many keys into a narrow slice of the key space: a few buckets grow long chains
+            final long[] keys = new long[100_000];
+            final long[] values = new long[keys.length];
+            for (int i = 0; i < keys.length; i++) {
+                keys[i] = (1L << 40) + rnd.nextLong(1L << 30);
+                values[i] = rnd.nextLong(Long.MAX_VALUE);
+            }
+            gpu.upsert(keys, values, keys.length);
+            oracle.upsert(keys, values, keys.length);
+            final IndexStats chained = gpu.stats();
+            assertTrue(chained.longestChain() > 100, "longest chain " + chained.longestChain());
+            assertSameContents(oracle, gpu, "chains");
+            compareLookups(rnd, oracle, gpu, 1L << 50, "chains");
+            compareLookups(oracle, gpu, Arrays.copyOf(keys, 5_000), "chains, stored keys");
+            compareRanges(rnd, oracle, gpu, 1L << 50, "chains");
+            // light batch: the single-thread kernel
+            final long[][] light = randomPairs(rnd, 50, 1L << 50);
+            gpu.upsert(light[0], light[1], 50);
+            oracle.upsert(light[0], light[1], 50);
+            assertSameContents(oracle, gpu, "light upsert");
+            final long nodesBefore = gpu.stats().nodes();
+            final long freed = gpu.restructure();
+            final IndexStats flat = gpu.stats();
+            assertEquals(nodesBefore - flat.nodes(), freed, "restructure's return");
+            assertEquals(1, flat.longestChain());
+            assertEquals((oracle.size() + 15) / 16, flat.nodes());
+            assertEquals(flat.nodes(), flat.buckets());
+            assertSameContents(oracle, gpu, "restructured");
+            compareLookups(rnd, oracle, gpu, 1L << 50, "restructured");
+        }
+    }
+
+    @Test
+    void everGrowingKeysDoNotGrowOneChainWithoutBound() {
+        assumeGpu();
+        final SplittableRandom rnd = new SplittableRandom(17);
+        try (GpuFlixIndex gpu = openGpu(); TreeMapOracle oracle = new TreeMapOracle()) {
+            final long[][] build = randomPairs(rnd, 20_000, 1L << 20);
+            gpu.build(build[0], build[1], 20_000);
+            oracle.build(build[0], build[1], 20_000);
+            // ids above every stored key: each batch lands in the last bucket (about 21 nodes a batch)
+            long next = 1L << 21;
+            long longest = 0;
+            for (int batch = 0; batch < 100; batch++) {
+                final long[] keys = new long[500];
+                final long[] values = new long[500];
+                for (int i = 0; i < 500; i++) {
+                    keys[i] = next++;
+                    values[i] = rnd.nextLong(Long.MAX_VALUE);
+                }
+                gpu.upsert(keys, values, 500);
+                oracle.upsert(keys, values, 500);
+                longest = Math.max(longest, gpu.stats().longestChain());
+            }
+            assertTrue(longest <= 64 + 30, "longest chain " + longest);
+            assertSameContents(oracle, gpu, "after appends");
+            compareLookups(rnd, oracle, gpu, 1L << 22, "after appends");
+        }
+    }
+
+    @Test
+    void deletesCompactNodesAndReturnEmptyOnesToTheFreeList() {
+        assumeGpu();
+        final SplittableRandom rnd = new SplittableRandom(5);
+        try (GpuFlixIndex gpu = openGpu(); TreeMapOracle oracle = new TreeMapOracle()) {
+            final int n = 50_000;
+            final long[][] build = randomPairs(rnd, n, Long.MAX_VALUE);
+            gpu.build(build[0], build[1], n);
+            oracle.build(build[0], build[1], n);
+            final IndexStats full = gpu.stats();
+            // delete all but every 100th key: most nodes empty out
+            final long[] doomed = new long[n];
+            int d = 0;
+            for (int i = 0; i < n; i++) {
+                if (i % 100 != 0) {
+                    doomed[d++] = build[0][i];
+                }
+            }
+            gpu.delete(doomed, d);
+            oracle.delete(doomed, d);
+            final IndexStats sparse = gpu.stats();
+            assertSameContents(oracle, gpu, "sparse");
+            assertTrue(sparse.nodes() < full.nodes() / 4, sparse + " vs " + full);
+            assertEquals(full.nodes() + full.freeNodes(), sparse.nodes() + sparse.freeNodes(), "nodes are conserved");
+            compareLookups(rnd, oracle, gpu, Long.MAX_VALUE, "sparse");
+            compareLookups(oracle, gpu, Arrays.copyOf(build[0], 3_000), "sparse, former keys");
+            compareRanges(rnd, oracle, gpu, Long.MAX_VALUE, "sparse");
+            // the freed nodes are reused: re-inserting everything needs no more nodes than before
+            gpu.upsert(build[0], build[1], n);
+            oracle.upsert(build[0], build[1], n);
+            assertSameContents(oracle, gpu, "refilled");
+            assertEquals(full.nodes() + full.freeNodes(), gpu.stats().nodes() + gpu.stats().freeNodes(),
+                    "no growth while the free list suffices");
+        }
+    }
+
+    @Test
+    void exportPagesThroughTheIndexInKeyOrder() {
+        assumeGpu();
+        final SplittableRandom rnd = new SplittableRandom(9);
+        try (GpuFlixIndex gpu = openGpu(); TreeMapOracle oracle = new TreeMapOracle()) {
+            final long[][] build = randomPairs(rnd, 10_000, 1L << 20);
+            gpu.build(build[0], build[1], 10_000);
+            oracle.build(build[0], build[1], 10_000);
+            final long[] pageKeys = new long[777];
+            final long[] pageValues = new long[777];
+            final long[] oracleKeys = new long[777];
+            final long[] oracleValues = new long[777];
+            long from = Long.MIN_VALUE;
+            long total = 0;
+            while (true) {
+                final int got = gpu.exportFrom(from, pageKeys, pageValues);
+                final int want = oracle.exportFrom(from, oracleKeys, oracleValues);
+                assertEquals(want, got, "page from " + from);
+                assertArrayEquals(Arrays.copyOf(oracleKeys, want), Arrays.copyOf(pageKeys, got));
+                assertArrayEquals(Arrays.copyOf(oracleValues, want), Arrays.copyOf(pageValues, got));
+                total += got;
+                if (got < pageKeys.length) {
+                    break;
+                }
+                from = pageKeys[got - 1] + 1;
+            }
+            assertEquals(oracle.size(), total);
+            // a page starting inside the key space, and a rebuild from an export
+            final int mid = gpu.exportFrom(build[0][0], pageKeys, pageValues);
+            assertEquals(oracle.exportFrom(build[0][0], oracleKeys, oracleValues), mid);
+            assertArrayEquals(oracleKeys, pageKeys);
+            try (GpuFlixIndex copy = openGpu()) {
+                copy.build(gpu.export());
+                assertSameContents(oracle, copy, "rebuilt from export");
+            }
+        }
+    }
+
+    @Test
+    void badInputThrowsBeforeAnythingChanges() {
+        assumeGpu();
+        try (GpuFlixIndex gpu = openGpu(); TreeMapOracle oracle = new TreeMapOracle()) {
+            gpu.build(new long[] {1, 2, 3}, new long[] {10, 20, 30}, 3);
+            oracle.build(new long[] {1, 2, 3}, new long[] {10, 20, 30}, 3);
+            assertThrows(IllegalArgumentException.class,
+                    () -> gpu.upsert(new long[] {4, 5}, new long[] {40, NOT_FOUND}, 2));
+            assertThrows(IllegalArgumentException.class,
+                    () -> gpu.upsert(new long[] {5, 4}, new long[] {50, 40}, 2, true));
+            assertThrows(IllegalArgumentException.class, () -> gpu.delete(new long[] {3, 1}, 2, true));
+            assertThrows(IllegalArgumentException.class, () -> gpu.delete(null, 1));
+            assertThrows(IllegalArgumentException.class, () -> gpu.get(new long[] {1}, 2, new long[2]));
+            assertThrows(IllegalArgumentException.class, () -> gpu.get(new long[] {1}, -1, new long[2]));
+            assertThrows(IllegalArgumentException.class, () -> gpu.build(new long[] {9}, new long[] {NOT_FOUND}, 1));
+            assertThrows(IllegalArgumentException.class, () -> gpu.range(new long[] {5}, new long[] {4}, 1, 1));
+            assertThrows(IllegalArgumentException.class, () -> gpu.range(new long[] {1}, new long[] {4}, 1, 0));
+            assertSameContents(oracle, gpu, "after rejected calls");
+            // large batches are checked on the device: the faults sit near the end
+            final int n = 200_000;
+            final long[] keys = new long[n];
+            final long[] values = new long[n];
+            for (int i = 0; i < n; i++) {
+                keys[i] = 10L * i;
+                values[i] = i;
+            }
+            values[n - 7] = NOT_FOUND;
+            final IllegalArgumentException reserved = assertThrows(IllegalArgumentException.class,
+                    () -> gpu.upsert(keys, values, n, true));
+            assertTrue(reserved.getMessage().contains("values[" + (n - 7) + "]"), reserved.getMessage());
+            assertThrows(IllegalArgumentException.class, () -> gpu.build(keys, values, n));
+            values[n - 7] = 1;
+            keys[n - 3] = -1;
+            final IllegalArgumentException unsorted = assertThrows(IllegalArgumentException.class,
+                    () -> gpu.upsert(keys, values, n, true));
+            assertTrue(unsorted.getMessage().contains("keys[" + (n - 3) + "]"), unsorted.getMessage());
+            assertThrows(IllegalArgumentException.class, () -> gpu.delete(keys, n, true));
+            assertThrows(IllegalArgumentException.class, () -> gpu.get(keys, n, new long[n], true));
+            assertThrows(IllegalArgumentException.class,
+                    () -> gpu.floor(keys, n, new long[n], new long[n], true));
+            assertSameContents(oracle, gpu, "after rejected large batches");
+            // the same batches without the broken promise are accepted
+            gpu.upsert(keys, values, n, false);
+            oracle.upsert(keys, values, n, false);
+            assertSameContents(oracle, gpu, "large upsert");
+        }
+    }
+
+    @Test
+    void callsFromOtherThreadsMakeTheContextCurrentThemselves() throws Exception {
+        assumeGpu();
+        try (GpuFlixIndex gpu = openGpu(); TreeMapOracle oracle = new TreeMapOracle()) {
+            final long[][] pairs = randomPairs(new SplittableRandom(21), 5_000, 1L << 30);
+            final Thread builder = new Thread(() -> gpu.build(pairs[0], pairs[1], 5_000));
+            builder.start();
+            builder.join();
+            oracle.build(pairs[0], pairs[1], 5_000);
+            final long[] got = new long[5_000];
+            final Thread reader = new Thread(() -> gpu.get(pairs[0], 5_000, got));
+            reader.start();
+            reader.join();
+            final long[] want = new long[5_000];
+            oracle.get(pairs[0], 5_000, want);
+            assertArrayEquals(want, got);
+        }
+    }
+
+    @Test
+    void anAllocationBeyondTheDeviceNamesTheSizes() {
+        assumeGpu();
+        try (GpuFlixIndex gpu = openGpu()) { // makes the context current on this thread
+            gpu.build(new long[] {1}, new long[] {2}, 1);
+            final long bytesBefore = DeviceBuffer.liveBytes();
+            final GpuOutOfMemoryException e = assertThrows(GpuOutOfMemoryException.class,
+                    () -> DeviceBuffer.allocate(1L << 50, "a test buffer"));
+            assertTrue(e.getMessage().contains(Long.toString(1L << 50)) && e.getMessage().contains("a test buffer"),
+                    e.getMessage());
+            assertEquals(bytesBefore, DeviceBuffer.liveBytes());
+            assertEquals(2, value(gpu, 1), "the index still works");
+        }
+    }
+
+    @Test
+    void closeReturnsAllDeviceMemoryAndLaterCallsThrow() {
+        assumeGpu();
+        final long bytesBefore = DeviceBuffer.liveBytes();
+        final long allocationsBefore = DeviceBuffer.liveAllocations();
+        final GpuFlixIndex gpu = openGpu();
+        final SplittableRandom rnd = new SplittableRandom(3);
+        final long[][] pairs = randomPairs(rnd, 40_000, 1L << 16);
+        gpu.build(pairs[0], pairs[1], 20_000);
+        gpu.upsert(pairs[0], pairs[1], 40_000);
+        gpu.get(pairs[0], 40_000, new long[40_000]);
+        gpu.range(pairs[0], pairs[0], 100, 3);
+        gpu.delete(pairs[0], 30_000);
+        gpu.restructure();
+        assertTrue(DeviceBuffer.liveBytes() > bytesBefore);
+        gpu.close();
+        gpu.close();
+        assertEquals(bytesBefore, DeviceBuffer.liveBytes(), "device bytes after close");
+        assertEquals(allocationsBefore, DeviceBuffer.liveAllocations(), "device allocations after close");
+        assertThrows(IllegalStateException.class, () -> gpu.get(new long[] {1}, 1, new long[1]));
+        assertThrows(IllegalStateException.class, gpu::size);
+        assertThrows(IllegalStateException.class, gpu::restructure);
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // Comparison helpers
+
+    private static long value(FlixIndex index, long key) {
+        final long[] out = new long[1];
+        index.get(new long[] {key}, 1, out);
+        return out[0];
+    }
+
+    private static void assertSameContents(TreeMapOracle oracle, FlixIndex gpu, String where) {
+        assertEquals(oracle.size(), gpu.size(), where + ": size");
+        final SortedPairs want = oracle.export();
+        final SortedPairs got = gpu.export();
+        assertEquals(want.size(), got.size(), where + ": exported pairs");
+        assertArrayEquals(Arrays.copyOf(want.keys(), want.size()), Arrays.copyOf(got.keys(), got.size()),
+                where + ": keys");
+        assertArrayEquals(Arrays.copyOf(want.values(), want.size()), Arrays.copyOf(got.values(), got.size()),
+                where + ": values");
+        final IndexStats stats = gpu.stats();
+        assertEquals(oracle.size(), stats.size(), where + ": stats size");
+        assertTrue(stats.nodes() * 32 >= stats.size(), where + ": " + stats);
+        assertTrue(stats.size() == 0 || stats.nodes() > 0, where + ": " + stats);
+    }
+
+    private static void compareLookups(SplittableRandom rnd, TreeMapOracle oracle, FlixIndex gpu, long spread,
+                                       String where) {
+        final int n = 1 + rnd.nextInt(20_000);
+        compareLookups(oracle, gpu, mixedKeys(rnd, oracle, n, spread), where);
+    }
+
+    /** get, ceiling and floor of the queries, unsorted and sorted, against the oracle. */
+    private static void compareLookups(TreeMapOracle oracle, FlixIndex gpu, long[] queries, String where) {
+        final int n = queries.length;
+        for (boolean sorted : new boolean[] {false, true}) {
+            final long[] q = queries.clone();
+            if (sorted) {
+                Arrays.sort(q);
+            }
+            final long[] want = new long[n];
+            final long[] got = new long[n];
+            final long[] wantKeys = new long[n];
+            final long[] gotKeys = new long[n];
+            oracle.get(q, n, want, sorted);
+            gpu.get(q, n, got, sorted);
+            assertArrayEquals(want, got, where + ": get (sorted " + sorted + ")");
+            oracle.ceiling(q, n, wantKeys, want, sorted);
+            gpu.ceiling(q, n, gotKeys, got, sorted);
+            assertArrayEquals(wantKeys, gotKeys, where + ": ceiling keys (sorted " + sorted + ")");
+            assertArrayEquals(want, got, where + ": ceiling values (sorted " + sorted + ")");
+            oracle.floor(q, n, wantKeys, want, sorted);
+            gpu.floor(q, n, gotKeys, got, sorted);
+            assertArrayEquals(wantKeys, gotKeys, where + ": floor keys (sorted " + sorted + ")");
+            assertArrayEquals(want, got, where + ": floor values (sorted " + sorted + ")");
+        }
+    }
+
+    private static void compareRanges(SplittableRandom rnd, TreeMapOracle oracle, FlixIndex gpu, long spread,
+                                      String where) {
+        final int n = 1 + rnd.nextInt(500);
+        final long[] a = mixedKeys(rnd, oracle, n, spread);
+        final long[] b = mixedKeys(rnd, oracle, n, spread);
+        final long[] lo = new long[n];
+        final long[] hi = new long[n];
+        for (int i = 0; i < n; i++) {
+            lo[i] = Math.min(a[i], b[i]);
+            hi[i] = rnd.nextInt(4) == 0 ? lo[i] : Math.max(a[i], b[i]);
+        }
+        compareRanges(oracle, gpu, lo, hi, n, 1 + rnd.nextInt(rnd.nextBoolean() ? 3 : 300), where);
+    }
+
+    private static void compareRanges(TreeMapOracle oracle, FlixIndex gpu, long[] lo, long[] hi, int n, int limit,
+                                      String where) {
+        final RangeResult want = oracle.range(lo, hi, n, limit);
+        final RangeResult got = gpu.range(lo, hi, n, limit);
+        assertArrayEquals(want.offsets(), got.offsets(), where + ": range offsets (limit " + limit + ")");
+        final int total = want.offsets()[n];
+        assertArrayEquals(Arrays.copyOf(want.keys(), total), Arrays.copyOf(got.keys(), total), where + ": range keys");
+        assertArrayEquals(Arrays.copyOf(want.values(), total), Arrays.copyOf(got.values(), total),
+                where + ": range values");
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // Inputs
+
+    /** Random pairs (duplicates likely where the spread is narrow) with extremes sprinkled in. */
+    private static long[][] randomPairs(SplittableRandom rnd, int n, long spread) {
+        final long[] keys = new long[n];
+        final long[] values = new long[n];
+        for (int i = 0; i < n; i++) {
+            keys[i] = randomKey(rnd, spread);
+            long v = rnd.nextLong();
+            values[i] = v == NOT_FOUND ? 0 : v;
+        }
+        return new long[][] {keys, values};
+    }
+
+    private static long randomKey(SplittableRandom rnd, long spread) {
+        final int pick = rnd.nextInt(1000);
+        if (pick == 0) {
+            return Long.MIN_VALUE + rnd.nextInt(3);
+        } else if (pick == 1) {
+            return Long.MAX_VALUE - rnd.nextInt(3);
+        }
+        return spread == Long.MAX_VALUE ? rnd.nextLong() : rnd.nextLong(spread) - spread / 2;
+    }
+
+    /** Keys that are stored, next to stored ones, and random. */
+    private static long[] mixedKeys(SplittableRandom rnd, TreeMapOracle oracle, int n, long spread) {
+        final SortedPairs stored = oracle.export();
+        final long[] keys = new long[n];
+        for (int i = 0; i < n; i++) {
+            final int pick = rnd.nextInt(3);
+            if (pick < 2 && stored.size() > 0) {
+                final long k = stored.keys()[rnd.nextInt(stored.size())];
+                keys[i] = pick == 0 ? k : k + (rnd.nextBoolean() ? 1 : -1);
+            } else {
+                keys[i] = randomKey(rnd, spread);
+            }
+        }
+        return keys;
+    }
+
+    /** Sorts pairs by key keeping batch order among equal keys. */
+    private static void sortPairsStable(long[][] pairs, int n) {
+        final Integer[] order = new Integer[n];
+        for (int i = 0; i < n; i++) {
+            order[i] = i;
+        }
+        Arrays.sort(order, (x, y) -> Long.compare(pairs[0][x], pairs[0][y]));
+        final long[] k = new long[n];
+        final long[] v = new long[n];
+        for (int i = 0; i < n; i++) {
+            k[i] = pairs[0][order[i]];
+            v[i] = pairs[1][order[i]];
+        }
+        System.arraycopy(k, 0, pairs[0], 0, n);
+        System.arraycopy(v, 0, pairs[1], 0, n);
+    }
+}
