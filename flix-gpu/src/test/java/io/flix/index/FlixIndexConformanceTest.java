@@ -3,7 +3,6 @@ package io.flix.index;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import static org.junit.jupiter.params.provider.Arguments.arguments;
 
 import java.util.Arrays;
@@ -31,8 +30,8 @@ import org.junit.jupiter.params.provider.MethodSource;
  *     protected void assumeBackendAvailable() {
  *         assumeTrue(GpuSupport.isAvailable(), GpuSupport::unavailableReason);
  *     }
- *     protected boolean supportsNodeSize(int nodeSize) {
- *         return nodeSize == 32;
+ *     protected int nodeSizeFor(int nodeSize) {
+ *         return GpuFlixIndex.NODE_SIZE;
  *     }
  * }
  * }</pre>
@@ -55,9 +54,20 @@ public abstract class FlixIndexConformanceTest {
         return true;
     }
 
-    /** Whether the backend accepts this node size; variants with other sizes are skipped. */
-    protected boolean supportsNodeSize(int nodeSize) {
-        return true;
+    /**
+     * The node size the backend runs a variant at. A backend with one fixed node size maps every variant to it, so
+     * the variant still runs with its fill and thread count (nothing is skipped).
+     */
+    protected int nodeSizeFor(int nodeSize) {
+        return nodeSize;
+    }
+
+    /** {@code variant} as this backend runs it. */
+    protected IndexVariant onBackend(IndexVariant variant) {
+        final int size = nodeSizeFor(variant.nodeSize());
+        return size == variant.nodeSize() ? variant
+                : new IndexVariant(variant.name() + " (run at node " + size + ")", size, variant.initialFill(),
+                        variant.threads());
     }
 
     /** A configuration the suite runs under. */
@@ -109,11 +119,11 @@ public abstract class FlixIndexConformanceTest {
 
     /** Opens the backend under {@code variant} next to a fresh oracle. */
     protected DifferentialIndex differential(IndexVariant variant) {
-        return new DifferentialIndex(openIndex(variant), hasNodeStructure(), variant.nodeSize(), counters);
+        final IndexVariant v = onBackend(variant);
+        return new DifferentialIndex(openIndex(v), hasNodeStructure(), v.nodeSize(), counters);
     }
 
     private FlixIndex openIndex(IndexVariant variant) {
-        assumeTrue(supportsNodeSize(variant.nodeSize()), () -> "backend does not support " + variant);
         final FlixIndex index = open(variant.configure(FlixConfig.builder()));
         assertNotNull(index, "open returned null");
         return index;
@@ -566,7 +576,7 @@ public abstract class FlixIndexConformanceTest {
                 assertEquals(1, d.stats().longestChain(), () -> d.context + ": chains after build " + d.stats());
             }
 
-            final Burst first = narrowBurst(d, rnd, 32 * variant.nodeSize(), 1);
+            final Burst first = narrowBurst(d, rnd, 32 * onBackend(variant).nodeSize(), 1);
             final long[] burst = first.keys();
             if (hasNodeStructure()) {
                 assertTrue(first.longestChainSeen() > 1,
@@ -577,7 +587,7 @@ public abstract class FlixIndexConformanceTest {
             probeAround(d, rnd, burst);
 
             // a second burst, then delete a contiguous block of it: whole nodes empty out
-            final long[] second = narrowBurst(d, rnd, 32 * variant.nodeSize(), 1L << 39).keys();
+            final long[] second = narrowBurst(d, rnd, 32 * onBackend(variant).nodeSize(), 1L << 39).keys();
             Arrays.sort(second);
             final int blockFrom = second.length / 4;
             final int blockTo = second.length / 2;
@@ -1076,11 +1086,12 @@ public abstract class FlixIndexConformanceTest {
             d.checkStats();
             if (hasNodeStructure()) {
                 final IndexStats s = d.stats();
-                final long expectedNodes = (n + variant.keysPerBuiltNode() - 1) / variant.keysPerBuiltNode();
+                final IndexVariant v = onBackend(variant);
+                final long expectedNodes = (n + v.keysPerBuiltNode() - 1) / v.keysPerBuiltNode();
                 assertTrue(s.nodes() >= expectedNodes,
                         () -> d.context + ": a build at fill " + variant.initialFill() + " needs at least "
                                 + expectedNodes + " nodes: " + s);
-                assertEquals(variant.nodeSize(), s.nodeSize());
+                assertEquals(v.nodeSize(), s.nodeSize());
             }
             final long bytesBuilt = d.stats().bytes();
             for (int i = 0; i < n; i++) {
