@@ -124,7 +124,7 @@ public abstract class FlixIndexConformanceTest {
     }
 
     private FlixIndex openIndex(IndexVariant variant) {
-        final FlixIndex index = open(variant.configure(FlixConfig.builder()));
+        final FlixIndex index = open(onBackend(variant).configure(FlixConfig.builder()));
         assertNotNull(index, "open returned null");
         return index;
     }

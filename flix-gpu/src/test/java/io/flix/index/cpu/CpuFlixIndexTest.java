@@ -7,6 +7,7 @@ import io.flix.index.IndexStats;
 import io.flix.index.RangeResult;
 import io.flix.index.SortedPairs;
 import io.flix.index.TreeMapOracle;
+import io.flix.index.gpu.GpuSupport;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -41,7 +42,8 @@ class CpuFlixIndexTest {
             assertEquals(Backend.CPU, index.backend());
         }
         try (FlixIndex index = FlixIndex.open(FlixConfig.builder().threads(2).build())) {
-            assertTrue(index instanceof CpuFlixIndex, "AUTO falls back to the CPU");
+            assertEquals(GpuSupport.isAvailable() ? Backend.GPU : Backend.CPU, index.backend(),
+                    "AUTO takes the GPU where one is usable, else the CPU");
         }
     }
 
