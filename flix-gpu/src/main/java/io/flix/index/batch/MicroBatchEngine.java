@@ -3,6 +3,7 @@ package io.flix.index.batch;
 import io.flix.index.FlixIndex;
 import io.flix.index.RangeResult;
 import io.flix.index.sort.KeySorter;
+import io.flix.index.sort.SortedSearch;
 
 import java.util.BitSet;
 
@@ -526,7 +527,7 @@ public final class MicroBatchEngine {
         for (int emitted = 0; emitted < limit; emitted++) {
             while (p < pEnd) {
                 final long k = pKeys[p];
-                member = lowerBound(tKeys, member, tCount, k);
+                member = SortedSearch.lowerBound(tKeys, member, tCount, k);
                 if (member < tCount && tKeys[member] == k) {
                     p++;
                 } else {
@@ -576,37 +577,12 @@ public final class MicroBatchEngine {
 
     /** First index in {@code a[0..n)} with {@code a[i] >= key}. */
     private static int lowerBound(long[] a, int n, long key) {
-        return lowerBound(a, 0, n, key);
-    }
-
-    /** First index in {@code a[from..n)} with {@code a[i] >= key}. */
-    private static int lowerBound(long[] a, int from, int n, long key) {
-        int lo = from;
-        int hi = n;
-        while (lo < hi) {
-            final int mid = (lo + hi) >>> 1;
-            if (a[mid] < key) {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        return lo;
+        return SortedSearch.lowerBound(a, 0, n, key);
     }
 
     /** First index in {@code a[0..n)} with {@code a[i] > key}. */
     private static int upperBound(long[] a, int n, long key) {
-        int lo = 0;
-        int hi = n;
-        while (lo < hi) {
-            final int mid = (lo + hi) >>> 1;
-            if (a[mid] <= key) {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        return lo;
+        return SortedSearch.upperBound(a, 0, n, key);
     }
 
     /** Index of {@code key} in the ascending {@code a[from..to)}, or -1. */

@@ -11,6 +11,9 @@ import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.RecursiveAction;
 import java.util.function.IntConsumer;
 
+import static io.flix.index.sort.SortedSearch.lowerBound;
+import static io.flix.index.sort.SortedSearch.upperBound;
+
 /**
  * The FliX structure in plain Java (paper section 3): a max-key-per-bucket array over buckets, each a chain of
  * fixed-size nodes, operated on in sorted batches with compute-to-bucket parallelism on a {@link ForkJoinPool}
@@ -1442,18 +1445,7 @@ public final class CpuFlixIndex implements FlixIndex {
 
     /** The bucket of {@code key}: the first whose max is {@code >= key}. */
     private int bucketOf(long key) {
-        final long[] bMax = bucketMax;
-        int lo = 0;
-        int hi = bucketCount - 1; // the last bucket's max is Long.MAX_VALUE
-        while (lo < hi) {
-            final int mid = (lo + hi) >>> 1;
-            if (bMax[mid] < key) {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        return lo;
+        return lowerBound(bucketMax, 0, bucketCount - 1, key); // the last bucket's max is Long.MAX_VALUE
     }
 
     /** The bucket of {@code key}, known to be {@code >= from}: gallops forward, cheap for nearby buckets. */
@@ -1471,45 +1463,7 @@ public final class CpuFlixIndex implements FlixIndex {
             step <<= 1;
             hi = (int) Math.min(last, (long) hi + step);
         }
-        while (lo < hi) {
-            final int mid = (lo + hi) >>> 1;
-            if (bMax[mid] < key) {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        return lo;
-    }
-
-    /** First index in {@code [from, to)} whose key is {@code >= key}, or {@code to}. */
-    private static int lowerBound(long[] a, int from, int to, long key) {
-        int lo = from;
-        int hi = to;
-        while (lo < hi) {
-            final int mid = (lo + hi) >>> 1;
-            if (a[mid] < key) {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        return lo;
-    }
-
-    /** First index in {@code [from, to)} whose key is {@code > key}, or {@code to}. */
-    private static int upperBound(long[] a, int from, int to, long key) {
-        int lo = from;
-        int hi = to;
-        while (lo < hi) {
-            final int mid = (lo + hi) >>> 1;
-            if (a[mid] <= key) {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        return lo;
+        return lowerBound(bMax, lo, hi, key); // bMax[hi] >= key, or hi is the last bucket
     }
 
     private static long ceilDiv(long a, long b) {
