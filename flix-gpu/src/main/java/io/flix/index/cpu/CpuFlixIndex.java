@@ -8,7 +8,6 @@ import io.flix.index.IndexStats;
 import io.flix.index.RangeResult;
 
 import java.util.concurrent.ForkJoinPool;
-import java.util.concurrent.RecursiveAction;
 import java.util.function.IntConsumer;
 
 import static io.flix.index.sort.SortedSearch.lowerBound;
@@ -1403,7 +1402,7 @@ public final class CpuFlixIndex implements FlixIndex {
             }
             return;
         }
-        pool.invoke(new PieceTask(0, pieces, body));
+        Pieces.run(pool, pieces, body);
     }
 
     /** Splits {@code [0, n)} into {@code pieces} even parts and runs {@code body(from, to)} on each. */
@@ -1417,28 +1416,6 @@ public final class CpuFlixIndex implements FlixIndex {
     @FunctionalInterface
     private interface RangeBody {
         void run(int from, int to);
-    }
-
-    private static final class PieceTask extends RecursiveAction {
-        private final int from;
-        private final int to;
-        private final IntConsumer body;
-
-        PieceTask(int from, int to, IntConsumer body) {
-            this.from = from;
-            this.to = to;
-            this.body = body;
-        }
-
-        @Override
-        protected void compute() {
-            if (to - from == 1) {
-                body.accept(from);
-                return;
-            }
-            final int mid = (from + to) >>> 1;
-            invokeAll(new PieceTask(from, mid, body), new PieceTask(mid, to, body));
-        }
     }
 
     // ------------------------------------------------------------------------------------------------ searching

@@ -3,7 +3,6 @@ package io.flix.index.cpu;
 import io.flix.index.sort.KeySorter;
 
 import java.util.concurrent.ForkJoinPool;
-import java.util.concurrent.RecursiveAction;
 
 /**
  * The same contract as {@link KeySorter} (stable ascending sort of signed keys, with the permutation), spread over a
@@ -161,32 +160,6 @@ final class ParallelKeySorter {
     }
 
     private void run(int chunks, java.util.function.IntConsumer body) {
-        if (chunks == 1) {
-            body.accept(0);
-            return;
-        }
-        pool.invoke(new Chunks(0, chunks, body));
-    }
-
-    private static final class Chunks extends RecursiveAction {
-        private final int from;
-        private final int to;
-        private final java.util.function.IntConsumer body;
-
-        Chunks(int from, int to, java.util.function.IntConsumer body) {
-            this.from = from;
-            this.to = to;
-            this.body = body;
-        }
-
-        @Override
-        protected void compute() {
-            if (to - from == 1) {
-                body.accept(from);
-                return;
-            }
-            final int mid = (from + to) >>> 1;
-            invokeAll(new Chunks(from, mid, body), new Chunks(mid, to, body));
-        }
+        Pieces.run(pool, chunks, body);
     }
 }
