@@ -113,6 +113,13 @@ final class Plots {
             }
             style(chart.addSeries(legend(label), mine.stream().mapToDouble(Bench.Result::round).toArray(),
                     mine.stream().mapToDouble(r -> r.bytes() / 1048576.0).toArray()), li, 0);
+            final List<Bench.Result> restructured = Summary.filter(results, r -> r.workload().equals(w.label())
+                    && r.label().equals(label) && r.operation().equals("memory_restructured"));
+            if (!restructured.isEmpty()) {
+                style(chart.addSeries(legend(label) + " restructured",
+                        restructured.stream().mapToDouble(Bench.Result::round).toArray(),
+                        restructured.stream().mapToDouble(r -> r.bytes() / 1048576.0).toArray()), li, 1);
+            }
         }
         return chart;
     }
