@@ -22,8 +22,8 @@ record BenchOptions(String backend, Path out, boolean quick, int buildSize, int 
               --rounds N         insert rounds, then as many delete rounds (default 4)
               --workload X/Y[,X/Y...]  Y% of inserted keys go into X% of the key range, the rest anywhere
                                  (default 90/90,25/90,6/90,3/90; 90/90 is uniform)
-              --distribution uniform|dense  keys over the whole long range, or packed into a range twice
-                                 the number of keys generated (default uniform)
+              --distribution uniform|dense  keys over the whole long range, or packed into [0, 2x the keys
+                                 generated), wider where hot segments need room (default uniform)
               --structures A[,B...]  only these: flix, TreeMap, ConcurrentSkipListMap, Long2LongOpenHashMap
               --warmup N         unreported warm-up passes of the first workload at <= 2^16 keys (default 1)
               --seed N           key generator seed (default 42)
@@ -160,7 +160,10 @@ record BenchOptions(String backend, Path out, boolean quick, int buildSize, int 
     enum KeyDistribution {
         /** Anywhere in the whole {@code long} range. */
         UNIFORM,
-        /** Packed into {@code [0, 2 * generated keys)}: neighbours are close, as with sequence ids. */
+        /**
+         * Packed into {@code [0, 2 * generated keys)}, wider by Y/X where the hot segments need room: neighbours
+         * are close, as with sequence ids.
+         */
         DENSE;
 
         static KeyDistribution parse(String text, String option) {
