@@ -1,42 +1,87 @@
 package io.flix.bench;
 
+import io.flix.bench.BenchOptions.XyWorkload;
 import io.flix.index.Backend;
 import io.flix.index.FlixConfig;
+import io.flix.index.RangeResult;
+import io.flix.index.gpu.GpuSupport;
 
+import java.io.BufferedReader;
 import java.io.IOException;
+import java.io.InputStreamReader;
 import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.SplittableRandom;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
+import java.util.stream.IntStream;
 
 /**
- * Measures FliX beside its baselines in one run and writes {@code results.csv} and {@code summary.md}.
+ * Runs the paper's update and query experiments (sections 5 and 6) on FliX beside its baselines in one run and
+ * writes {@code results.csv}, {@code summary.md} and PNG plots. See {@link BenchOptions#USAGE} for the options.
  *
- * <pre>
- * java -cp ... io.flix.bench.Bench --backend cpu|gpu|all --out DIR [--quick]
- *      [--build-size N] [--batch-size N] [--probe-size N] [--rounds N] [--warmup N] [--seed N] [--threads N]
- * </pre>
- * Sizes accept {@code 2^k}. Every round builds each structure afresh from the same keys, then times, in order:
- * build (unsorted pairs), get of the probe keys sorted and unsorted (all hits), upsert of a batch of new keys,
- * delete of a batch of present keys. Results are verified, so nothing is optimised away and no wrong answer is
- * timed. Warm-up rounds are run and not reported.
+ * <p>For each X/Y workload and each structure: build, then {@code rounds} insert rounds of a batch each, then as
+ * many delete rounds that remove those batches again, then (FliX) a restructure. After the build and after every
+ * round: all-hit and all-miss point lookups, each sorted and unsorted (an unsorted batch is sorted inside FliX, so
+ * the sort is counted), successor (ceiling) lookups of absent keys and range lookups; and the memory held. Every
+ * answer is checked against the generated keys: a wrong one fails the run. Warm-up passes are not reported.
+ *
+ * <p>{@code results.csv} has one row per timed operation; its {@code operation} column reads
+ * {@code <operation>@<workload>}, e.g. {@code insert@X90Y90}. Rounds: 0 is the build, 1..rounds the inserts,
+ * rounds+1..2*rounds the deletes. {@code memory} rows carry the bytes after each round (no time);
+ * {@code memory_restructured} the bytes after the restructure.
  */
 public final class Bench {
 
     static final String CSV_HEADER =
             "structure,backend,device,operation,round,build_size,batch_size,index_size,ms,ops_per_sec,bytes";
 
+    /** Timed operations in the order they run; the lookups run after every round. */
+    static final List<String> LOOKUPS = List.of("get_hit_sorted", "get_hit_unsorted", "get_miss_sorted",
+            "get_miss_unsorted", "ceiling", "range");
+    static final List<String> ORDERED_ONLY = List.of("ceiling", "range");
+
     private final BenchOptions options;
-    private final List<String> csvRows = new ArrayList<>();
-    /** structure label -> operation -> measured milliseconds of the reported rounds. */
-    private final Map<String, Map<String, List<Double>>> timings = new LinkedHashMap<>();
+    private final List<Result> results = new ArrayList<>();
+    private final List<RestructureResult> restructures = new ArrayList<>();
+    private final List<String> notes = new ArrayList<>();
+    private final String cpuDevice = cpuDevice();
+    private String gpuDevice;
+
+    /** One timed operation (or, for memory rows, a reading with {@code ms} NaN). */
+    record Result(String structure, String backend, String device, String workload, String operation, int round,
+                  int buildSize, int batchSize, long indexSize, double ms, long bytes) {
+
+        String label() {
+            return structure + "-" + backend;
+        }
+
+        double opsPerSec() {
+            return batchSize / (ms / 1e3);
+        }
+
+        String csv() {
+            final boolean timed = !Double.isNaN(ms);
+            return String.join(",", structure, backend, csvField(device), operation + "@" + workload,
+                    Integer.toString(round), Integer.toString(buildSize), Integer.toString(batchSize),
+                    Long.toString(indexSize), timed ? String.format(Locale.ROOT, "%.3f", ms) : "",
+                    timed ? String.format(Locale.ROOT, "%.0f", opsPerSec()) : "", Long.toString(bytes));
+        }
+    }
+
+    /** FliX's restructure after the delete rounds. */
+    record RestructureResult(String label, String workload, long nodesBefore, long nodesAfter, long recovered,
+                             long bytesBefore, long bytesAfter, double ms) {
+    }
+
+    private record StructureFactory(String label, Supplier<OrderedStructure> open) {
+    }
 
     private Bench(BenchOptions options) {
         this.options = options;
@@ -52,230 +97,372 @@ public final class Bench {
             System.exit(2);
             return;
         }
-        new Bench(options).run();
+        try {
+            run(options);
+        } catch (GpuUnavailableException e) {
+            System.err.println("error: " + e.getMessage());
+            System.exit(3);
+        }
     }
 
-    private void run() throws IOException {
-        final List<Supplier<OrderedStructure>> structures = new ArrayList<>();
-        if (options.backend().equals("cpu") || options.backend().equals("all")) {
-            structures.add(() -> new FlixStructure(flixConfig(Backend.CPU)));
-            structures.add(SortedMapStructure::treeMap);
-            structures.add(SortedMapStructure::concurrentSkipListMap);
+    /** Runs the benchmark and writes its files; fails on a wrong answer or when nothing can run. */
+    static void run(BenchOptions options) throws IOException {
+        System.setProperty("java.awt.headless", "true");
+        new Bench(options).runAll();
+    }
+
+    /** {@code --backend gpu} where the GPU backend cannot run. */
+    static final class GpuUnavailableException extends IllegalStateException {
+        GpuUnavailableException(String message) {
+            super(message);
         }
-        if (options.backend().equals("gpu") || options.backend().equals("all")) {
-            structures.add(() -> new FlixStructure(flixConfig(Backend.GPU)));
+    }
+
+    private void runAll() throws IOException {
+        final List<StructureFactory> structures = structures();
+        if (structures.isEmpty()) {
+            throw new IllegalArgumentException("--structures " + options.structures() + " leaves nothing to run on "
+                    + "--backend " + options.backend());
         }
-        final Workload workload = Workload.generate(options);
-        for (Supplier<OrderedStructure> factory : structures) {
-            for (int round = -options.warmup(); round < options.rounds(); round++) {
-                try (OrderedStructure structure = factory.get()) {
-                    measureRound(structure, workload, round);
+        Files.createDirectories(options.out());
+        if (options.warmup() > 0) {
+            final XyWorkload first = options.workloads().get(0);
+            final WorkloadKeys warmKeys = WorkloadKeys.generate(first, options.distribution(),
+                    Math.min(options.buildSize(), 1 << 16), Math.min(options.batchSize(), 1 << 14), options.rounds(),
+                    options.seed() + 1);
+            for (StructureFactory factory : structures) {
+                for (int pass = 0; pass < options.warmup(); pass++) {
+                    System.out.println("warm-up " + factory.label() + " pass " + (pass + 1));
+                    runSequence(factory, warmKeys, first, 0, Math.min(options.probeSize(), 1 << 16),
+                            Math.min(options.rangeCount(), 1 << 12), false);
                 }
             }
         }
+        for (int w = 0; w < options.workloads().size(); w++) {
+            final XyWorkload workload = options.workloads().get(w);
+            final long start = System.nanoTime();
+            final WorkloadKeys keys = WorkloadKeys.generate(workload, options.distribution(), options.buildSize(),
+                    options.batchSize(), options.rounds(), options.seed() + 1000L * (w + 1));
+            System.out.printf(Locale.ROOT, "workload %s: %d keys generated in %.1f s%n", workload.label(),
+                    options.generatedKeys(), (System.nanoTime() - start) / 1e9);
+            for (StructureFactory factory : structures) {
+                runSequence(factory, keys, workload, w, options.probeSize(), options.rangeCount(), true);
+            }
+        }
         write();
+    }
+
+    private List<StructureFactory> structures() {
+        final List<StructureFactory> list = new ArrayList<>();
+        final boolean cpu = !options.backend().equals("gpu");
+        final boolean gpu = !options.backend().equals("cpu");
+        final List<String> wanted = options.structures();
+        if (cpu && wanted.contains("flix")) {
+            list.add(new StructureFactory("flix-cpu", () -> new FlixStructure(flixConfig(Backend.CPU))));
+        }
+        if (gpu && wanted.contains("flix")) {
+            final String reason = shortReason(GpuSupport.unavailableReason());
+            if (reason == null) {
+                gpuDevice = gpuDevice();
+                list.add(new StructureFactory("flix-gpu", () -> new FlixStructure(flixConfig(Backend.GPU))));
+            } else if (options.backend().equals("gpu")) {
+                throw new GpuUnavailableException("--backend gpu cannot run: " + reason);
+            } else {
+                notes.add("flix-gpu skipped: " + reason);
+                System.out.println("skipping flix-gpu: " + reason);
+            }
+        }
+        if (cpu && wanted.contains("TreeMap")) {
+            list.add(new StructureFactory("TreeMap-cpu", SortedMapStructure::treeMap));
+        }
+        if (cpu && wanted.contains("ConcurrentSkipListMap")) {
+            list.add(new StructureFactory("ConcurrentSkipListMap-cpu", SortedMapStructure::concurrentSkipListMap));
+        }
+        if (cpu && wanted.contains("Long2LongOpenHashMap")) {
+            list.add(new StructureFactory("Long2LongOpenHashMap-cpu", HashMapStructure::new));
+        }
+        return list;
     }
 
     private FlixConfig flixConfig(Backend backend) {
         return FlixConfig.builder().backend(backend).threads(options.threads()).build();
     }
 
-    private void measureRound(OrderedStructure s, Workload w, int round) {
-        final int buildSize = w.buildKeys().length;
-        final long[] out = new long[Math.max(w.probeSorted().length, 1)];
-
-        record("build", s, round, buildSize, () -> s.build(w.buildKeys(), w.buildValues(), buildSize));
-        record("get_sorted", s, round, w.probeSorted().length,
-                () -> s.get(w.probeSorted(), w.probeSorted().length, out, true));
-        w.checkProbeHits(w.probeSorted(), out, s.name() + " get_sorted");
-        record("get_unsorted", s, round, w.probeUnsorted().length,
-                () -> s.get(w.probeUnsorted(), w.probeUnsorted().length, out, false));
-        w.checkProbeHits(w.probeUnsorted(), out, s.name() + " get_unsorted");
-        record("upsert", s, round, w.insertKeys().length,
-                () -> s.upsert(w.insertKeys(), w.insertValues(), w.insertKeys().length));
-        check(s.size() == buildSize + w.insertKeys().length, s.name() + " size after upsert: " + s.size());
-        record("delete", s, round, w.deleteKeys().length, () -> s.delete(w.deleteKeys(), w.deleteKeys().length));
-        check(s.size() == buildSize + w.insertKeys().length - w.deleteKeys().length,
-                s.name() + " size after delete: " + s.size());
+    /** Build, insert rounds, delete rounds, restructure, with lookups after each step. */
+    private void runSequence(StructureFactory factory, WorkloadKeys keys, XyWorkload workload, int workloadIndex,
+                             int probes, int ranges, boolean report) {
+        final int rounds = options.rounds();
+        final Recorder rec = new Recorder(workload.label(), report);
+        try (OrderedStructure s = factory.open().get()) {
+            final long[] buildKeys = keys.buildKeys();
+            final long[] buildValues = WorkloadKeys.valuesOf(buildKeys);
+            rec.time(s, "build", 0, buildKeys.length, () -> s.build(buildKeys, buildValues, buildKeys.length));
+            check(s.size() == buildKeys.length, s, "size after build: " + s.size());
+            afterRound(s, rec, keys.state(0, 0), 0, workloadIndex, probes, ranges);
+            for (int r = 1; r <= rounds; r++) {
+                final long[] batch = keys.batch(r);
+                final long[] values = WorkloadKeys.valuesOf(batch);
+                final long expected = s.size() + batch.length;
+                rec.time(s, "insert", r, batch.length, () -> s.upsert(batch, values, batch.length));
+                check(s.size() == expected, s, "size after insert round " + r + ": " + s.size() + ", not " + expected);
+                afterRound(s, rec, keys.state(r, 0), r, workloadIndex, probes, ranges);
+            }
+            for (int d = 1; d <= rounds; d++) {
+                final long[] batch = keys.batch(d);
+                final long expected = s.size() - batch.length;
+                rec.time(s, "delete", rounds + d, batch.length, () -> s.delete(batch, batch.length));
+                check(s.size() == expected, s, "size after delete round " + d + ": " + s.size() + ", not " + expected);
+                afterRound(s, rec, keys.state(rounds, d), rounds + d, workloadIndex, probes, ranges);
+            }
+            if (s.nodes() >= 0) {
+                restructure(s, rec, keys.state(rounds, rounds), 2 * rounds);
+            }
+        }
     }
 
-    private void record(String operation, OrderedStructure s, int round, int batchSize, Runnable body) {
-        final long start = System.nanoTime();
-        body.run();
-        final double ms = (System.nanoTime() - start) / 1e6;
-        if (round < 0) {
+    private void restructure(OrderedStructure s, Recorder rec, WorkloadKeys.State state, int round) {
+        final long nodesBefore = s.nodes();
+        final long bytesBefore = s.bytes();
+        final long sizeBefore = s.size();
+        final long[] recovered = new long[1];
+        final double ms = rec.time(s, "restructure", round, (int) Math.min(Integer.MAX_VALUE, sizeBefore),
+                () -> recovered[0] = s.restructure());
+        check(s.size() == sizeBefore, s, "size changed by restructure: " + s.size());
+        check(nodesBefore - s.nodes() == recovered[0], s,
+                "restructure reported " + recovered[0] + " nodes recovered, stats say " + (nodesBefore - s.nodes()));
+        final long[] probe = WorkloadKeys.State.sample(state.present(), Math.min(state.present().length, 1 << 16),
+                new SplittableRandom(options.seed()));
+        final long[] out = new long[probe.length];
+        s.get(probe, probe.length, out, false);
+        checkValues(s, "get after restructure", probe, out);
+        rec.memory(s, "memory_restructured", round);
+        if (rec.report) {
+            restructures.add(new RestructureResult(s.name() + "-" + s.backend(), rec.workload, nodesBefore, s.nodes(),
+                    recovered[0], bytesBefore, s.bytes(), ms));
+        }
+    }
+
+    /** Memory and every lookup after one round, verified. */
+    private void afterRound(OrderedStructure s, Recorder rec, WorkloadKeys.State state, int round, int workloadIndex,
+                            int probes, int ranges) {
+        rec.memory(s, "memory", round);
+        final SplittableRandom random = new SplittableRandom(options.seed() * 31 + workloadIndex * 1009L + round);
+        final long[] hits = WorkloadKeys.State.sample(state.present(), probes, random);
+        final long[] misses = WorkloadKeys.State.sample(state.absent(), probes, random);
+        final long[] successorProbes = WorkloadKeys.State.sample(state.absent(), probes, random);
+        final long[] values = new long[probes];
+        final long[] keysOut = new long[probes];
+
+        final long[] hitsSorted = sortedCopy(hits);
+        rec.time(s, "get_hit_sorted", round, probes, () -> s.get(hitsSorted, probes, values, true));
+        checkValues(s, "get_hit_sorted", hitsSorted, values);
+        rec.time(s, "get_hit_unsorted", round, probes, () -> s.get(hits, probes, values, false));
+        checkValues(s, "get_hit_unsorted", hits, values);
+        final long[] missesSorted = sortedCopy(misses);
+        rec.time(s, "get_miss_sorted", round, probes, () -> s.get(missesSorted, probes, values, true));
+        checkMisses(s, "get_miss_sorted", values);
+        rec.time(s, "get_miss_unsorted", round, probes, () -> s.get(misses, probes, values, false));
+        checkMisses(s, "get_miss_unsorted", values);
+        if (!s.ordered()) {
             return;
         }
-        final String label = s.name() + "-" + s.backend();
-        timings.computeIfAbsent(label, k -> new LinkedHashMap<>())
-                .computeIfAbsent(operation, k -> new ArrayList<>()).add(ms);
-        final double opsPerSec = batchSize / (ms / 1e3);
-        csvRows.add(String.join(",", s.name(), s.backend(), csvField(device(s.backend())), operation,
-                Integer.toString(round), Integer.toString(options.buildSize()), Integer.toString(batchSize),
-                Long.toString(s.size()), String.format(Locale.ROOT, "%.3f", ms),
-                String.format(Locale.ROOT, "%.0f", opsPerSec), Long.toString(s.bytes())));
-        System.out.printf(Locale.ROOT, "%-28s %-13s round %d  %10.2f ms  %8.2f M ops/s%n",
-                label, operation, round, ms, opsPerSec / 1e6);
+        rec.time(s, "ceiling", round, probes, () -> s.ceiling(successorProbes, probes, keysOut, values, false));
+        checkCeiling(s, state, successorProbes, keysOut, values);
+
+        final long[] present = state.present();
+        final int span = options.rangeKeys();
+        final long[] lo = new long[ranges];
+        final long[] hi = new long[ranges];
+        final int[] first = new int[ranges];
+        for (int i = 0; i < ranges; i++) {
+            // [just above the key before present[first], present[first + span - 1]]: exactly span keys
+            final int f = random.nextInt(present.length);
+            first[i] = f;
+            lo[i] = f == 0 ? Long.MIN_VALUE : present[f - 1] + 1;
+            hi[i] = present[Math.min(present.length - 1, f + span - 1)];
+        }
+        final RangeResult[] result = new RangeResult[1];
+        rec.time(s, "range", round, ranges, () -> result[0] = s.range(lo, hi, ranges, span));
+        checkRanges(s, present, first, result[0]);
+    }
+
+    private static long[] sortedCopy(long[] keys) {
+        final long[] sorted = keys.clone();
+        Arrays.parallelSort(sorted);
+        return sorted;
+    }
+
+    private static void checkValues(OrderedStructure s, String what, long[] keys, long[] values) {
+        final int bad = IntStream.range(0, keys.length).parallel()
+                .filter(i -> values[i] != WorkloadKeys.valueOf(keys[i])).findFirst().orElse(-1);
+        check(bad < 0, s, what + " at " + bad + ": key " + (bad < 0 ? 0 : keys[bad]) + " gave "
+                + (bad < 0 ? 0 : values[bad]));
+    }
+
+    private static void checkMisses(OrderedStructure s, String what, long[] values) {
+        final int bad = IntStream.range(0, values.length).parallel().filter(i -> values[i] != Long.MIN_VALUE)
+                .findFirst().orElse(-1);
+        check(bad < 0, s, what + " at " + bad + " found a value for an absent key");
+    }
+
+    private static void checkCeiling(OrderedStructure s, WorkloadKeys.State state, long[] probes, long[] keysOut,
+                                     long[] values) {
+        final long[] present = state.present();
+        final int bad = IntStream.range(0, probes.length).parallel().filter(i -> {
+            final int c = state.ceilingIndex(probes[i]);
+            return c == present.length
+                    ? keysOut[i] != 0 || values[i] != Long.MIN_VALUE
+                    : keysOut[i] != present[c] || values[i] != WorkloadKeys.valueOf(present[c]);
+        }).findFirst().orElse(-1);
+        check(bad < 0, s, "ceiling at " + bad + " of key " + (bad < 0 ? 0 : probes[bad]));
+    }
+
+    private void checkRanges(OrderedStructure s, long[] present, int[] first, RangeResult result) {
+        final int span = options.rangeKeys();
+        check(result.ranges() == first.length, s, "range returned " + result.ranges() + " ranges");
+        final int bad = IntStream.range(0, first.length).parallel().filter(i -> {
+            final int expected = Math.min(span, present.length - first[i]);
+            if (result.count(i) != expected) {
+                return true;
+            }
+            for (int j = 0; j < expected; j++) {
+                final int at = result.offsets()[i] + j;
+                if (result.keys()[at] != present[first[i] + j]
+                        || result.values()[at] != WorkloadKeys.valueOf(present[first[i] + j])) {
+                    return true;
+                }
+            }
+            return false;
+        }).findFirst().orElse(-1);
+        check(bad < 0, s, "range " + bad + " returned the wrong keys");
+    }
+
+    private static void check(boolean ok, OrderedStructure s, String what) {
+        if (!ok) {
+            throw new IllegalStateException("wrong result from " + s.name() + "-" + s.backend() + ": " + what);
+        }
+    }
+
+    /** Times operations of one sequence and keeps them when reported. */
+    private final class Recorder {
+        final String workload;
+        final boolean report;
+
+        Recorder(String workload, boolean report) {
+            this.workload = workload;
+            this.report = report;
+        }
+
+        double time(OrderedStructure s, String operation, int round, int batchSize, Runnable body) {
+            final long start = System.nanoTime();
+            body.run();
+            final double ms = (System.nanoTime() - start) / 1e6;
+            if (report) {
+                final Result r = new Result(s.name(), s.backend(), device(s.backend()), workload, operation, round,
+                        options.buildSize(), batchSize, s.size(), ms, s.bytes());
+                results.add(r);
+                System.out.printf(Locale.ROOT, "%-7s %-26s %-18s round %2d %10.2f ms %9.2f M ops/s%n", workload,
+                        r.label(), operation, round, ms, r.opsPerSec() / 1e6);
+            }
+            return ms;
+        }
+
+        void memory(OrderedStructure s, String operation, int round) {
+            if (report) {
+                results.add(new Result(s.name(), s.backend(), device(s.backend()), workload, operation, round,
+                        options.buildSize(), 0, s.size(), Double.NaN, s.bytes()));
+            }
+        }
     }
 
     private void write() throws IOException {
-        Files.createDirectories(options.out());
         final Path csv = options.out().resolve("results.csv");
         try (PrintWriter w = new PrintWriter(Files.newBufferedWriter(csv))) {
             w.println(CSV_HEADER);
-            csvRows.forEach(w::println);
+            results.forEach(r -> w.println(r.csv()));
         }
-        final String summary = summary();
+        final List<Path> plots = Plots.write(options.out(), options, results);
+        final String summary = Summary.markdown(options, results, restructures, notes, devices(), plots);
         Files.writeString(options.out().resolve("summary.md"), summary);
         System.out.println();
         System.out.print(summary);
-        System.out.println("wrote " + csv + " and " + options.out().resolve("summary.md"));
+        System.out.println("wrote " + csv + ", " + options.out().resolve("summary.md") + " and " + plots.size()
+                + " plots");
     }
 
-    private String summary() {
-        final StringBuilder md = new StringBuilder();
-        md.append("# FliX benchmark\n\n");
-        md.append(String.format(Locale.ROOT,
-                "build %d keys, probes %d, update batches %d; %d rounds after %d warm-up; medians; %s; %s%n%n",
-                options.buildSize(), options.probeSize(), options.batchSize(), options.rounds(), options.warmup(),
-                device("cpu"), java.time.LocalDate.now()));
-        final List<String> labels = new ArrayList<>(timings.keySet());
-        md.append("| operation |");
-        labels.forEach(l -> md.append(' ').append(l).append(" ms (M ops/s) |"));
-        final List<String[]> ratios = ratioColumns(labels);
-        ratios.forEach(r -> md.append(' ').append(r[0]).append(" / ").append(r[1]).append(" |"));
-        md.append('\n').append("|---|");
-        labels.forEach(l -> md.append("---|"));
-        ratios.forEach(r -> md.append("---|"));
-        md.append('\n');
-        for (String op : List.of("build", "get_sorted", "get_unsorted", "upsert", "delete")) {
-            md.append("| ").append(op).append(" |");
-            for (String l : labels) {
-                final double ms = median(timings.get(l).get(op));
-                md.append(String.format(Locale.ROOT, " %.1f (%.2f) |", ms, batchSize(op) / ms / 1e3));
-            }
-            for (String[] r : ratios) {
-                md.append(String.format(Locale.ROOT, " %.1fx |",
-                        median(timings.get(r[1]).get(op)) / median(timings.get(r[0]).get(op))));
-            }
-            md.append('\n');
+    private List<String> devices() {
+        final List<String> d = new ArrayList<>();
+        if (!options.backend().equals("gpu")) {
+            d.add(cpuDevice);
         }
-        md.append("\nRatios are the baseline's median time over FliX's: above 1 means FliX is faster.\n");
-        return md.toString();
+        if (gpuDevice != null) {
+            d.add(gpuDevice);
+        }
+        if (options.backend().equals("gpu")) {
+            d.add("host " + cpuDevice);
+        }
+        return d;
     }
 
-    /** Each FliX label against each baseline label. */
-    private static List<String[]> ratioColumns(List<String> labels) {
-        final List<String[]> pairs = new ArrayList<>();
-        for (String flix : labels) {
-            if (!flix.startsWith("flix-")) {
-                continue;
-            }
-            for (String baseline : labels) {
-                if (!baseline.startsWith("flix-")) {
-                    pairs.add(new String[] {flix, baseline});
+    private String device(String backend) {
+        return backend.equals("gpu") && gpuDevice != null ? gpuDevice : cpuDevice;
+    }
+
+    private static String cpuDevice() {
+        String model = System.getProperty("os.arch");
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc/cpuinfo"))) {
+                if (line.startsWith("model name")) {
+                    model = line.substring(line.indexOf(':') + 1).trim();
+                    break;
                 }
             }
+        } catch (IOException | RuntimeException e) {
+            // not Linux: the architecture name stands in
         }
-        return pairs;
+        return "cpu " + model + " x" + Runtime.getRuntime().availableProcessors();
     }
 
-    private int batchSize(String operation) {
-        return switch (operation) {
-            case "build" -> options.buildSize();
-            case "get_sorted", "get_unsorted" -> options.probeSize();
-            default -> options.batchSize();
-        };
-    }
-
-    static double median(List<Double> values) {
-        final double[] v = values.stream().mapToDouble(Double::doubleValue).sorted().toArray();
-        return v.length % 2 == 1 ? v[v.length / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
-    }
-
-    private static String device(String backend) {
-        return backend + ": " + System.getProperty("os.arch") + ", " + Runtime.getRuntime().availableProcessors()
-                + " cores";
-    }
-
-    private static String csvField(String s) {
-        return s.contains(",") ? '"' + s + '"' : s;
-    }
-
-    private static void check(boolean ok, String what) {
-        if (!ok) {
-            throw new IllegalStateException("wrong result: " + what);
-        }
-    }
-
-    /** The keys of one run, shared by every structure so that all see the same work. */
-    record Workload(long[] buildKeys, long[] buildValues, long[] probeSorted, long[] probeUnsorted,
-                    long[] insertKeys, long[] insertValues, long[] deleteKeys) {
-
-        static Workload generate(BenchOptions o) {
-            final SplittableRandom random = new SplittableRandom(o.seed());
-            final long[] distinct = distinctKeys(random, o.buildSize() + o.batchSize());
-            final long[] buildKeys = Arrays.copyOf(distinct, o.buildSize());
-            final long[] insertKeys = Arrays.copyOfRange(distinct, o.buildSize(), distinct.length);
-            final long[] buildValues = new long[buildKeys.length];
-            for (int i = 0; i < buildKeys.length; i++) {
-                buildValues[i] = valueOf(buildKeys[i]);
-            }
-            final long[] insertValues = new long[insertKeys.length];
-            for (int i = 0; i < insertKeys.length; i++) {
-                insertValues[i] = valueOf(insertKeys[i]);
-            }
-            final long[] probeUnsorted = new long[o.probeSize()];
-            for (int i = 0; i < probeUnsorted.length; i++) {
-                probeUnsorted[i] = buildKeys[random.nextInt(buildKeys.length)];
-            }
-            final long[] probeSorted = probeUnsorted.clone();
-            Arrays.sort(probeSorted);
-            final long[] deleteKeys = new long[Math.min(o.batchSize(), buildKeys.length)];
-            System.arraycopy(buildKeys, 0, deleteKeys, 0, deleteKeys.length);
-            return new Workload(buildKeys, buildValues, probeSorted, probeUnsorted, insertKeys, insertValues,
-                    deleteKeys);
-        }
-
-        /** Any value but the reserved one; derived from the key so that results can be checked. */
-        static long valueOf(long key) {
-            final long v = key * 0x9E3779B97F4A7C15L + 1;
-            return v == Long.MIN_VALUE ? 0 : v;
-        }
-
-        void checkProbeHits(long[] probes, long[] values, String what) {
-            for (int i = 0; i < probes.length; i++) {
-                if (values[i] != valueOf(probes[i])) {
-                    throw new IllegalStateException("wrong result: " + what + " at " + i + " key " + probes[i]);
+    /** The GPU's name from nvidia-smi where it answers (the GPU backend does not expose it). */
+    private static String gpuDevice() {
+        try {
+            final Process p = new ProcessBuilder("nvidia-smi", "--query-gpu=name", "--format=csv,noheader", "-i", "0")
+                    .redirectErrorStream(true).start();
+            try (BufferedReader r = new BufferedReader(
+                    new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+                final String line = r.readLine();
+                if (p.waitFor(10, TimeUnit.SECONDS) && p.exitValue() == 0 && line != null && !line.isBlank()) {
+                    return "gpu " + line.trim();
                 }
             }
+        } catch (IOException e) {
+            // no nvidia-smi on the path
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
+        return "gpu (CUDA device 0)";
+    }
 
-        /** {@code n} distinct keys over the whole {@code long} range, in random order. */
-        private static long[] distinctKeys(SplittableRandom random, int n) {
-            final long[] keys = new long[n];
-            for (int i = 0; i < n; i++) {
-                keys[i] = random.nextLong();
-            }
-            while (true) {
-                final long[] sorted = keys.clone();
-                Arrays.sort(sorted);
-                final java.util.Set<Long> repeated = new java.util.HashSet<>();
-                for (int i = 1; i < n; i++) {
-                    if (sorted[i] == sorted[i - 1]) {
-                        repeated.add(sorted[i]);
-                    }
-                }
-                if (repeated.isEmpty()) {
-                    return keys;
-                }
-                final java.util.Set<Long> kept = new java.util.HashSet<>();
-                for (int i = 0; i < n; i++) {
-                    if (repeated.contains(keys[i]) && !kept.add(keys[i])) {
-                        keys[i] = random.nextLong(); // keep the first occurrence, redraw the others
-                    }
-                }
+    /**
+     * The first line of a reason and its root cause: a failed native load explains itself over dozens of lines
+     * of nested stack traces.
+     */
+    static String shortReason(String reason) {
+        if (reason == null || !reason.contains("\n")) {
+            return reason;
+        }
+        final String[] lines = reason.split("\n");
+        String cause = null;
+        for (String line : lines) {
+            final String t = line.trim();
+            if (!t.startsWith("at ") && (t.contains("Error: ") || t.contains("Exception: "))) {
+                cause = t;
             }
         }
+        return cause == null ? lines[0].trim() : lines[0].trim() + " ... " + cause;
+    }
+
+    static String csvField(String s) {
+        return s.contains(",") || s.contains("\"") ? '"' + s.replace("\"", "\"\"") + '"' : s;
     }
 }

@@ -1,16 +1,38 @@
 package io.flix.bench;
 
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
 
 /** The benchmark's command line. */
-record BenchOptions(String backend, Path out, int buildSize, int batchSize, int probeSize, int rounds, int warmup,
-                    long seed, int threads) {
+record BenchOptions(String backend, Path out, boolean quick, int buildSize, int batchSize, int probeSize,
+                    int rangeCount, int rangeKeys, int rounds, int warmup, long seed, int threads,
+                    List<XyWorkload> workloads, KeyDistribution distribution, List<String> structures) {
 
     static final String USAGE = """
-            usage: Bench --backend cpu|gpu|all --out DIR [--quick] [--build-size N] [--batch-size N]
-                         [--probe-size N] [--rounds N] [--warmup N] [--seed N] [--threads N]
-              sizes accept 2^k; defaults: build 2^22, probes 2^22, update batches 2^21, 3 rounds, 1 warm-up;
-              --quick: build 2^12, probes 2^12, batches 2^11, 1 round, no warm-up (a smoke run)""";
+            usage: Bench --backend cpu|gpu|all --out DIR [--quick] [options]
+              --build-size N     keys built before the first round (default: gpu 2^25, cpu and all 2^20)
+              --batch-size N     keys inserted per insert round and deleted per delete round
+                                 (default: gpu 2^24, cpu and all 2^19)
+              --probe-size N     point and successor lookups after each round, each kind
+                                 (default: gpu 2^26, cpu and all 2^20)
+              --ranges N         range lookups after each round (default: probe size / 16)
+              --range-keys N     keys each range spans and returns at most (default 16)
+              --rounds N         insert rounds, then as many delete rounds (default 4)
+              --workload X/Y[,X/Y...]  Y% of inserted keys go into X% of the key range, the rest anywhere
+                                 (default 90/90,25/90,6/90,3/90; 90/90 is uniform)
+              --distribution uniform|dense  keys over the whole long range, or packed into [0, 2x the keys
+                                 generated), wider where hot segments need room (default uniform)
+              --structures A[,B...]  only these: flix, TreeMap, ConcurrentSkipListMap, Long2LongOpenHashMap
+              --warmup N         unreported warm-up passes of the first workload at <= 2^16 keys (default 1)
+              --seed N           key generator seed (default 42)
+              --threads N        threads for the CPU FliX backend (default: available processors)
+              --quick            build 2^12, batches 2^10, probes 2^12, no warm-up: a smoke run of seconds
+              sizes accept 2^k""";
+
+    static final List<String> STRUCTURE_NAMES =
+            List.of("flix", "TreeMap", "ConcurrentSkipListMap", "Long2LongOpenHashMap");
 
     static BenchOptions parse(String[] args) {
         String backend = null;
@@ -19,10 +41,15 @@ record BenchOptions(String backend, Path out, int buildSize, int batchSize, int 
         Integer buildSize = null;
         Integer batchSize = null;
         Integer probeSize = null;
-        Integer rounds = null;
+        Integer rangeCount = null;
+        int rangeKeys = 16;
+        int rounds = 4;
         Integer warmup = null;
         long seed = 42;
         int threads = Runtime.getRuntime().availableProcessors();
+        List<XyWorkload> workloads = XyWorkload.PAPER;
+        KeyDistribution distribution = KeyDistribution.UNIFORM;
+        List<String> structures = STRUCTURE_NAMES;
         for (int i = 0; i < args.length; i++) {
             final String arg = args[i];
             switch (arg) {
@@ -32,10 +59,15 @@ record BenchOptions(String backend, Path out, int buildSize, int batchSize, int 
                 case "--build-size" -> buildSize = size(value(args, ++i, arg), arg);
                 case "--batch-size" -> batchSize = size(value(args, ++i, arg), arg);
                 case "--probe-size" -> probeSize = size(value(args, ++i, arg), arg);
+                case "--ranges" -> rangeCount = size(value(args, ++i, arg), arg);
+                case "--range-keys" -> rangeKeys = size(value(args, ++i, arg), arg);
                 case "--rounds" -> rounds = size(value(args, ++i, arg), arg);
                 case "--warmup" -> warmup = count(value(args, ++i, arg), arg);
-                case "--seed" -> seed = Long.parseLong(value(args, ++i, arg));
+                case "--seed" -> seed = parseLong(value(args, ++i, arg), arg);
                 case "--threads" -> threads = size(value(args, ++i, arg), arg);
+                case "--workload", "--workloads" -> workloads = XyWorkload.parseList(value(args, ++i, arg), arg);
+                case "--distribution" -> distribution = KeyDistribution.parse(value(args, ++i, arg), arg);
+                case "--structures" -> structures = structureList(value(args, ++i, arg), arg);
                 default -> throw new IllegalArgumentException("unknown option " + arg);
             }
         }
@@ -45,18 +77,38 @@ record BenchOptions(String backend, Path out, int buildSize, int batchSize, int 
         if (out == null) {
             throw new IllegalArgumentException("--out DIR is required");
         }
-        final BenchOptions o = new BenchOptions(backend, out,
-                orDefault(buildSize, quick ? 1 << 12 : 1 << 22),
-                orDefault(batchSize, quick ? 1 << 11 : 1 << 21),
-                orDefault(probeSize, quick ? 1 << 12 : 1 << 22),
-                orDefault(rounds, quick ? 1 : 3),
-                orDefault(warmup, quick ? 0 : 1),
-                seed, threads);
-        if (o.batchSize() > o.buildSize()) {
-            throw new IllegalArgumentException("--batch-size " + o.batchSize()
-                    + " must not exceed --build-size " + o.buildSize() + " (deletes remove build keys)");
+        final boolean paperSizes = backend.equals("gpu");
+        final int build = orDefault(buildSize, quick ? 1 << 12 : paperSizes ? 1 << 25 : 1 << 20);
+        final int batch = orDefault(batchSize, quick ? 1 << 10 : paperSizes ? 1 << 24 : 1 << 19);
+        final int probes = orDefault(probeSize, quick ? 1 << 12 : paperSizes ? 1 << 26 : 1 << 20);
+        final BenchOptions o = new BenchOptions(backend, out, quick, build, batch, probes,
+                orDefault(rangeCount, Math.max(1, probes / 16)), rangeKeys, rounds,
+                orDefault(warmup, quick ? 0 : 1), seed, threads, workloads, distribution, structures);
+        final long generated = (long) o.buildSize() + (long) (o.rounds() + 1) * o.batchSize();
+        if (generated > Integer.MAX_VALUE - 8) {
+            throw new IllegalArgumentException("--build-size + (--rounds + 1) * --batch-size must stay below 2^31, was "
+                    + generated);
+        }
+        if ((long) o.rangeCount() * o.rangeKeys() > Integer.MAX_VALUE - 8) {
+            throw new IllegalArgumentException("--ranges * --range-keys must stay below 2^31");
         }
         return o;
+    }
+
+    /** Total keys the generator draws: the build, every insert round and a pool never inserted (for misses). */
+    long generatedKeys() {
+        return (long) buildSize + (long) (rounds + 1) * batchSize;
+    }
+
+    private static List<String> structureList(String text, String option) {
+        final List<String> names = new ArrayList<>();
+        for (String part : text.split(",")) {
+            final String name = STRUCTURE_NAMES.stream().filter(s -> s.equalsIgnoreCase(part.trim())).findFirst()
+                    .orElseThrow(() -> new IllegalArgumentException(
+                            option + " names " + part + ", known: " + String.join(", ", STRUCTURE_NAMES)));
+            names.add(name);
+        }
+        return List.copyOf(names);
     }
 
     private static int orDefault(Integer value, int fallback) {
@@ -68,6 +120,14 @@ record BenchOptions(String backend, Path out, int buildSize, int batchSize, int 
             throw new IllegalArgumentException(option + " needs a value");
         }
         return args[i];
+    }
+
+    private static long parseLong(String text, String option) {
+        try {
+            return Long.parseLong(text);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(option + " must be a number, was " + text);
+        }
     }
 
     /** A positive int, written plainly or as 2^k. */
@@ -93,6 +153,67 @@ record BenchOptions(String backend, Path out, int buildSize, int batchSize, int 
             return v;
         } catch (NumberFormatException e) {
             throw new IllegalArgumentException(option + " must be a number, was " + text);
+        }
+    }
+
+    /** How build keys spread over the {@code long} range. */
+    enum KeyDistribution {
+        /** Anywhere in the whole {@code long} range. */
+        UNIFORM,
+        /**
+         * Packed into {@code [0, 2 * generated keys)}, wider by Y/X where the hot segments need room: neighbours
+         * are close, as with sequence ids.
+         */
+        DENSE;
+
+        static KeyDistribution parse(String text, String option) {
+            try {
+                return valueOf(text.toUpperCase(Locale.ROOT));
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException(option + " must be uniform or dense, was " + text);
+            }
+        }
+
+        String label() {
+            return name().toLowerCase(Locale.ROOT);
+        }
+    }
+
+    /**
+     * The paper's X/Y update workload (section 5.2.1): Y% of the inserted keys fall into hot parts of the key range
+     * that together make X% of it; the other keys fall anywhere else.
+     */
+    record XyWorkload(int x, int y) {
+        static final List<XyWorkload> PAPER =
+                List.of(new XyWorkload(90, 90), new XyWorkload(25, 90), new XyWorkload(6, 90), new XyWorkload(3, 90));
+
+        XyWorkload {
+            if (x < 1 || x > 100 || y < 0 || y > 100) {
+                throw new IllegalArgumentException("workload X/Y needs X in [1, 100] and Y in [0, 100], was "
+                        + x + "/" + y);
+            }
+        }
+
+        String label() {
+            return "X" + x + "Y" + y;
+        }
+
+        static List<XyWorkload> parseList(String text, String option) {
+            final List<XyWorkload> list = new ArrayList<>();
+            for (String part : text.split(",")) {
+                final String[] xy = part.trim().split("/");
+                if (xy.length != 2) {
+                    throw new IllegalArgumentException(option + " takes X/Y pairs such as 90/90, was " + part);
+                }
+                try {
+                    list.add(new XyWorkload(Integer.parseInt(xy[0].trim()), Integer.parseInt(xy[1].trim())));
+                } catch (NumberFormatException e) {
+                    throw new IllegalArgumentException(option + " takes X/Y pairs such as 90/90, was " + part);
+                } catch (IllegalArgumentException e) {
+                    throw new IllegalArgumentException(option + ": " + e.getMessage());
+                }
+            }
+            return List.copyOf(list);
         }
     }
 }

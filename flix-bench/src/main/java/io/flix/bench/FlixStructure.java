@@ -2,6 +2,7 @@ package io.flix.bench;
 
 import io.flix.index.FlixConfig;
 import io.flix.index.FlixIndex;
+import io.flix.index.RangeResult;
 
 /** A FliX index of either backend. */
 final class FlixStructure implements OrderedStructure {
@@ -33,6 +34,16 @@ final class FlixStructure implements OrderedStructure {
     }
 
     @Override
+    public void ceiling(long[] keys, int n, long[] keysOut, long[] valuesOut, boolean keysSorted) {
+        index.ceiling(keys, n, keysOut, valuesOut, keysSorted);
+    }
+
+    @Override
+    public RangeResult range(long[] lo, long[] hi, int n, int limitPerRange) {
+        return index.range(lo, hi, n, limitPerRange);
+    }
+
+    @Override
     public void upsert(long[] keys, long[] values, int n) {
         index.upsert(keys, values, n);
     }
@@ -40,6 +51,16 @@ final class FlixStructure implements OrderedStructure {
     @Override
     public void delete(long[] keys, int n) {
         index.delete(keys, n);
+    }
+
+    @Override
+    public long restructure() {
+        return index.restructure();
+    }
+
+    @Override
+    public long nodes() {
+        return index.stats().nodes();
     }
 
     @Override

@@ -1,5 +1,6 @@
 package io.flix.bench;
 
+import io.flix.index.gpu.GpuSupport;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -8,28 +9,100 @@ import java.nio.file.Path;
 import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The benchmark's quick run: it completes, verifies its own results and writes what it promises. */
 class BenchSmokeTest {
 
+    private static final List<String> CPU_STRUCTURES =
+            List.of("flix,cpu", "TreeMap,cpu", "ConcurrentSkipListMap,cpu", "Long2LongOpenHashMap,cpu");
+    private static final List<String> WORKLOADS = List.of("X90Y90", "X25Y90", "X6Y90", "X3Y90");
+
     @Test
-    void quickCpuRunWritesEveryStructureAndOperation(@TempDir Path out) throws Exception {
+    void quickCpuRunWritesEveryStructureOperationSummaryAndPlot(@TempDir Path out) throws Exception {
         Bench.main(new String[] {"--backend", "cpu", "--out", out.toString(), "--quick"});
 
         final List<String> csv = Files.readAllLines(out.resolve("results.csv"));
         assertEquals(Bench.CSV_HEADER, csv.get(0));
-        // 3 structures x 5 operations x 1 round
-        assertEquals(1 + 15, csv.size(), String.join("\n", csv));
-        for (String structure : List.of("flix,cpu", "TreeMap,cpu", "ConcurrentSkipListMap,cpu")) {
-            for (String op : List.of("build", "get_sorted", "get_unsorted", "upsert", "delete")) {
-                assertTrue(csv.stream().anyMatch(r -> r.startsWith(structure + ",") && r.contains("," + op + ",")),
-                        structure + " " + op);
+        for (String workload : WORKLOADS) {
+            for (String structure : CPU_STRUCTURES) {
+                final boolean ordered = !structure.startsWith("Long2Long");
+                for (String op : List.of("build", "insert", "delete", "memory", "get_hit_sorted", "get_hit_unsorted",
+                        "get_miss_sorted", "get_miss_unsorted", "ceiling", "range")) {
+                    final boolean expected = ordered || !Bench.ORDERED_ONLY.contains(op);
+                    assertEquals(expected, rows(csv, structure, op + "@" + workload).size() > 0,
+                            structure + " " + op + " " + workload);
+                }
+                // lookups after the build and after 4 insert and 4 delete rounds
+                assertEquals(9, rows(csv, structure, "get_hit_sorted@" + workload).size(), structure);
+                assertEquals(4, rows(csv, structure, "insert@" + workload).size(), structure);
+                assertEquals(4, rows(csv, structure, "delete@" + workload).size(), structure);
+            }
+            assertEquals(1, rows(csv, "flix,cpu", "restructure@" + workload).size(), workload);
+            assertTrue(rows(csv, "TreeMap,cpu", "restructure@" + workload).isEmpty(), workload);
+        }
+        for (String row : csv.subList(1, csv.size())) {
+            assertEquals(11, fields(row).size(), row);
+        }
+
+        final String summary = Files.readString(out.resolve("summary.md"));
+        for (String workload : WORKLOADS) {
+            assertTrue(summary.contains("## Workload " + workload), summary);
+        }
+        assertTrue(summary.contains("TreeMap-cpu / flix-cpu"), summary);
+        assertTrue(summary.contains("Long2LongOpenHashMap-cpu / flix-cpu"), summary);
+        assertTrue(summary.contains("## Restructure"), summary);
+        for (String plot : List.of("insert-time.png", "delete-time.png", "lookup-time-sorted.png",
+                "lookup-time-unsorted.png", "memory.png", "throughput-per-byte.png")) {
+            final Path file = out.resolve(plot);
+            assertTrue(Files.size(file) > 1000, plot);
+            final byte[] head = Files.readAllBytes(file);
+            assertEquals((byte) 0x89, head[0], plot); // PNG signature
+            assertEquals('P', head[1], plot);
+            assertTrue(summary.contains("](" + plot + ")"), plot);
+        }
+    }
+
+    /** Rows of one structure ("name,backend") and operation column. */
+    private static List<String> rows(List<String> csv, String structure, String operation) {
+        return csv.stream().filter(r -> r.startsWith(structure + ",") && fields(r).get(3).equals(operation)).toList();
+    }
+
+    /** CSV fields; a quoted field may hold commas. */
+    private static List<String> fields(String row) {
+        final List<String> fields = new java.util.ArrayList<>();
+        final StringBuilder field = new StringBuilder();
+        boolean quoted = false;
+        for (char c : row.toCharArray()) {
+            if (c == '"') {
+                quoted = !quoted;
+            } else if (c == ',' && !quoted) {
+                fields.add(field.toString());
+                field.setLength(0);
+            } else {
+                field.append(c);
             }
         }
-        final String summary = Files.readString(out.resolve("summary.md"));
-        assertTrue(summary.contains("flix-cpu / TreeMap-cpu"), summary);
+        fields.add(field.toString());
+        return fields;
+    }
+
+    @Test
+    void gpuBackendRunsOrSaysWhyNot(@TempDir Path out) throws Exception {
+        final BenchOptions options = BenchOptions.parse(new String[] {"--backend", "gpu", "--out", out.toString(),
+                "--quick", "--workload", "90/90", "--rounds", "1"});
+        final String reason = Bench.shortReason(GpuSupport.unavailableReason());
+        if (reason == null) {
+            Bench.run(options);
+            assertTrue(Files.readString(out.resolve("results.csv")).contains("\nflix,gpu,"));
+        } else {
+            final Exception e = assertThrows(Bench.GpuUnavailableException.class, () -> Bench.run(options));
+            assertTrue(e.getMessage().contains(reason), e.getMessage());
+            assertFalse(e.getMessage().contains("\n"), e.getMessage());
+            assertFalse(Files.exists(out.resolve("results.csv")));
+        }
     }
 
     @Test
@@ -42,7 +115,50 @@ class BenchSmokeTest {
         assertTrue(assertThrows(IllegalArgumentException.class,
                 () -> BenchOptions.parse(new String[] {"--backend", "cpu", "--out", "x", "--build-size", "2^x"}))
                 .getMessage().contains("--build-size"));
-        assertEquals(1 << 23, BenchOptions.parse(
-                new String[] {"--backend", "cpu", "--out", "x", "--build-size", "2^23"}).buildSize());
+        assertTrue(assertThrows(IllegalArgumentException.class,
+                () -> BenchOptions.parse(new String[] {"--backend", "cpu", "--out", "x", "--workload", "0/90"}))
+                .getMessage().contains("--workload"));
+        assertTrue(assertThrows(IllegalArgumentException.class,
+                () -> BenchOptions.parse(new String[] {"--backend", "cpu", "--out", "x", "--distribution", "zipf"}))
+                .getMessage().contains("--distribution"));
+        assertTrue(assertThrows(IllegalArgumentException.class,
+                () -> BenchOptions.parse(new String[] {"--backend", "cpu", "--out", "x", "--structures", "btree"}))
+                .getMessage().contains("--structures"));
+        final BenchOptions o = BenchOptions.parse(new String[] {"--backend", "cpu", "--out", "x", "--build-size",
+                "2^23", "--workload", "25/90,3/90", "--distribution", "dense"});
+        assertEquals(1 << 23, o.buildSize());
+        assertEquals(List.of(new BenchOptions.XyWorkload(25, 90), new BenchOptions.XyWorkload(3, 90)), o.workloads());
+        assertEquals(BenchOptions.KeyDistribution.DENSE, o.distribution());
+        assertEquals(1 << 25, BenchOptions.parse(new String[] {"--backend", "gpu", "--out", "x"}).buildSize());
+    }
+
+    @Test
+    void workloadKeysAreDistinctAndHotSegmentsGetTheirShare() {
+        for (BenchOptions.KeyDistribution distribution : BenchOptions.KeyDistribution.values()) {
+            final WorkloadKeys keys = WorkloadKeys.generate(new BenchOptions.XyWorkload(6, 90), distribution,
+                    1 << 12, 1 << 12, 2, 7);
+            final WorkloadKeys.State state = keys.state(2, 0);
+            assertEquals((1 << 12) * 3, state.present().length);
+            assertEquals(1 << 12, state.absent().length); // the never-inserted pool
+            for (int i = 1; i < state.present().length; i++) {
+                assertTrue(state.present()[i - 1] < state.present()[i], "distinct and sorted");
+            }
+            // the 6% hot segments: the segments that the batch keys fill most
+            final long[] batch = keys.batch(1);
+            final int[] perSegment = new int[WorkloadKeys.SEGMENTS];
+            final long min = distribution == BenchOptions.KeyDistribution.UNIFORM ? Long.MIN_VALUE : 0;
+            final double width = distribution == BenchOptions.KeyDistribution.UNIFORM ? Math.pow(2, 64) / 1024
+                    : Math.ceil(Math.ceil(2.0 * (1 << 12) * 4 * 15) / 1024);
+            for (long k : batch) {
+                perSegment[(int) (((double) k - min) / width)]++;
+            }
+            final int[] sorted = java.util.Arrays.stream(perSegment).sorted().toArray();
+            int inTop = 0;
+            for (int i = 0; i < Math.round(1024 * 0.06); i++) {
+                inTop += sorted[sorted.length - 1 - i];
+            }
+            final double share = inTop / (double) batch.length;
+            assertTrue(share > 0.85 && share < 0.95, distribution + " hot share " + share);
+        }
     }
 }
