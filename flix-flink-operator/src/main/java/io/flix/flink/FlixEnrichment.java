@@ -185,7 +185,11 @@ public final class FlixEnrichment<U, E, P> {
         return this;
     }
 
-    /** The operator's uid, and the key checks' (uid + "-update-keys", uid + "-lookup-keys"): set it for savepoints. */
+    /**
+     * The operator's uid: set it so savepoints find the dimension. The key checks before the key-by hold no state
+     * and get no uid, so a job resumed from a savepoint may feed them from other sources (a fully finished
+     * operator with a uid cannot get new, unfinished predecessors).
+     */
     public FlixEnrichment<U, E, P> uid(String operatorUid) {
         this.uid = operatorUid;
         return this;
@@ -212,10 +216,6 @@ public final class FlixEnrichment<U, E, P> {
                 .name(name + ": update keys");
         checkedLookups = lookups.process(new KeyCheck<>(lookupKey, "lookup"), lookups.getType())
                 .name(name + ": lookup keys");
-        if (uid != null) {
-            checkedUpdates.uid(uid + "-update-keys");
-            checkedLookups.uid(uid + "-lookup-keys");
-        }
         built = checkedUpdates.keyBy(updateKey, Types.LONG)
                 .connect(checkedLookups.keyBy(lookupKey, Types.LONG))
                 .transform(name, enrichedType(lookups.getType(), payloadType), operator);
