@@ -179,7 +179,11 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
     public void open() throws Exception {
         super.open();
         copyEvents = getExecutionConfig().isObjectReuseEnabled();
-        final MetricGroup group = getMetricGroup();
+        registerMetrics(getMetricGroup());
+    }
+
+    /** Registers the operator's metrics on a group (the operator's own in {@link #open()}). */
+    void registerMetrics(MetricGroup group) {
         batchSizes = group.histogram("flixBatchSize", new DescriptiveStatisticsHistogram(1000));
         flushLatencies = group.histogram("flixFlushLatencyNanos", new DescriptiveStatisticsHistogram(1000));
         lookups = group.counter("flixLookups");
