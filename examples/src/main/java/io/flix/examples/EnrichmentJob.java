@@ -39,7 +39,7 @@ import java.util.concurrent.atomic.LongAdder;
 public final class EnrichmentJob {
 
     /** Set when the catalog is loaded: the orders' sources wait for it. Local mode: one JVM. */
-    private static final CompletableFuture<Void> CATALOG_LOADED = new CompletableFuture<>();
+    private static volatile CompletableFuture<Void> catalogLoaded;
     private static final AtomicLong PRODUCTS_STORED = new AtomicLong();
     private static final AtomicLong ORDERS_START_NANOS = new AtomicLong();
     private static final LongAdder ENRICHED = new LongAdder();
@@ -53,8 +53,18 @@ public final class EnrichmentJob {
         final long products = option(args, "--products", 1_000_000);
         final long orders = option(args, "--orders", 3_000_000);
         final int parallelism = (int) option(args, "--parallelism", 2);
+        run(products, orders, parallelism);
+    }
+
+    /** Runs the job and prints its lines; returns the number of enriched orders. */
+    static long run(long products, long orders, int parallelism) throws Exception {
         final long changes = products / 10;
         final Backend backend = Backend.AUTO;
+        catalogLoaded = new CompletableFuture<>();
+        PRODUCTS_STORED.set(0);
+        ENRICHED.reset();
+        MATCHED.reset();
+        PRINTED.set(0);
 
         final StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
         env.setParallelism(parallelism);
@@ -76,7 +86,7 @@ public final class EnrichmentJob {
                 .payload(p -> {
                     if (PRODUCTS_STORED.incrementAndGet() == catalogListings) {
                         ORDERS_START_NANOS.set(System.nanoTime());
-                        CATALOG_LOADED.complete(null);
+                        catalogLoaded.complete(null);
                     }
                     return p.withdrawn ? null : p;
                 }, Product.class)
@@ -97,6 +107,7 @@ public final class EnrichmentJob {
                 parallelism);
         System.out.printf(Locale.ROOT, "enriched=%d throughput=%.0f backend=%s%n", ENRICHED.sum(),
                 ENRICHED.sum() / orderSeconds, backendName(backend));
+        return ENRICHED.sum();
     }
 
     /** Product ids are spread over the key space, as hashed ids are. */
@@ -126,7 +137,7 @@ public final class EnrichmentJob {
         return parallelism -> new RateLimiter<NumberSequenceSplit>() {
             @Override
             public CompletionStage<Void> acquire(int permits) {
-                return CATALOG_LOADED;
+                return catalogLoaded;
             }
         };
     }
