@@ -12,11 +12,13 @@ import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.api.connector.sink2.Sink;
+import org.apache.flink.api.java.functions.KeySelector;
 import org.apache.flink.api.connector.sink2.SinkWriter;
 import org.apache.flink.api.connector.sink2.WriterInitContext;
 import org.apache.flink.api.connector.source.lib.NumberSequenceSource.NumberSequenceSplit;
 import org.apache.flink.api.connector.source.util.ratelimit.RateLimiter;
 import org.apache.flink.api.connector.source.util.ratelimit.RateLimiterStrategy;
+import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.MemorySize;
 import org.apache.flink.configuration.StateBackendOptions;
@@ -47,7 +49,8 @@ import java.util.stream.Stream;
 /**
  * FliX enrichment against what Flink users write today, in one local job per contestant at the same parallelism:
  * a product dimension of {@code --keys} keys (product id, price) is loaded, then {@code --lookups} orders look their
- * product up, half of them hits.
+ * product up, half of them hits. The payload per key is the price ({@code --payload long}, the default) or a small
+ * product record ({@code --payload product}: id, name, price, category).
  *
  * <ul>
  *   <li>{@code flix}: {@link FlixEnrichment} on the CPU backend (or {@code --backend}).</li>
@@ -102,17 +105,19 @@ public final class EnrichmentBenchmark {
         final Backend backend = Backend.valueOf(text(args, "--backend", "cpu").toUpperCase(Locale.ROOT));
         final MemorySize rocksdbManaged = MemorySize.parse(text(args, "--rocksdb-managed", quick ? "256m" : "4g"));
         final boolean savepoint = !flag(args, "--no-savepoint");
-        System.out.printf(Locale.ROOT, "keys=%d lookups=%d (half hits) parallelism=%d cores=%d maxHeap=%.1f GiB%n",
-                keys, lookups, parallelism, Runtime.getRuntime().availableProcessors(),
+        final String payload = text(args, "--payload", "long");
+        System.out.printf(Locale.ROOT, "keys=%d lookups=%d (half hits) payload=%s parallelism=%d cores=%d "
+                        + "maxHeap=%.1f GiB%n", keys, lookups, payload, parallelism, Runtime.getRuntime().availableProcessors(),
                 Runtime.getRuntime().maxMemory() / 1073741824.0);
         for (String variant : variants.split(",")) {
-            System.out.println(run(variant.trim(), keys, lookups, parallelism, backend, rocksdbManaged, savepoint));
+            System.out.println(run(variant.trim(), payload, keys, lookups, parallelism, backend, rocksdbManaged,
+                    savepoint));
         }
     }
 
     /** Runs one contestant's job and measures it. */
-    public static Result run(String variant, long keys, long lookups, int parallelism, Backend backend,
-                             MemorySize rocksdbManaged, boolean savepoint) throws Exception {
+    public static Result run(String variant, String payload, long keys, long lookups, int parallelism,
+                             Backend backend, MemorySize rocksdbManaged, boolean savepoint) throws Exception {
         UPDATES_APPLIED.set(0);
         LOAD_START.set(0);
         LOAD_END.set(0);
@@ -123,7 +128,11 @@ public final class EnrichmentBenchmark {
         loaded = new CompletableFuture<>();
         lookupsReleased = new CompletableFuture<>();
 
+        final Path checkpoints = Files.createTempDirectory("flix-bench-checkpoints");
         final Configuration conf = new Configuration();
+        // savepoints of this size go to files, not to the job manager's memory
+        conf.set(CheckpointingOptions.CHECKPOINT_STORAGE, "filesystem");
+        conf.set(CheckpointingOptions.CHECKPOINTS_DIRECTORY, checkpoints.toUri().toString());
         if (variant.equals("rocksdb")) {
             conf.set(StateBackendOptions.STATE_BACKEND, "rocksdb");
             conf.set(TaskManagerOptions.MANAGED_MEMORY_SIZE, rocksdbManaged);
@@ -131,34 +140,27 @@ public final class EnrichmentBenchmark {
             conf.set(StateBackendOptions.STATE_BACKEND, "hashmap");
         }
         final StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(parallelism, conf);
-        final DataStream<ProductPrice> updates = env.fromSource(new DataGeneratorSource<>(
-                        i -> new ProductPrice(productId(i), 100 + Math.floorMod(i * 7919, 100_000)), keys,
-                        TypeInformation.of(ProductPrice.class)),
-                WatermarkStrategy.noWatermarks(), "products");
         final long space = 2 * keys; // ids beyond the dimension: half the orders miss
         final DataStream<Order> orders = env.fromSource(new DataGeneratorSource<>(
                         i -> new Order(i, productId(Math.floorMod(i * 0x2545F4914F6CDD1DL, space)), 1),
                         lookups, afterRelease(), TypeInformation.of(Order.class)),
                 WatermarkStrategy.noWatermarks(), "orders");
-        final TypeInformation<Enriched<Order, Long>> enrichedType =
-                FlixEnrichment.enrichedType(TypeInformation.of(Order.class), Types.LONG);
-        final DataStream<Enriched<Order, Long>> enriched = switch (variant) {
-            case "flix" -> FlixEnrichment.of(updates, orders)
-                    .key(p -> p.id, o -> o.productId)
-                    .payload(p -> {
-                        updateApplied();
-                        return p.price;
-                    }, Types.LONG)
-                    .batchSize(1 << 15)
-                    .flushInterval(Duration.ofMillis(50))
-                    .backend(backend)
-                    .build();
-            case "heap", "rocksdb" -> updates.keyBy(p -> p.id, Types.LONG)
-                    .connect(orders.keyBy(o -> o.productId, Types.LONG))
-                    .process(new ValueStateEnrichment(), enrichedType);
-            default -> throw new IllegalArgumentException("variant must be flix, heap or rocksdb: " + variant);
-        };
-        enriched.sinkTo(new CountingSink()).name("count");
+        if (payload.equals("long")) {
+            final DataStream<ProductPrice> updates = env.fromSource(new DataGeneratorSource<>(
+                            i -> new ProductPrice(productId(i), 100 + Math.floorMod(i * 7919, 100_000)), keys,
+                            TypeInformation.of(ProductPrice.class)),
+                    WatermarkStrategy.noWatermarks(), "products");
+            enrich(variant, updates, orders, p -> p.id, p -> p.price, Types.LONG, backend)
+                    .sinkTo(new CountingSink<>()).name("count");
+        } else if (payload.equals("product")) {
+            final DataStream<Product> updates = env.fromSource(new DataGeneratorSource<>(
+                            EnrichmentJob::listing, keys, TypeInformation.of(Product.class)),
+                    WatermarkStrategy.noWatermarks(), "products");
+            enrich(variant, updates, orders, p -> p.id, p -> p, TypeInformation.of(Product.class), backend)
+                    .sinkTo(new CountingSink<>()).name("count");
+        } else {
+            throw new IllegalArgumentException("payload must be long or product: " + payload);
+        }
 
         final JobClient job = env.executeAsync(variant);
         loaded.get(1, TimeUnit.HOURS);
@@ -175,6 +177,7 @@ public final class EnrichmentBenchmark {
         lookupsReleased.complete(null);
         job.getJobExecutionResult().get(1, TimeUnit.HOURS);
         final long end = System.nanoTime();
+        deleteRecursively(checkpoints);
         final double loadSeconds = (LOAD_END.get() - LOAD_START.get()) / 1e9;
         final double lookupSeconds = (end - LOOKUP_START.get()) / 1e9;
         if (ENRICHED.sum() != lookups) {
@@ -182,6 +185,35 @@ public final class EnrichmentBenchmark {
         }
         return new Result(variant, keys, lookups, HITS.sum(), keys / loadSeconds, lookups / lookupSeconds, liveHeap,
                 savepointSeconds);
+    }
+
+    /** The contestant's enrichment of the orders against the updates' payloads. */
+    private static <U, P> DataStream<Enriched<Order, P>> enrich(
+            String variant, DataStream<U> updates, DataStream<Order> orders, KeySelector<U, Long> key,
+            SerializableFunction<U, P> payloadOf, TypeInformation<P> payloadType, Backend backend) {
+        return switch (variant) {
+            case "flix" -> FlixEnrichment.of(updates, orders)
+                    .key(key, o -> o.productId)
+                    .payload(u -> {
+                        updateApplied();
+                        return payloadOf.apply(u);
+                    }, payloadType)
+                    .batchSize(1 << 15)
+                    .flushInterval(Duration.ofMillis(50))
+                    .backend(backend)
+                    .build();
+            case "heap", "rocksdb" -> updates.keyBy(key, Types.LONG)
+                    .connect(orders.keyBy(o -> o.productId, Types.LONG))
+                    .process(new ValueStateEnrichment<>(payloadOf, payloadType),
+                            FlixEnrichment.enrichedType(TypeInformation.of(Order.class), payloadType));
+            default -> throw new IllegalArgumentException("variant must be flix, heap or rocksdb: " + variant);
+        };
+    }
+
+    /** A serializable function, for the payload of an update. */
+    @FunctionalInterface
+    interface SerializableFunction<T, R> extends java.io.Serializable {
+        R apply(T t);
     }
 
     /** Product ids are spread over the key space, as hashed ids are. */
@@ -238,35 +270,39 @@ public final class EnrichmentBenchmark {
     }
 
     /** The baseline: exact lookups on keyed ValueState, one record at a time. */
-    static final class ValueStateEnrichment
-            extends KeyedCoProcessFunction<Long, ProductPrice, Order, Enriched<Order, Long>> {
-        private transient ValueState<Long> price;
+    static final class ValueStateEnrichment<U, P> extends KeyedCoProcessFunction<Long, U, Order, Enriched<Order, P>> {
+        private final SerializableFunction<U, P> payloadOf;
+        private final TypeInformation<P> payloadType;
+        private transient ValueState<P> payload;
 
-        @Override
-        public void open(OpenContext openContext) {
-            price = getRuntimeContext().getState(new ValueStateDescriptor<>("price", Types.LONG));
+        ValueStateEnrichment(SerializableFunction<U, P> payloadOf, TypeInformation<P> payloadType) {
+            this.payloadOf = payloadOf;
+            this.payloadType = payloadType;
         }
 
         @Override
-        public void processElement1(ProductPrice update, Context ctx, Collector<Enriched<Order, Long>> out)
-                throws Exception {
-            price.update(update.price);
+        public void open(OpenContext openContext) {
+            payload = getRuntimeContext().getState(new ValueStateDescriptor<>("payload", payloadType));
+        }
+
+        @Override
+        public void processElement1(U update, Context ctx, Collector<Enriched<Order, P>> out) throws Exception {
+            payload.update(payloadOf.apply(update));
             updateApplied();
         }
 
         @Override
-        public void processElement2(Order order, Context ctx, Collector<Enriched<Order, Long>> out)
-                throws Exception {
-            out.collect(new Enriched<>(order, LookupKind.EXACT, price.value(), null, null));
+        public void processElement2(Order order, Context ctx, Collector<Enriched<Order, P>> out) throws Exception {
+            out.collect(new Enriched<>(order, LookupKind.EXACT, payload.value(), null, null));
         }
     }
 
-    private static final class CountingSink implements Sink<Enriched<Order, Long>> {
+    private static final class CountingSink<P> implements Sink<Enriched<Order, P>> {
         @Override
-        public SinkWriter<Enriched<Order, Long>> createWriter(WriterInitContext context) {
+        public SinkWriter<Enriched<Order, P>> createWriter(WriterInitContext context) {
             return new SinkWriter<>() {
                 @Override
-                public void write(Enriched<Order, Long> e, Context context) {
+                public void write(Enriched<Order, P> e, Context context) {
                     ENRICHED.increment();
                     if (e.payload != null) {
                         HITS.increment();

@@ -4,7 +4,7 @@ import io.flix.index.Backend;
 
 import org.apache.flink.configuration.MemorySize;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.params.provider.CsvSource;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -13,10 +13,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class EnrichmentBenchmarkSmokeTest {
 
     @ParameterizedTest
-    @ValueSource(strings = {"flix", "heap", "rocksdb"})
-    void quickRunMeasuresEveryContestant(String variant) throws Exception {
-        final EnrichmentBenchmark.Result result = EnrichmentBenchmark.run(variant, 20_000, 40_000, 2, Backend.CPU,
-                MemorySize.parse("128m"), true);
+    @CsvSource({"flix, long", "heap, long", "rocksdb, long", "flix, product", "heap, product"})
+    void quickRunMeasuresEveryContestant(String variant, String payload) throws Exception {
+        final EnrichmentBenchmark.Result result = EnrichmentBenchmark.run(variant, payload, 20_000, 40_000, 2,
+                Backend.CPU, MemorySize.parse("128m"), true);
         assertEquals(40_000, result.lookups());
         assertTrue(result.hits() > 16_000 && result.hits() < 24_000, "about half hits: " + result.hits());
         assertTrue(result.loadPerSecond() > 0 && result.lookupsPerSecond() > 0, result.toString());

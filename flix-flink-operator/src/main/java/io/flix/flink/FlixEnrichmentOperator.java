@@ -8,6 +8,7 @@ import io.flix.index.batch.OperationBatch;
 
 import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.api.java.functions.KeySelector;
+import org.apache.flink.configuration.TaskManagerOptions;
 import org.apache.flink.core.memory.DataInputDeserializer;
 import org.apache.flink.core.memory.DataInputViewStreamWrapper;
 import org.apache.flink.core.memory.DataOutputSerializer;
@@ -85,6 +86,8 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
         implements TwoInputStreamOperator<U, E, Enriched<E, P>> {
 
     private static final long serialVersionUID = 1L;
+    private static final org.slf4j.Logger SNAPSHOT_LOG =
+            org.slf4j.LoggerFactory.getLogger(FlixEnrichmentOperator.class);
     private static final int STATE_FORMAT = 1;
     private static final long NOT_FOUND = FlixIndex.NOT_FOUND;
 
@@ -205,12 +208,15 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
         }
         final int subtask = getRuntimeContext().getTaskInfo().getIndexOfThisSubtask();
         final int parallelism = getRuntimeContext().getTaskInfo().getNumberOfParallelSubtasks();
-        final FlixConfig config = settings.configFor(subtask, parallelism);
+        final int slots = getContainingTask().getEnvironment().getTaskManagerInfo().getConfiguration()
+                .get(TaskManagerOptions.NUM_TASK_SLOTS);
+        final FlixConfig config = settings.configFor(subtask, Math.max(1, Math.min(parallelism, slots)));
         index = FlixIndex.open(config);
         engine = new MicroBatchEngine(index);
         batch = new OperationBatch(Math.min(batchSize, 1 << 16) * 2);
-        rows = new RowStore();
         payloadSerializer = payloadSerializerTemplate.duplicate();
+        // a fixed-length payload (a Long, say) needs no per-row bookkeeping
+        rows = new RowStore(Math.max(0, payloadSerializer.getLength()));
         eventSerializer = eventSerializerTemplate.duplicate();
         serializeBuffer = new DataOutputSerializer(256);
         deserializeBuffer = new DataInputDeserializer();
@@ -511,7 +517,7 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
         }
         final long end = System.nanoTime();
         snapshotMillis = (end - start) / 1_000_000;
-        LOG.info("FliX snapshot of {} keys in {} ms (restructure {} ms, export and write {} ms)", n,
+        SNAPSHOT_LOG.info("FliX snapshot of {} keys in {} ms (restructure {} ms, export and write {} ms)", n,
                 snapshotMillis, (restructured - start) / 1_000_000, (end - restructured) / 1_000_000);
         refreshGauges();
     }

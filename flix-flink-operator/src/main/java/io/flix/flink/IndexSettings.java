@@ -12,7 +12,8 @@ import java.io.Serializable;
  * @param backend     AUTO, CPU or GPU, as in {@link FlixConfig}
  * @param nodeSize    keys per node
  * @param initialFill fill of a node after build and restructure
- * @param threads     CPU backend threads per subtask; 0 shares the machine's cores among the operator's subtasks
+ * @param threads     CPU backend threads per subtask; 0 shares the machine's cores among the operator's subtasks on
+ *                    it (the operator's parallelism, at most the task manager's slots)
  * @param devices     GPUs to spread the subtasks over; 0 counts the entries of {@code CUDA_VISIBLE_DEVICES} (one
  *                    device where it is unset)
  */
@@ -46,10 +47,15 @@ public record IndexSettings(Backend backend, int nodeSize, double initialFill, i
         return new IndexSettings(backend, nodeSize, initialFill, threads, d);
     }
 
-    /** The config of one subtask: its device is its index modulo the devices, its threads a share of the cores. */
-    public FlixConfig configFor(int subtaskIndex, int parallelism) {
+    /**
+     * The config of one subtask: its device is its index modulo the devices, its threads a share of the cores.
+     *
+     * @param subtaskIndex  the subtask's index
+     * @param sharingCores  subtasks of this operator that run on this machine
+     */
+    public FlixConfig configFor(int subtaskIndex, int sharingCores) {
         final int cores = Runtime.getRuntime().availableProcessors();
-        final int subtaskThreads = threads > 0 ? threads : Math.max(1, cores / Math.max(1, parallelism));
+        final int subtaskThreads = threads > 0 ? threads : Math.max(1, cores / Math.max(1, sharingCores));
         final int deviceCount = devices > 0 ? devices : visibleDevices(System.getenv("CUDA_VISIBLE_DEVICES"));
         return new FlixConfig(backend, nodeSize, initialFill, subtaskThreads, subtaskIndex % deviceCount);
     }

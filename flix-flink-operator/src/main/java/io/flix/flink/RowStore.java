@@ -8,7 +8,10 @@ import java.util.Arrays;
  *
  * <p>A row's space is rounded up to a size class (multiples of 8 bytes up to 256, then powers of two); freed space
  * and freed row ids go to free lists and are reused by later rows, so a dimension that is replaced over and over
- * does not grow. Rows above the slab size get a slab of their own, reused the same way. Not thread-safe.
+ * does not grow. Rows above the slab size get a slab of their own, reused the same way.
+ *
+ * <p>With a fixed row length (a payload serializer of fixed length, such as a {@code Long}'s), rows are packed
+ * back to back and a row's place follows from its id: no per-row bookkeeping but one live bit. Not thread-safe.
  */
 final class RowStore {
 
@@ -41,6 +44,33 @@ final class RowStore {
     private long liveBytes;
     private long slabBytes;
 
+    /** The length of every row, or 0 for rows of any length. */
+    private final int fixedLength;
+    /** Fixed length only: rows per slab. */
+    private final int rowsPerSlab;
+    /** Fixed length only: bit per row id, set while the row is live. */
+    private long[] liveBits;
+
+    /** A store of rows of any length. */
+    RowStore() {
+        this(0);
+    }
+
+    /** A store of rows of {@code fixedLength} bytes each, or of any length where it is 0. */
+    RowStore(int fixedLength) {
+        if (fixedLength < 0 || fixedLength > MAX_ROW_BYTES) {
+            throw new IllegalArgumentException("fixedLength must be in [0, " + MAX_ROW_BYTES + "], was "
+                    + fixedLength);
+        }
+        this.fixedLength = fixedLength;
+        this.rowsPerSlab = fixedLength == 0 ? 0 : Math.max(1, SLAB_BYTES / fixedLength);
+        this.liveBits = fixedLength == 0 ? null : new long[16];
+        if (fixedLength > 0) {
+            rowAddress = null;
+            rowLength = null;
+        }
+    }
+
     /** The largest payload a row holds. */
     static final int MAX_ROW_BYTES = 1 << 30;
 
@@ -48,6 +78,9 @@ final class RowStore {
     int add(byte[] source, int offset, int length) {
         if (length < 0 || length > MAX_ROW_BYTES) {
             throw new IllegalArgumentException("a row holds 0 to " + MAX_ROW_BYTES + " bytes, was " + length);
+        }
+        if (fixedLength > 0) {
+            return addFixed(source, offset, length);
         }
         final int sizeClass = sizeClass(length);
         final long address = allocate(sizeClass, capacity(sizeClass));
@@ -60,9 +93,42 @@ final class RowStore {
         return row;
     }
 
+    private int addFixed(byte[] source, int offset, int length) {
+        if (length != fixedLength) {
+            throw new IllegalArgumentException("rows here hold " + fixedLength + " bytes, was " + length);
+        }
+        final int row;
+        if (freeRowIdCount > 0) {
+            row = freeRowIds[--freeRowIdCount];
+        } else {
+            if (rowIdsUsed == Integer.MAX_VALUE - 8) {
+                throw new IllegalStateException("row store holds " + rowIdsUsed + " rows, the most it can");
+            }
+            row = rowIdsUsed++;
+            while (slabCount <= row / rowsPerSlab) {
+                addSlab(rowsPerSlab * fixedLength);
+            }
+            if ((row >>> 6) >= liveBits.length) {
+                liveBits = Arrays.copyOf(liveBits, liveBits.length * 2);
+            }
+        }
+        System.arraycopy(source, offset, slabs[row / rowsPerSlab], (row % rowsPerSlab) * fixedLength, length);
+        liveBits[row >>> 6] |= 1L << row;
+        liveRows++;
+        liveBytes += length;
+        return row;
+    }
+
     /** Frees a live row: its id and its space are reused by later rows. */
     void free(int row) {
         checkLive(row);
+        if (fixedLength > 0) {
+            liveBits[row >>> 6] &= ~(1L << row);
+            pushFreeRowId(row);
+            liveRows--;
+            liveBytes -= fixedLength;
+            return;
+        }
         final int length = rowLength[row];
         final int sizeClass = sizeClass(length);
         long[] stack = freeSpace[sizeClass];
@@ -72,27 +138,31 @@ final class RowStore {
         }
         stack[freeSpaceCount[sizeClass]++] = rowAddress[row];
         rowLength[row] = -1;
+        pushFreeRowId(row);
+        liveRows--;
+        liveBytes -= length;
+    }
+
+    private void pushFreeRowId(int row) {
         if (freeRowIdCount == freeRowIds.length) {
             freeRowIds = Arrays.copyOf(freeRowIds, freeRowIds.length * 2);
         }
         freeRowIds[freeRowIdCount++] = row;
-        liveRows--;
-        liveBytes -= length;
     }
 
     /** The slab holding a live row; read {@link #length(int)} bytes from {@link #offset(int)}. */
     byte[] slab(int row) {
         checkLive(row);
-        return slabs[(int) (rowAddress[row] >>> 32)];
+        return fixedLength > 0 ? slabs[row / rowsPerSlab] : slabs[(int) (rowAddress[row] >>> 32)];
     }
 
     int offset(int row) {
-        return (int) rowAddress[row];
+        return fixedLength > 0 ? (row % rowsPerSlab) * fixedLength : (int) rowAddress[row];
     }
 
     int length(int row) {
         checkLive(row);
-        return rowLength[row];
+        return fixedLength > 0 ? fixedLength : rowLength[row];
     }
 
     /** Copies a live row's bytes, for tests and messages. */
@@ -112,7 +182,8 @@ final class RowStore {
 
     /** Heap held: slabs plus the per-row arrays. */
     long heapBytes() {
-        return slabBytes + 12L * rowAddress.length + 4L * freeRowIds.length;
+        final long perRow = fixedLength > 0 ? 8L * liveBits.length : 12L * rowAddress.length;
+        return slabBytes + perRow + 4L * freeRowIds.length;
     }
 
     /** Forgets every row; keeps nothing. */
@@ -121,8 +192,9 @@ final class RowStore {
         slabCount = 0;
         bumpSlab = -1;
         slabFill = 0;
-        rowAddress = new long[1024];
-        rowLength = new int[1024];
+        rowAddress = fixedLength > 0 ? null : new long[1024];
+        rowLength = fixedLength > 0 ? null : new int[1024];
+        liveBits = fixedLength > 0 ? new long[16] : null;
         rowIdsUsed = 0;
         liveRows = 0;
         freeRowIdCount = 0;
@@ -192,7 +264,9 @@ final class RowStore {
     }
 
     private void checkLive(int row) {
-        if (row < 0 || row >= rowIdsUsed || rowLength[row] < 0) {
+        final boolean live = row >= 0 && row < rowIdsUsed
+                && (fixedLength > 0 ? (liveBits[row >>> 6] & (1L << row)) != 0 : rowLength[row] >= 0);
+        if (!live) {
             throw new IllegalArgumentException("row " + row + " is not a live row");
         }
     }

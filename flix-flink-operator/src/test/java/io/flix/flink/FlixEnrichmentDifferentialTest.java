@@ -1,6 +1,8 @@
 package io.flix.flink;
 
+import org.apache.flink.api.common.typeutils.base.LongSerializer;
 import org.apache.flink.streaming.api.operators.co.KeyedCoProcessOperator;
+import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.streaming.util.KeyedTwoInputStreamOperatorTestHarness;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
@@ -54,6 +56,40 @@ class FlixEnrichmentDifferentialTest {
             final List<Object> actual = run(Harnesses.operator(kind, batchSize, 10), script);
             assertEquals(expected, actual, kind.toString());
         }
+    }
+
+    @ParameterizedTest(name = "seed {0}, {1} keys, batch size {2}")
+    @MethodSource("seeds")
+    void fixedLengthPayloadsEqualSequentialTreeMap(long seed, int keyCount, int batchSize) throws Exception {
+        // a Long payload takes the row store's fixed-length path
+        for (LookupKind kind : new LookupKind[] {LookupKind.EXACT, LookupKind.RANGE}) {
+            final Script script = Script.random(seed * 31 + kind.ordinal(), keyCount, 2500);
+            final List<Object> expected = new ArrayList<>();
+            for (Object o : run(new ReferenceOperators.TreeMapEnrichment(kind, Harnesses.RANGE_LIMIT), script)) {
+                expected.add(o instanceof StreamRecord<?> r ? toLongPayload(r) : o);
+            }
+            final FlixEnrichmentOperator<Update, Lookup, Long> operator = new FlixEnrichmentOperator<>(
+                    u -> u.payload == null ? null : Long.parseLong(u.payload.substring(1)), LongSerializer.INSTANCE,
+                    Harnesses.LOOKUP_SERIALIZER, kind, l -> l.hi, Harnesses.RANGE_LIMIT, batchSize, 10,
+                    IndexSettings.defaults().withBackend(io.flix.index.Backend.CPU).withThreads(2));
+            assertEquals(expected, run(operator, script), kind.toString());
+        }
+    }
+
+    @SuppressWarnings("unchecked")
+    private static StreamRecord<Enriched<Lookup, Long>> toLongPayload(StreamRecord<?> record) {
+        final Enriched<Lookup, String> e = (Enriched<Lookup, String>) record.getValue();
+        List<Match<Long>> matches = null;
+        if (e.matches != null) {
+            matches = new ArrayList<>();
+            for (Match<String> m : e.matches) {
+                matches.add(new Match<>(m.key, Long.parseLong(m.payload.substring(1))));
+            }
+        }
+        final Enriched<Lookup, Long> converted = new Enriched<>(e.event, e.kind,
+                e.payload == null ? null : Long.parseLong(e.payload.substring(1)), e.matchedKey, matches);
+        return record.hasTimestamp() ? new StreamRecord<>(converted, record.getTimestamp())
+                : new StreamRecord<>(converted);
     }
 
     private static <OUT> List<Object> run(

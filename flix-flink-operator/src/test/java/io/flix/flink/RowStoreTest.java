@@ -74,6 +74,48 @@ class RowStoreTest {
     }
 
     @Test
+    void fixedLengthRowsReadBackWhatWasWrittenAndAreReused() {
+        for (int length : new int[] {1, 8, 24, 1000, RowStore.SLAB_BYTES + 3}) {
+            final RowStore store = new RowStore(length);
+            final Map<Integer, byte[]> live = new HashMap<>();
+            final SplittableRandom random = new SplittableRandom(length);
+            final int steps = length > 10_000 ? 40 : 20_000;
+            for (int step = 0; step < steps; step++) {
+                if (live.isEmpty() || random.nextInt(3) > 0) {
+                    final byte[] bytes = new byte[length];
+                    random.nextBytes(bytes);
+                    final int row = store.add(bytes, 0, length);
+                    assertTrue(live.put(row, bytes) == null, "a live row id is never handed out twice");
+                } else {
+                    final int row = live.keySet().iterator().next();
+                    live.remove(row);
+                    store.free(row);
+                    assertThrows(IllegalArgumentException.class, () -> store.free(row));
+                }
+            }
+            assertEquals(live.size(), store.liveRows());
+            assertEquals((long) live.size() * length, store.liveBytes());
+            for (Map.Entry<Integer, byte[]> e : live.entrySet()) {
+                assertArrayEquals(e.getValue(), store.copy(e.getKey()), "length " + length);
+            }
+            final long heap = store.heapBytes();
+            for (int row : live.keySet().toArray(new Integer[0])) {
+                store.free(row);
+                store.add(new byte[length], 0, length);
+            }
+            assertEquals(heap, store.heapBytes(), "replacing rows reuses their space");
+        }
+    }
+
+    @Test
+    void fixedLengthRowsRejectOtherLengths() {
+        final RowStore store = new RowStore(8);
+        assertThrows(IllegalArgumentException.class, () -> store.add(new byte[9], 0, 9));
+        assertThrows(IllegalArgumentException.class, () -> store.add(new byte[7], 0, 7));
+        assertEquals(0, store.liveRows());
+    }
+
+    @Test
     void freeingADeadRowFails() {
         final RowStore store = new RowStore();
         final int row = store.add(new byte[4], 0, 4);
