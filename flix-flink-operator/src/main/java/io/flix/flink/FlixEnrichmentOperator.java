@@ -136,6 +136,7 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
     private transient volatile long rowBytes;
     private transient volatile String backendName;
     private transient volatile long snapshotMillis;
+    private transient long statsRefreshedNanos;
 
     public FlixEnrichmentOperator(PayloadFunction<U, P> payloadFunction, TypeSerializer<P> payloadSerializer,
                                   TypeSerializer<E> eventSerializer, LookupKind lookupKind,
@@ -403,8 +404,7 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
     }
 
     private P read(long row) {
-        final int r = (int) row;
-        deserializeBuffer.setBuffer(rows.slab(r), rows.offset(r), rows.length(r));
+        rows.readInto((int) row, deserializeBuffer);
         try {
             return payloadSerializer.deserialize(deserializeBuffer);
         } catch (IOException e) {
@@ -414,8 +414,13 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
 
     private void refreshGauges() {
         indexSize = index.size();
-        indexBytes = index.stats().bytes();
         rowBytes = rows.heapBytes();
+        // stats() walks the node chains: at most once a second
+        final long now = System.nanoTime();
+        if (now - statsRefreshedNanos >= 1_000_000_000L || indexBytes == 0) {
+            indexBytes = index.stats().bytes();
+            statsRefreshedNanos = now;
+        }
     }
 
     @Override

@@ -165,6 +165,19 @@ final class RowStore {
         return fixedLength > 0 ? fixedLength : rowLength[row];
     }
 
+    /**
+     * Points {@code in} at a row's bytes without checking that the row is live: for the lookup path, where the
+     * index only holds live rows (one random memory access fewer per lookup).
+     */
+    void readInto(int row, org.apache.flink.core.memory.DataInputDeserializer in) {
+        if (fixedLength > 0) {
+            in.setBuffer(slabs[row / rowsPerSlab], (row % rowsPerSlab) * fixedLength, fixedLength);
+        } else {
+            final long address = rowAddress[row];
+            in.setBuffer(slabs[(int) (address >>> 32)], (int) address, rowLength[row]);
+        }
+    }
+
     /** Copies a live row's bytes, for tests and messages. */
     byte[] copy(int row) {
         final int offset = offset(row);
