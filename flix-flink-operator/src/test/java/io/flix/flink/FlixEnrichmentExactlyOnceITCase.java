@@ -41,6 +41,7 @@ class FlixEnrichmentExactlyOnceITCase {
     private static final int KEYS = 3000;
     private static final long UPDATES = 12_000;
     private static final long LOOKUPS = 30_000;
+    private static final int PLANNED_FAILURES = 2;
 
     @RegisterExtension
     static final MiniClusterExtension MINI_CLUSTER = new MiniClusterExtension(
@@ -50,7 +51,7 @@ class FlixEnrichmentExactlyOnceITCase {
     @Test
     void outputWithInjectedFailuresEqualsTheFailureFreeRun() throws Exception {
         final List<String> clean = run("exactly-once-clean", 0);
-        final List<String> failing = run("exactly-once-failing", 2);
+        final List<String> failing = run("exactly-once-failing", PLANNED_FAILURES);
         assertEquals(0, FailingMap.FAILURES_LEFT.get("exactly-once-failing").get(), "both failures happened");
         assertEquals(LOOKUPS, clean.size());
         assertEquals(LOOKUPS, new HashSet<>(clean).size(), "each lookup once");
@@ -95,7 +96,10 @@ class FlixEnrichmentExactlyOnceITCase {
         return out;
     }
 
-    /** Throws once per planned failure, each time after a checkpoint taken after the load has completed. */
+    /**
+     * Throws once per planned failure, each at a fixed point of the lookups and only after a checkpoint taken
+     * after the load (since the last failure) has completed.
+     */
     static final class FailingMap implements MapFunction<Lookup, Lookup>, CheckpointedFunction, CheckpointListener {
         static final Map<String, AtomicInteger> FAILURES_LEFT = new ConcurrentHashMap<>();
         /** The first checkpoint taken with the load complete, since the last failure. */
@@ -103,7 +107,6 @@ class FlixEnrichmentExactlyOnceITCase {
 
         private final String run;
         private transient boolean armed;
-        private transient int sinceArmed;
 
         FailingMap(String run) {
             this.run = run;
@@ -111,7 +114,10 @@ class FlixEnrichmentExactlyOnceITCase {
 
         @Override
         public Lookup map(Lookup lookup) {
-            if (armed && FAILURES_LEFT.get(run).get() > 0 && ++sinceArmed == 1000) {
+            // failure k of n comes at the first lookup past (k + 1) / (n + 1) of the lookups, once armed
+            final int left = FAILURES_LEFT.get(run).get();
+            final int done = PLANNED_FAILURES - left;
+            if (armed && left > 0 && lookup.id >= LOOKUPS * (done + 1) / (PLANNED_FAILURES + 1)) {
                 FAILURES_LEFT.get(run).decrementAndGet();
                 GATE_CHECKPOINT.get(run).set(Long.MAX_VALUE);
                 throw new IllegalStateException("injected failure");
