@@ -68,8 +68,10 @@ import java.util.List;
  * each key group to the subtask that owns it after rescaling: no subtask reads (and discards) the whole dimension,
  * and restore is one pass and one bulk {@code build}. The price is a synchronous snapshot: the task pauses while
  * the pairs are exported and written (the index is first restructured, as the design asks, which also flattens its
- * chains). Payload bytes are written as the payload serializer wrote them, so a restore needs a payload serializer
- * that reads the same format.
+ * chains). Measured on a 2-core machine with 10^7 keys at parallelism 2 (5 * 10^6 keys and 8-byte payloads per
+ * subtask, file checkpoint storage): a pause of 1.3 to 1.9 s per checkpoint, of which restructure 85 to 165 ms;
+ * the rest is the export, the grouping by key group and the writing. Payload bytes are written as the payload
+ * serializer wrote them, so a restore needs a payload serializer that reads the same format.
  *
  * <h2>Metrics</h2>
  * On the operator's metric group: {@code flixBatchSize} and {@code flixFlushLatencyNanos} (histograms),
