@@ -80,6 +80,46 @@ class FlixEnrichmentBuilderITCase {
     }
 
     @Test
+    void rangeAndFloorResultsCrossTheNetwork() throws Exception {
+        // parallelism 1 for the operator: the ordered kinds see the whole dimension; the collector's network
+        // input serializes the results (matched keys, lists of matches) with the enriched type information
+        for (LookupKind kind : new LookupKind[] {LookupKind.FLOOR, LookupKind.RANGE}) {
+            final String run = "builder-" + kind;
+            JobParts.reset(run);
+            final StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+            env.setParallelism(1);
+            final DataStream<Update> updates = env.fromData(
+                    Update.upsert(10, "ten"), Update.upsert(20, "twenty"), Update.upsert(30, "thirty"));
+            final DataStream<Lookup> lookups = env.fromSource(
+                    new org.apache.flink.connector.datagen.source.DataGeneratorSource<>(
+                            i -> new Lookup(i, 10 * i + 5, 10 * i + 100), 3, gate(run),
+                            TypeInformation.of(Lookup.class)),
+                    WatermarkStrategy.noWatermarks(), "lookups");
+            FlixEnrichment<Update, Lookup, String> enrichment = FlixEnrichment.of(updates, lookups)
+                    .key(u -> u.key, l -> l.key)
+                    .payload(JobParts.countingPayload(run, 3), Types.STRING)
+                    .backend(Backend.CPU);
+            enrichment = kind == LookupKind.RANGE ? enrichment.range(l -> l.hi, 2) : enrichment.lookup(kind);
+            enrichment.build().rebalance()
+                    .transform("collect", Types.VOID, new JobParts.CollectingOperator<>(run)).setParallelism(1);
+            env.execute();
+            final List<String> out = new ArrayList<>(JobParts.COLLECTED.get(run));
+            Collections.sort(out);
+            final List<String> expected = kind == LookupKind.FLOOR
+                    ? List.of(new Enriched<>(new Lookup(0, 5, 100), kind, null, null, null).toString(),
+                            new Enriched<>(new Lookup(1, 15, 110), kind, "ten", 10L, null).toString(),
+                            new Enriched<>(new Lookup(2, 25, 120), kind, "twenty", 20L, null).toString())
+                    : List.of(new Enriched<>(new Lookup(0, 5, 100), kind, null, null,
+                                    List.of(new Match<>(10, "ten"), new Match<>(20, "twenty"))).toString(),
+                            new Enriched<>(new Lookup(1, 15, 110), kind, null, null,
+                                    List.of(new Match<>(20, "twenty"), new Match<>(30, "thirty"))).toString(),
+                            new Enriched<>(new Lookup(2, 25, 120), kind, null, null,
+                                    List.of(new Match<>(30, "thirty"))).toString());
+            assertEquals(expected, out, kind.toString());
+        }
+    }
+
+    @Test
     void theBuilderSaysWhatIsMissing() {
         final StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
         final FlixEnrichment<Update, Update, Update> noKey =
