@@ -125,6 +125,8 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
     private transient int[] supersededPositions;
     private transient int updateCount;
     private transient boolean flushTimerPending;
+    /** Processing time at which the current batch is flushed at the latest. */
+    private transient long batchDueMillis;
 
     private transient Histogram batchSizes;
     private transient Histogram flushLatencies;
@@ -327,16 +329,32 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
     }
 
     private void afterBuffering() {
-        if (lookupCount + updateCount >= batchSize) {
+        final int buffered = lookupCount + updateCount;
+        if (buffered >= batchSize) {
             flush();
-        } else if (flushIntervalMillis > 0 && !flushTimerPending) {
-            flushTimerPending = true;
-            final ProcessingTimeService time = getProcessingTimeService();
-            time.registerTimer(time.getCurrentProcessingTime() + flushIntervalMillis, timestamp -> {
-                flushTimerPending = false;
-                flush();
-            });
+        } else if (buffered == 1 && flushIntervalMillis > 0) {
+            // a batch starts: it is due one interval from now
+            batchDueMillis = getProcessingTimeService().getCurrentProcessingTime() + flushIntervalMillis;
+            if (!flushTimerPending) {
+                registerFlushTimer(batchDueMillis);
+            }
         }
+    }
+
+    /** One timer at a time; a timer that fires before the current batch is due moves to when it is. */
+    private void registerFlushTimer(long dueMillis) {
+        flushTimerPending = true;
+        getProcessingTimeService().registerTimer(dueMillis, timestamp -> {
+            flushTimerPending = false;
+            if (lookupCount + updateCount == 0) {
+                return;
+            }
+            if (timestamp >= batchDueMillis) {
+                flush();
+            } else {
+                registerFlushTimer(batchDueMillis);
+            }
+        });
     }
 
     private void reject(String input, String reason, Object record, StreamRecord<?> element) {

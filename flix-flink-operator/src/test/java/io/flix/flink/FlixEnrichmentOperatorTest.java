@@ -61,6 +61,25 @@ class FlixEnrichmentOperatorTest {
     }
 
     @Test
+    void aBatchStartedAfterASizeFlushWaitsItsOwnInterval() throws Exception {
+        try (var harness = open(Harnesses.operator(LookupKind.EXACT, 2, 50))) {
+            harness.setProcessingTime(0);
+            harness.processElement2(new StreamRecord<>(new Lookup(0, 7, 7))); // batch due at 50
+            harness.setProcessingTime(10);
+            harness.processElement2(new StreamRecord<>(new Lookup(1, 7, 7))); // full: flushed
+            assertEquals(2, harness.getOutput().size());
+            harness.setProcessingTime(20);
+            harness.processElement2(new StreamRecord<>(new Lookup(2, 7, 7))); // a new batch, due at 70
+            harness.setProcessingTime(50);
+            assertEquals(2, harness.getOutput().size(), "the first batch's timer does not cut the second short");
+            harness.setProcessingTime(69);
+            assertEquals(2, harness.getOutput().size());
+            harness.setProcessingTime(70);
+            assertEquals(3, harness.getOutput().size());
+        }
+    }
+
+    @Test
     void flushesBeforeForwardingAWatermark() throws Exception {
         try (var harness = open(Harnesses.operator(LookupKind.EXACT, 1000, 0))) {
             harness.processElement2(new StreamRecord<>(new Lookup(0, 7, 7), 10));
