@@ -70,15 +70,15 @@ import java.util.List;
  * the pairs are exported and written (the index is first restructured, as the design asks, which also flattens its
  * chains). Measured on a 2-core machine with 10^7 keys at parallelism 2 (5 * 10^6 keys and 8-byte payloads per
  * subtask, file checkpoint storage): a pause of about 1 s per checkpoint (0.96 to 1.0 s, of which restructure
- * 0.23 s, on a busy machine; the rest is the export, the grouping by key group and the writing). Payload bytes are written as the payload
- * serializer wrote them, so a restore needs a payload serializer that reads the same format.
+ * 0.23 s, on a busy machine; the rest is the export, the grouping by key group and the writing). Payload bytes
+ * are written as the payload serializer wrote them, so a restore needs a payload serializer that reads the same
+ * format.
  *
  * <h2>Metrics</h2>
  * On the operator's metric group: {@code flixBatchSize} and {@code flixFlushLatencyNanos} (histograms),
  * {@code flixIndexSize}, {@code flixIndexBytes}, {@code flixRowBytes}, {@code flixBackend} (gauges, refreshed
- * after each flush), {@code flixSnapshotMillis} (the last synchronous snapshot's pause), {@code flixLookups},
- * {@code flixUpdates}, {@code flixRejected}, {@code flixFlushes}
- * (counters).
+ * after each flush; index bytes at most once a second), {@code flixSnapshotMillis} (the last snapshot's pause),
+ * and the counters {@code flixLookups}, {@code flixUpdates}, {@code flixRejected}, {@code flixFlushes}.
  *
  * @param <U> update records
  * @param <E> lookup events
