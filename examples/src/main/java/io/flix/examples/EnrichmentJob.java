@@ -1,0 +1,186 @@
+package io.flix.examples;
+
+import io.flix.flink.Enriched;
+import io.flix.flink.FlixEnrichment;
+import io.flix.index.Backend;
+import io.flix.index.FlixConfig;
+import io.flix.index.FlixIndex;
+
+import org.apache.flink.api.common.eventtime.WatermarkStrategy;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.api.connector.sink2.Sink;
+import org.apache.flink.api.connector.sink2.SinkWriter;
+import org.apache.flink.api.connector.sink2.WriterInitContext;
+import org.apache.flink.api.connector.source.lib.NumberSequenceSource.NumberSequenceSplit;
+import org.apache.flink.api.connector.source.util.ratelimit.RateLimiter;
+import org.apache.flink.api.connector.source.util.ratelimit.RateLimiterStrategy;
+import org.apache.flink.connector.datagen.source.DataGeneratorSource;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+
+import java.time.Duration;
+import java.util.Locale;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * The embedded demo: a local Flink job (no cluster, no Kafka, no GPU needed) that keeps a catalog of one million
+ * generated products in FliX ({@link FlixEnrichment}, the GPU backend where one is present) and enriches a stream
+ * of generated orders with each order's product, while prices change and products are withdrawn. It prints a few
+ * enriched orders and, as its last line, {@code enriched=<count> throughput=<events/s> backend=<cpu|gpu>}.
+ *
+ * <p>Arguments (all optional): {@code --products N --orders N --parallelism N}. In this local job the orders wait
+ * until the catalog is loaded, so every order of a listed product finds it; a production job would bootstrap the
+ * catalog from a savepoint instead.
+ */
+public final class EnrichmentJob {
+
+    /** Set when the catalog is loaded: the orders' sources wait for it. Local mode: one JVM. */
+    private static volatile CompletableFuture<Void> catalogLoaded;
+    private static final AtomicLong PRODUCTS_STORED = new AtomicLong();
+    private static final AtomicLong ORDERS_START_NANOS = new AtomicLong();
+    private static final LongAdder ENRICHED = new LongAdder();
+    private static final LongAdder MATCHED = new LongAdder();
+    private static final AtomicInteger PRINTED = new AtomicInteger();
+
+    private EnrichmentJob() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        final long products = option(args, "--products", 1_000_000);
+        final long orders = option(args, "--orders", 3_000_000);
+        final int parallelism = (int) option(args, "--parallelism", 2);
+        run(products, orders, parallelism);
+    }
+
+    /** Runs the job and prints its lines; returns the number of enriched orders. */
+    static long run(long products, long orders, int parallelism) throws Exception {
+        final long changes = products / 10;
+        final Backend backend = Backend.AUTO;
+        catalogLoaded = new CompletableFuture<>();
+        PRODUCTS_STORED.set(0);
+        ENRICHED.reset();
+        MATCHED.reset();
+        PRINTED.set(0);
+
+        final StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+        env.setParallelism(parallelism);
+
+        // the catalog: every product listed once, then price changes and withdrawals (one source: in order)
+        final DataStream<Product> catalog = env.fromSource(new DataGeneratorSource<>(
+                        i -> i < products ? listing(i) : change(i, products), products + changes,
+                        TypeInformation.of(Product.class)),
+                WatermarkStrategy.noWatermarks(), "products").setParallelism(1);
+        final long catalogListings = products;
+        final DataStream<Order> orderStream = env.fromSource(new DataGeneratorSource<>(
+                        i -> new Order(i, productId(Math.floorMod(i * 0x2545F4914F6CDD1DL, products + products / 20)),
+                                1 + (int) (i % 5)),
+                        orders, afterCatalog(), TypeInformation.of(Order.class)),
+                WatermarkStrategy.noWatermarks(), "orders");
+
+        final FlixEnrichment<Product, Order, Product> enrichment = FlixEnrichment.of(catalog, orderStream)
+                .key(p -> p.id, o -> o.productId)
+                .payload(p -> {
+                    if (PRODUCTS_STORED.incrementAndGet() == catalogListings) {
+                        ORDERS_START_NANOS.set(System.nanoTime());
+                        catalogLoaded.complete(null);
+                    }
+                    return p.withdrawn ? null : p;
+                }, Product.class)
+                .batchSize(20_000)
+                .flushInterval(Duration.ofMillis(50))
+                .backend(backend)
+                .uid("product-enrichment");
+        enrichment.build().sinkTo(new CountingSink()).name("count");
+        enrichment.rejected().print("rejected");
+
+        final long start = System.nanoTime();
+        env.execute("FliX enrichment demo");
+        final long end = System.nanoTime();
+        final double loadSeconds = (ORDERS_START_NANOS.get() - start) / 1e9;
+        final double orderSeconds = (end - ORDERS_START_NANOS.get()) / 1e9;
+        System.out.printf(Locale.ROOT, "products=%d loaded in %.1f s (job start included), changes=%d, orders=%d, "
+                        + "matched=%d, parallelism=%d%n", products, loadSeconds, changes, orders, MATCHED.sum(),
+                parallelism);
+        System.out.printf(Locale.ROOT, "enriched=%d throughput=%.0f backend=%s%n", ENRICHED.sum(),
+                ENRICHED.sum() / orderSeconds, backendName(backend));
+        return ENRICHED.sum();
+    }
+
+    /** Product ids are spread over the key space, as hashed ids are. */
+    static long productId(long ordinal) {
+        return ordinal * 0x9E3779B97F4A7C15L;
+    }
+
+    static Product listing(long i) {
+        return new Product(productId(i), "product-" + i, 100 + Math.floorMod(i * 7919, 100_000),
+                CATEGORIES[(int) (i % CATEGORIES.length)], false);
+    }
+
+    /** Change {@code i}: a new price, every tenth a withdrawal. */
+    static Product change(long i, long products) {
+        final long ordinal = Math.floorMod(i * 0x9E3779B97F4A7C15L, products);
+        final Product p = listing(ordinal);
+        p.priceCents = 100 + Math.floorMod(i * 104_729, 100_000);
+        p.withdrawn = i % 10 == 0;
+        return p;
+    }
+
+    private static final String[] CATEGORIES = {"books", "garden", "kitchen", "toys", "music", "tools"};
+
+    /** Holds the orders back, without blocking checkpoints, until the catalog is loaded. */
+    @SuppressWarnings("unchecked")
+    private static RateLimiterStrategy<NumberSequenceSplit> afterCatalog() {
+        return parallelism -> new RateLimiter<NumberSequenceSplit>() {
+            @Override
+            public CompletionStage<Void> acquire(int permits) {
+                return catalogLoaded;
+            }
+        };
+    }
+
+    /** Counts the enriched orders and prints the first few. */
+    private static final class CountingSink implements Sink<Enriched<Order, Product>> {
+        @Override
+        public SinkWriter<Enriched<Order, Product>> createWriter(WriterInitContext context) {
+            return new SinkWriter<>() {
+                @Override
+                public void write(Enriched<Order, Product> e, Context context) {
+                    ENRICHED.increment();
+                    if (e.payload != null) {
+                        MATCHED.increment();
+                    }
+                    if (PRINTED.get() < 5 && PRINTED.getAndIncrement() < 5) {
+                        System.out.println(e.event + " -> " + (e.payload == null ? "<no such product>" : e.payload));
+                    }
+                }
+
+                @Override
+                public void flush(boolean endOfInput) {
+                }
+
+                @Override
+                public void close() {
+                }
+            };
+        }
+    }
+
+    private static String backendName(Backend requested) {
+        try (FlixIndex probe = FlixIndex.open(FlixConfig.builder().backend(requested).threads(1).build())) {
+            return probe.backend().name().toLowerCase(Locale.ROOT);
+        }
+    }
+
+    private static long option(String[] args, String name, long fallback) {
+        for (int i = 0; i + 1 < args.length; i++) {
+            if (args[i].equals(name)) {
+                return Long.parseLong(args[i + 1]);
+            }
+        }
+        return fallback;
+    }
+}

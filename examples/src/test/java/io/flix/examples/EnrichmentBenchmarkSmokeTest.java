@@ -1,0 +1,25 @@
+package io.flix.examples;
+
+import io.flix.index.Backend;
+
+import org.apache.flink.configuration.MemorySize;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The benchmark's --quick sizes, each contestant: all lookups come out, half of them (about) hits. */
+class EnrichmentBenchmarkSmokeTest {
+
+    @ParameterizedTest
+    @CsvSource({"flix, long", "heap, long", "rocksdb, long", "flix, product", "heap, product"})
+    void quickRunMeasuresEveryContestant(String variant, String payload) throws Exception {
+        final EnrichmentBenchmark.Result result = EnrichmentBenchmark.run(variant, payload, 20_000, 40_000, 2,
+                Backend.CPU, MemorySize.parse("128m"), true);
+        assertEquals(40_000, result.lookups());
+        assertTrue(result.hits() > 16_000 && result.hits() < 24_000, "about half hits: " + result.hits());
+        assertTrue(result.loadPerSecond() > 0 && result.lookupsPerSecond() > 0, result.toString());
+        assertTrue(result.liveHeapBytes() > 0 && result.savepointSeconds() >= 0, result.toString());
+    }
+}
