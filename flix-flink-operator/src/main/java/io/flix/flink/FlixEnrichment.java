@@ -22,7 +22,7 @@ import java.util.List;
  * each task manager:
  *
  * <pre>{@code
- * FlixEnrichment<Order, Product> enrichment = FlixEnrichment.of(products, orders)
+ * FlixEnrichment<Product, Order, Product> enrichment = FlixEnrichment.of(products, orders)
  *         .key(p -> p.id, o -> o.productId)
  *         .payload(p -> p.deleted ? null : p, Product.class)   // null deletes the key
  *         .batchSize(10_000)
