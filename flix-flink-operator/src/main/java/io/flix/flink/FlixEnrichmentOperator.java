@@ -7,6 +7,7 @@ import io.flix.index.batch.MicroBatchEngine;
 import io.flix.index.batch.OperationBatch;
 
 import org.apache.flink.api.common.typeutils.TypeSerializer;
+import org.apache.flink.api.common.typeutils.base.LongSerializer;
 import org.apache.flink.api.java.functions.KeySelector;
 import org.apache.flink.configuration.TaskManagerOptions;
 import org.apache.flink.core.memory.DataInputDeserializer;
@@ -52,8 +53,12 @@ import java.util.List;
  *
  * <h2>Payloads</h2>
  * Payloads are serialized with the user's {@link TypeSerializer} into a {@link RowStore} of byte slabs; the index
- * maps each key to its row id. A replaced or deleted key's row is freed after the batch and reused. Each lookup
- * result is a fresh deserialized copy.
+ * maps each key to its row id. A replaced or deleted key's row is freed after the batch and reused (each update
+ * reads the row it supersedes in the same batch). Payloads of a fixed length of 1 to 8 bytes (a {@code Long}, an
+ * {@code Integer}, a {@code Double}) are stored in the index value itself instead, their bytes big-endian: no row
+ * store, nothing to free, no read per update. An 8-byte payload whose bits equal {@code NOT_FOUND}, which the
+ * index cannot hold, or equal {@link #ESCAPED}, is stored as {@link #ESCAPED} with the key noted on the side
+ * (such an update is flushed in a batch of its own). Each lookup result is a fresh deserialized copy.
  *
  * <h2>Bad records</h2>
  * An update whose payload function throws, or whose payload fails to serialize, and a range lookup without a valid
@@ -92,6 +97,12 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
             org.slf4j.LoggerFactory.getLogger(FlixEnrichmentOperator.class);
     private static final int STATE_FORMAT = 1;
     private static final long NOT_FOUND = FlixIndex.NOT_FOUND;
+    /**
+     * Inline 8-byte payloads: the value stored for a payload whose bits are {@code NOT_FOUND} (which the index
+     * rejects) or this value itself; which of the two it stands for is kept per key on the side. An arbitrary,
+     * unlikely value: such payloads are flushed in a batch of their own.
+     */
+    static final long ESCAPED = Long.MIN_VALUE + 0x5EED_F11AL;
 
     private final PayloadFunction<U, P> payloadFunction;
     private final TypeSerializer<P> payloadSerializerTemplate;
@@ -111,7 +122,24 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
     private transient FlixIndex index;
     private transient MicroBatchEngine engine;
     private transient OperationBatch batch;
+    /** Payloads of variable or larger length; null where payloads are inline. */
     private transient RowStore rows;
+    /**
+     * Payloads of a fixed length of 1 to 8 bytes are stored in the index value itself (their bytes big-endian):
+     * no row store, and no read of the superseded row per update. 0 where payloads go to the row store.
+     */
+    private transient int inlineLength;
+    /** Inline payloads of a {@code Long}: the value is the payload. */
+    private transient boolean longPayload;
+    /** Inline 8-byte payloads: keys stored as {@link #ESCAPED} whose payload's bits are {@code NOT_FOUND}. */
+    private transient java.util.HashSet<Long> notFoundBitsKeys;
+    /** Inline: the escaped update of the current (one-update) batch, applied to the side set after its flush. */
+    private transient boolean escapedPending;
+    private transient long escapedKey;
+    private transient boolean escapedIsNotFoundBits;
+    /** Inline: the keys of the buffered updates (to drop side-set entries they replace). */
+    private transient long[] updateKeys;
+    private transient byte[] inlineBytes;
     private transient DataOutputSerializer serializeBuffer;
     private transient DataInputDeserializer deserializeBuffer;
 
@@ -220,8 +248,16 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
         engine = new MicroBatchEngine(index);
         batch = new OperationBatch(Math.min(batchSize, 1 << 16) * 2);
         payloadSerializer = payloadSerializerTemplate.duplicate();
-        // a fixed-length payload (a Long, say) needs no per-row bookkeeping
-        rows = new RowStore(Math.max(0, payloadSerializer.getLength()));
+        final int payloadLength = payloadSerializer.getLength();
+        if (payloadLength >= 1 && payloadLength <= 8) {
+            inlineLength = payloadLength;
+            longPayload = payloadSerializer instanceof LongSerializer;
+            notFoundBitsKeys = new java.util.HashSet<>();
+            inlineBytes = new byte[8];
+        } else {
+            // a fixed-length payload needs no per-row bookkeeping
+            rows = new RowStore(Math.max(0, payloadLength));
+        }
         eventSerializer = eventSerializerTemplate.duplicate();
         serializeBuffer = new DataOutputSerializer(256);
         deserializeBuffer = new DataInputDeserializer();
@@ -231,6 +267,7 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
         lookupHasTimestamp = new boolean[initial];
         lookupPositions = new int[initial];
         supersededPositions = new int[initial];
+        updateKeys = new long[initial];
         backendName = index.backend().name().toLowerCase(java.util.Locale.ROOT);
     }
 
@@ -252,6 +289,10 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
             reject("update", "the payload function failed: " + e, update, element);
             return;
         }
+        if (inlineLength > 0) {
+            processInlineUpdate(key, payload, update, element);
+            return;
+        }
         if (payload == null) {
             bufferUpdate(batch.get(key));
             batch.delete(key);
@@ -270,6 +311,69 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
         }
         updates.inc();
         afterBuffering();
+    }
+
+    private void processInlineUpdate(long key, P payload, U update, StreamRecord<U> element) {
+        if (payload == null) {
+            bufferInlineUpdate(key);
+            batch.delete(key);
+            updates.inc();
+            afterBuffering();
+            return;
+        }
+        final long bits;
+        try {
+            bits = inlineBits(payload);
+        } catch (Exception | StackOverflowError e) {
+            reject("update", "the payload failed to serialize: " + e, update, element);
+            return;
+        }
+        if (inlineLength == 8 && (bits == NOT_FOUND || bits == ESCAPED)) {
+            // stored as ESCAPED, the side set says which: alone in its batch, so every lookup sees the side set
+            // as of its batch's start
+            flush();
+            bufferInlineUpdate(key);
+            batch.upsert(key, ESCAPED);
+            escapedPending = true;
+            escapedKey = key;
+            escapedIsNotFoundBits = bits == NOT_FOUND;
+            updates.inc();
+            flush();
+            return;
+        }
+        bufferInlineUpdate(key);
+        batch.upsert(key, bits);
+        updates.inc();
+        afterBuffering();
+    }
+
+    /** A fixed-length payload's bytes, big-endian, as a long. */
+    private long inlineBits(P payload) throws IOException {
+        if (longPayload) {
+            return (Long) payload;
+        }
+        serializeBuffer.clear();
+        payloadSerializer.serialize(payload, serializeBuffer);
+        if (serializeBuffer.length() != inlineLength) {
+            throw new IOException("the serializer declares " + inlineLength + " bytes and wrote "
+                    + serializeBuffer.length());
+        }
+        return packBits(serializeBuffer.getSharedBuffer(), 0, inlineLength);
+    }
+
+    private static long packBits(byte[] bytes, int offset, int length) {
+        long bits = 0;
+        for (int i = 0; i < length; i++) {
+            bits = (bits << 8) | (bytes[offset + i] & 0xFF);
+        }
+        return bits;
+    }
+
+    private void bufferInlineUpdate(long key) {
+        if (updateCount == updateKeys.length) {
+            updateKeys = Arrays.copyOf(updateKeys, updateCount * 2);
+        }
+        updateKeys[updateCount++] = key;
     }
 
     @Override
@@ -379,11 +483,26 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
             output.collect(lookupHasTimestamp[l]
                     ? new StreamRecord<>(value, lookupTimestamps[l]) : new StreamRecord<>(value));
         }
-        // the rows replaced or deleted by this batch's updates: each update's preceding get read one
-        for (int u = 0; u < updateCount; u++) {
-            final long superseded = results.value(supersededPositions[u]);
-            if (superseded != NOT_FOUND) {
-                rows.free((int) superseded);
+        if (inlineLength > 0) {
+            // the batch replaced or deleted these keys' escaped values, if any
+            if (!notFoundBitsKeys.isEmpty()) {
+                for (int u = 0; u < updateCount; u++) {
+                    notFoundBitsKeys.remove(updateKeys[u]);
+                }
+            }
+            if (escapedPending) {
+                if (escapedIsNotFoundBits) {
+                    notFoundBitsKeys.add(escapedKey);
+                }
+                escapedPending = false;
+            }
+        } else {
+            // the rows replaced or deleted by this batch's updates: each update's preceding get read one
+            for (int u = 0; u < updateCount; u++) {
+                final long superseded = results.value(supersededPositions[u]);
+                if (superseded != NOT_FOUND) {
+                    rows.free((int) superseded);
+                }
             }
         }
         Arrays.fill(lookupEvents, 0, lookupCount, null);
@@ -402,24 +521,60 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
         final int position = lookupPositions[l];
         switch (lookupKind) {
             case EXACT -> {
-                final long row = results.value(position);
-                return new Enriched<>(event, LookupKind.EXACT, row == NOT_FOUND ? null : read(row), null, null);
+                final long value = results.value(position);
+                return new Enriched<>(event, LookupKind.EXACT,
+                        value == NOT_FOUND ? null : payload(value, value == ESCAPED ? batch.key(position) : 0),
+                        null, null);
             }
             case FLOOR, CEILING -> {
-                final long row = results.value(position);
-                return row == NOT_FOUND
-                        ? new Enriched<>(event, lookupKind, null, null, null)
-                        : new Enriched<>(event, lookupKind, read(row), results.key(position), null);
+                final long value = results.value(position);
+                if (value == NOT_FOUND) {
+                    return new Enriched<>(event, lookupKind, null, null, null);
+                }
+                final long found = results.key(position);
+                return new Enriched<>(event, lookupKind, payload(value, found), found, null);
             }
             default -> {
                 final int first = results.rangeStart(position);
                 final int count = results.rangeCount(position);
                 final List<Match<P>> matches = new ArrayList<>(count);
                 for (int j = first; j < first + count; j++) {
-                    matches.add(new Match<>(results.rangeKey(j), read(results.rangeValue(j))));
+                    final long found = results.rangeKey(j);
+                    matches.add(new Match<>(found, payload(results.rangeValue(j), found)));
                 }
                 return new Enriched<>(event, LookupKind.RANGE, null, null, matches);
             }
+        }
+    }
+
+    /** The payload a key's stored index value stands for: a row id, or an inline payload. */
+    @SuppressWarnings("unchecked")
+    private P payload(long value, long key) {
+        if (inlineLength == 0) {
+            return read(value);
+        }
+        final long bits = inlineBitsOf(value, key);
+        if (longPayload) {
+            return (P) Long.valueOf(bits);
+        }
+        unpackBits(bits, inlineBytes, 0, inlineLength);
+        deserializeBuffer.setBuffer(inlineBytes, 0, inlineLength);
+        try {
+            return payloadSerializer.deserialize(deserializeBuffer);
+        } catch (IOException e) {
+            throw new IllegalStateException("stored payload of key " + key + " does not deserialize", e);
+        }
+    }
+
+    /** Inline: the payload's bits for a stored value. */
+    private long inlineBitsOf(long value, long key) {
+        return value == ESCAPED && inlineLength == 8 && notFoundBitsKeys.contains(key) ? NOT_FOUND : value;
+    }
+
+    private static void unpackBits(long bits, byte[] bytes, int offset, int length) {
+        for (int i = length - 1; i >= 0; i--) {
+            bytes[offset + i] = (byte) bits;
+            bits >>>= 8;
         }
     }
 
@@ -434,7 +589,7 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
 
     private void refreshGauges() {
         indexSize = index.size();
-        rowBytes = rows.heapBytes();
+        rowBytes = rows == null ? 0 : rows.heapBytes();
         // stats() walks the node chains: at most once a second
         final long now = System.nanoTime();
         if (now - statsRefreshedNanos >= 1_000_000_000L || indexBytes == 0) {
@@ -508,11 +663,11 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
         }
         final int[] fill = Arrays.copyOf(keyGroupStart, maxParallelism);
         final long[] groupedKeys = new long[n];
-        final int[] groupedRows = new int[n];
+        final long[] groupedValues = new long[n];
         for (int i = 0; i < n; i++) {
             final int at = fill[keyGroupOf(keys[i], maxParallelism)]++;
             groupedKeys[at] = keys[i];
-            groupedRows[at] = (int) rowIds[i];
+            groupedValues[at] = rowIds[i];
         }
 
         final KeyedStateCheckpointOutputStream out = context.getRawKeyedOperatorStateOutput();
@@ -527,11 +682,17 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
             chunk.writeInt(STATE_FORMAT);
             chunk.writeInt(to - from);
             for (int s = from; s < to; s++) {
-                final int row = groupedRows[s];
-                final int length = rows.length(row);
                 chunk.writeLong(groupedKeys[s]);
-                chunk.writeInt(length);
-                chunk.write(rows.slab(row), rows.offset(row), length);
+                if (inlineLength > 0) {
+                    unpackBits(inlineBitsOf(groupedValues[s], groupedKeys[s]), inlineBytes, 0, inlineLength);
+                    chunk.writeInt(inlineLength);
+                    chunk.write(inlineBytes, 0, inlineLength);
+                } else {
+                    final int row = (int) groupedValues[s];
+                    final int length = rows.length(row);
+                    chunk.writeInt(length);
+                    chunk.write(rows.slab(row), rows.offset(row), length);
+                }
                 if (chunk.length() >= 1 << 20) {
                     out.write(chunk.getSharedBuffer(), 0, chunk.length());
                     chunk.clear();
@@ -579,7 +740,23 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
                     rowIds = Arrays.copyOf(rowIds, n * 2);
                 }
                 keys[n] = key;
-                rowIds[n] = rows.add(bytes, 0, length);
+                if (inlineLength > 0) {
+                    if (length != inlineLength) {
+                        throw new IOException("key " + key + " has a payload of " + length + " bytes, the payload "
+                                + "serializer has " + inlineLength);
+                    }
+                    final long bits = packBits(bytes, 0, length);
+                    if (inlineLength == 8 && (bits == NOT_FOUND || bits == ESCAPED)) {
+                        rowIds[n] = ESCAPED;
+                        if (bits == NOT_FOUND) {
+                            notFoundBitsKeys.add(key);
+                        }
+                    } else {
+                        rowIds[n] = bits;
+                    }
+                } else {
+                    rowIds[n] = rows.add(bytes, 0, length);
+                }
                 n++;
             }
         }
@@ -593,9 +770,14 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
         return index.size();
     }
 
-    /** Live payload rows (equals the index size between batches). */
+    /** Live payload rows (equals the index size between batches); inline payloads: the index size. */
     int liveRows() {
-        return rows.liveRows();
+        return rows == null ? (int) index.size() : rows.liveRows();
+    }
+
+    /** Inline payloads: keys whose payload is kept as escaped. */
+    int escapedKeys() {
+        return notFoundBitsKeys == null ? 0 : notFoundBitsKeys.size();
     }
 
     /** Records buffered, not yet flushed. */
