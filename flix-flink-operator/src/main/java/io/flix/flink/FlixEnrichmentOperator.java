@@ -142,6 +142,7 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
     private transient byte[] inlineBytes;
     private transient DataOutputSerializer serializeBuffer;
     private transient DataInputDeserializer deserializeBuffer;
+    private transient StreamRecord<Enriched<E, P>> outputRecord;
 
     // Buffered lookups in arrival order: event, timestamp, position in the batch.
     private transient Object[] lookupEvents;
@@ -261,6 +262,7 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
         eventSerializer = eventSerializerTemplate.duplicate();
         serializeBuffer = new DataOutputSerializer(256);
         deserializeBuffer = new DataInputDeserializer();
+        outputRecord = new StreamRecord<>(null);
         final int initial = Math.min(batchSize, 1 << 16);
         lookupEvents = new Object[initial];
         lookupTimestamps = new long[initial];
@@ -480,8 +482,14 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
         final BatchResults results = engine.execute(batch);
         for (int l = 0; l < lookupCount; l++) {
             final Enriched<E, P> value = enrich(l, results);
-            output.collect(lookupHasTimestamp[l]
-                    ? new StreamRecord<>(value, lookupTimestamps[l]) : new StreamRecord<>(value));
+            // one record object for all, as Flink's TimestampedCollector does: outputs do not keep it
+            if (lookupHasTimestamp[l]) {
+                outputRecord.replace(value, lookupTimestamps[l]);
+            } else {
+                outputRecord.replace(value);
+                outputRecord.eraseTimestamp();
+            }
+            output.collect(outputRecord);
         }
         if (inlineLength > 0) {
             // the batch replaced or deleted these keys' escaped values, if any
