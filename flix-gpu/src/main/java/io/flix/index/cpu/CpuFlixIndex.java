@@ -60,8 +60,12 @@ public final class CpuFlixIndex implements FlixIndex {
     private static final int SORT_WITH_PERMUTATION_MIN = 1024;
     /** Longest chain an upsert leaves; longer ones are cut into one bucket per node (see the class comment). */
     static final int MAX_CHAIN_NODES = 32;
-    /** Key (and value) slots per pool segment: 2^20. */
-    private static final int SEGMENT_SLOTS_SHIFT = 20;
+    /**
+     * Key (and value) slots per pool segment: 2^15 (256 KiB). Below G1's humongous-object threshold for every region
+     * size (half of at least 1 MiB): a power-of-two array of a region's size or more takes an extra region for its
+     * header, which made 8 MiB segments cost 12 MiB of heap.
+     */
+    private static final int SEGMENT_SLOTS_SHIFT = 15;
     /** Batch scratch for up to this many keys stays allocated between calls. */
     static final int SCRATCH_KEPT = 1 << 22;
     /** Most nodes: ids are ints and metadata arrays are indexed by them. */
