@@ -88,8 +88,7 @@ class CpuFlixIndexTest {
                 hot[i] = 5_000_000L + 1 + i * 3L;
                 hotValues[i] = -i;
             }
-            index.upsert(hot, hotValues, m);
-            oracle.upsert(hot, hotValues, m);
+            both(index, oracle).upsert(hot, hotValues, m);
             index.verifyStructure();
             final IndexStats stats = index.stats();
             assertTrue(stats.longestChain() > 1, "chain grew: " + stats);
@@ -118,8 +117,7 @@ class CpuFlixIndexTest {
             assertEquals(0, before.freeNodes());
             // Delete the lower half: its nodes become empty.
             final int half = n / 2;
-            index.delete(keys, half);
-            oracle.delete(keys, half);
+            both(index, oracle).delete(keys, half);
             index.verifyStructure();
             final IndexStats afterDelete = index.stats();
             assertEquals(half / 16, before.nodes() - afterDelete.nodes());
@@ -127,8 +125,7 @@ class CpuFlixIndexTest {
             assertEquals(before.bytes(), afterDelete.bytes(), "deletes keep the pool, freed nodes wait for reuse");
             assertContentsEqual(oracle, index);
             // Re-inserting reuses freed nodes instead of growing the pool.
-            index.upsert(keys, values, half);
-            oracle.upsert(keys, values, half);
+            both(index, oracle).upsert(keys, values, half);
             index.verifyStructure();
             final IndexStats afterReinsert = index.stats();
             assertEquals(before.bytes(), afterReinsert.bytes());
@@ -156,8 +153,7 @@ class CpuFlixIndexTest {
                 keys[i] = (1L << 30) + random.nextLong(1L << 24);
                 values[i] = random.nextLong(1, Long.MAX_VALUE);
             }
-            index.upsert(keys, values, hot);
-            oracle.upsert(keys, values, hot);
+            both(index, oracle).upsert(keys, values, hot);
             index.verifyStructure();
             final IndexStats skewed = index.stats();
             assertTrue(skewed.longestChain() > 1, skewed.toString());
@@ -189,8 +185,7 @@ class CpuFlixIndexTest {
             both(index, oracle).build(keys, values, n);
             // Delete 90% at random: most nodes keep a few keys, some go empty.
             final int gone = n * 9 / 10;
-            index.delete(keys, gone);
-            oracle.delete(keys, gone);
+            both(index, oracle).delete(keys, gone);
             index.verifyStructure();
             final IndexStats sparse = index.stats();
             assertTrue(sparse.freeNodes() > 0);
@@ -203,8 +198,7 @@ class CpuFlixIndexTest {
             assertEquals(0, compact.freeNodes());
             assertContentsEqual(oracle, index);
             // Still a working index afterwards.
-            index.upsert(keys, values, n);
-            oracle.upsert(keys, values, n);
+            both(index, oracle).upsert(keys, values, n);
             index.verifyStructure();
             assertContentsEqual(oracle, index);
         }
@@ -222,15 +216,13 @@ class CpuFlixIndexTest {
                 values[i] = i;
             }
             both(index, oracle).build(keys, values, n);
-            index.delete(keys, n);
-            oracle.delete(keys, n);
+            both(index, oracle).delete(keys, n);
             index.verifyStructure();
             assertEquals(0, index.stats().nodes());
             assertEquals(n / 2, index.stats().buckets(), "bucket boundaries stay until restructure");
             compareLookups(index, oracle, new long[] {-5, 0, 5, 99_995, Long.MIN_VALUE, Long.MAX_VALUE}, 6);
             final long[] some = {55, 56, 99_999, 123_456_789};
-            index.upsert(some, some, some.length);
-            oracle.upsert(some, some, some.length);
+            both(index, oracle).upsert(some, some, some.length);
             index.verifyStructure();
             final long[] probes = {Long.MIN_VALUE, 0, 54, 55, 57, 50_000, 99_999, 100_000, 123_456_790, Long.MAX_VALUE};
             compareLookups(index, oracle, probes, probes.length);
@@ -255,8 +247,7 @@ class CpuFlixIndexTest {
             for (int i = 0; i < m; i++) {
                 hot[i] = 5_000_000L + 1 + i * 3L;
             }
-            index.upsert(hot, hot, m);
-            oracle.upsert(hot, hot, m);
+            both(index, oracle).upsert(hot, hot, m);
             index.verifyStructure();
             final IndexStats stats = index.stats();
             assertEquals(1, stats.longestChain(), "the one long chain became buckets: " + stats);
@@ -284,8 +275,7 @@ class CpuFlixIndexTest {
                 for (int i = 0; i < m; i++) {
                     batch[i] = next++;
                 }
-                index.upsert(batch, batch, m);
-                oracle.upsert(batch, batch, m);
+                both(index, oracle).upsert(batch, batch, m);
                 assertTrue(index.stats().longestChain() <= CpuFlixIndex.MAX_CHAIN_NODES);
             }
             index.verifyStructure();
@@ -312,8 +302,7 @@ class CpuFlixIndexTest {
                     gone[m++] = keys[i];
                 }
             }
-            index.delete(gone, m);
-            oracle.delete(gone, m);
+            both(index, oracle).delete(gone, m);
             index.verifyStructure();
             final SplittableRandom random = new SplittableRandom(3);
             for (int size : new int[] {7, 500, 5000, 50_000}) { // the small and the radix-sorted lookup paths
@@ -357,8 +346,7 @@ class CpuFlixIndexTest {
                 keys[i] = random.nextLong();
                 values[i] = i;
             }
-            index.upsert(keys, values, n);
-            oracle.upsert(keys, values, n);
+            both(index, oracle).upsert(keys, values, n);
             index.verifyStructure();
             final IndexStats stats = index.stats();
             assertEquals(1, stats.longestChain(), stats.toString());
@@ -382,8 +370,7 @@ class CpuFlixIndexTest {
                     keys[i] = random.nextLong();
                     values[i] = round;
                 }
-                index.upsert(keys, values, batch);
-                oracle.upsert(keys, values, batch);
+                both(index, oracle).upsert(keys, values, batch);
                 final long bytes = index.stats().bytes();
                 assertTrue(bytes >= previousBytes, "memory grows on demand");
                 previousBytes = bytes;
@@ -483,8 +470,7 @@ class CpuFlixIndexTest {
                         if (sorted) {
                             Arrays.sort(keys, 0, n);
                         }
-                        index.build(keys, values, n, sorted);
-                        oracle.build(keys, values, n, sorted);
+                        both(index, oracle).build(keys, values, n, sorted);
                     } else if (op < 40) {
                         final int n = batchSize();
                         final long[] keys = keys(n);
@@ -493,8 +479,7 @@ class CpuFlixIndexTest {
                         if (sorted) {
                             Arrays.sort(keys, 0, n);
                         }
-                        index.upsert(keys, values, n, sorted);
-                        oracle.upsert(keys, values, n, sorted);
+                        both(index, oracle).upsert(keys, values, n, sorted);
                     } else if (op < 60) {
                         final int n = batchSize();
                         final long[] keys = keys(n);
@@ -502,8 +487,7 @@ class CpuFlixIndexTest {
                         if (sorted) {
                             Arrays.sort(keys, 0, n);
                         }
-                        index.delete(keys, n, sorted);
-                        oracle.delete(keys, n, sorted);
+                        both(index, oracle).delete(keys, n, sorted);
                     } else if (op < 85) {
                         final int n = batchSize();
                         final long[] keys = keys(n);
@@ -637,18 +621,41 @@ class CpuFlixIndexTest {
     }
 
     /** Lets a build go to both the index and the oracle in one call. */
-    private static Builds both(FlixIndex index, TreeMapOracle oracle) {
-        return (keys, values, n) -> {
-            index.build(keys, values, n);
-            oracle.build(keys, values, n);
+    private static Lockstep both(FlixIndex index, TreeMapOracle oracle) {
+        return new Lockstep(index, oracle);
+    }
+
+    /** Applies each update to the index under test and to the oracle; a build also checks the structure. */
+    private record Lockstep(FlixIndex index, TreeMapOracle oracle) {
+
+        void build(long[] keys, long[] values, int n) {
+            build(keys, values, n, false);
+        }
+
+        void build(long[] keys, long[] values, int n, boolean sorted) {
+            index.build(keys, values, n, sorted);
+            oracle.build(keys, values, n, sorted);
             if (index instanceof CpuFlixIndex cpu) {
                 cpu.verifyStructure();
             }
-        };
-    }
+        }
 
-    @FunctionalInterface
-    private interface Builds {
-        void build(long[] keys, long[] values, int n);
+        void upsert(long[] keys, long[] values, int n) {
+            upsert(keys, values, n, false);
+        }
+
+        void upsert(long[] keys, long[] values, int n, boolean sorted) {
+            index.upsert(keys, values, n, sorted);
+            oracle.upsert(keys, values, n, sorted);
+        }
+
+        void delete(long[] keys, int n) {
+            delete(keys, n, false);
+        }
+
+        void delete(long[] keys, int n, boolean sorted) {
+            index.delete(keys, n, sorted);
+            oracle.delete(keys, n, sorted);
+        }
     }
 }
