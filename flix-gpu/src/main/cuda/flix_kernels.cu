@@ -236,18 +236,30 @@ __device__ void floor_from_previous_buckets(int b, const int* bucketHead, const 
     *found = false;
 }
 
-extern "C" __global__ void lookup(int mode, int numBuckets, int numItems, const int* itemBucket,
-                                  const int* bucketHead, const i64* nodeKeys,
-                                  const i64* nodeValues, const int* nodeCount, const int* nodeNext,
-                                  const i64* nodeMax, const i64* queries, const unsigned* perm,
-                                  const int* segStart, i64* keysOut, i64* valuesOut) {
+// One kernel per mode (template instances), so that get carries none of the ceiling and floor state: fewer
+// registers, more warps in flight to hide the chain's dependent loads.
+//
+// unsortedAt (may be null): the caller promised sorted queries; every lane checks its query against the one
+// before it and records a broken promise in unsortedAt[0] (atomicMin of the position). Every position j >= 1 lies
+// in exactly one item's slice (the slices tile [0, n) where segStart ascends; a descending pair is itself a
+// broken promise), so this replaces a separate pass over the batch. Lookups change nothing, so the host can
+// report the broken promise after the kernel.
+template <int MODE>
+__device__ __forceinline__ void lookup_items(int numBuckets, int numItems, const int* itemBucket,
+                                             const int* bucketHead, const i64* nodeKeys, const i64* nodeValues,
+                                             const int* nodeCount, const int* nodeNext, const i64* nodeMax,
+                                             const i64* queries, const unsigned* perm, const int* segStart,
+                                             i64* keysOut, i64* valuesOut, int* unsortedAt) {
     const int w = warp_id_global();
     if (w >= numItems) return;
-    const int b = itemBucket ? itemBucket[w] : w;
     const int lane = threadIdx.x & 31;
     const int s = segStart[w];
     const int e = segStart[w + 1];
-    if (s == e) return;
+    if (s >= e) {
+        if (s > e && unsortedAt && lane == 0) atomicMin(unsortedAt, e);
+        return;
+    }
+    const int b = itemBucket ? itemBucket[w] : w;
 
     int node = bucketHead[b];
     i64 laneKey = 0, laneVal = 0, bound = INT64_MAX;
@@ -267,6 +279,11 @@ extern "C" __global__ void lookup(int mode, int numBuckets, int numItems, const 
         const int j = c + lane;
         const bool active = j < e;
         const i64 q = active ? queries[j] : 0;
+        if (unsortedAt) {
+            i64 before = __shfl_up_sync(FULL_MASK, q, 1);
+            if (lane == 0 && j > 0) before = queries[j - 1];
+            if (active && j > 0 && before > q) atomicMin(unsortedAt, j);
+        }
         bool resolved = !active;
         bool found = false;
         bool fallback = false;
@@ -275,24 +292,26 @@ extern "C" __global__ void lookup(int mode, int numBuckets, int numItems, const 
             const bool mine = !resolved && q <= bound;
             if (node < 0) {
                 // empty bucket: nothing here, look beyond it
-                if (mine) fallback = mode != MODE_GET;
+                if (MODE != MODE_GET && mine) fallback = true;
             } else {
                 const int lb = lower_bound_lanes(laneKey, cnt, q);
                 const int probe = min(lb, NODE_SIZE - 1);
                 const i64 kAt = __shfl_sync(FULL_MASK, laneKey, probe);
                 const i64 vAt = __shfl_sync(FULL_MASK, laneVal, probe);
-                const bool hit = lb < cnt && kAt == q;
-                const int below = hit ? lb : lb - 1;  // floor position
-                const int belowProbe = max(0, below);
-                const i64 kBelow = __shfl_sync(FULL_MASK, laneKey, belowProbe);
-                const i64 vBelow = __shfl_sync(FULL_MASK, laneVal, belowProbe);
-                if (mine) {
-                    if (mode == MODE_GET) {
-                        if (hit) { found = true; outK = kAt; outV = vAt; }
-                    } else if (mode == MODE_CEILING) {
+                if (MODE == MODE_GET) {
+                    if (mine && lb < cnt && kAt == q) { found = true; outV = vAt; }
+                } else if (MODE == MODE_CEILING) {
+                    if (mine) {
                         if (lb < cnt) { found = true; outK = kAt; outV = vAt; }
                         else fallback = true;
-                    } else {
+                    }
+                } else {
+                    const bool hit = lb < cnt && kAt == q;
+                    const int below = hit ? lb : lb - 1;  // floor position
+                    const int belowProbe = max(0, below);
+                    const i64 kBelow = __shfl_sync(FULL_MASK, laneKey, belowProbe);
+                    const i64 vBelow = __shfl_sync(FULL_MASK, laneVal, belowProbe);
+                    if (mine) {
                         if (below >= 0) { found = true; outK = kBelow; outV = vBelow; }
                         else if (hasPrev) { found = true; outK = prevKey; outV = prevVal; }
                         else fallback = true;
@@ -302,7 +321,7 @@ extern "C" __global__ void lookup(int mode, int numBuckets, int numItems, const 
             resolved = resolved || mine;
             if (__all_sync(FULL_MASK, resolved)) break;
             // some query lies beyond this node: move along the chain (never past its end, where bound is MAX)
-            if (cnt > 0) {
+            if (MODE == MODE_FLOOR && cnt > 0) {
                 hasPrev = true;
                 prevKey = __shfl_sync(FULL_MASK, laneKey, cnt - 1);
                 prevVal = __shfl_sync(FULL_MASK, laneVal, cnt - 1);
@@ -318,8 +337,8 @@ extern "C" __global__ void lookup(int mode, int numBuckets, int numItems, const 
             bound = nodeNext[node] >= 0 ? nodeMax[node] : INT64_MAX;
         }
         if (active) {
-            if (fallback) {
-                if (mode == MODE_CEILING) {
+            if (MODE != MODE_GET && fallback) {
+                if (MODE == MODE_CEILING) {
                     ceiling_from_next_buckets(b, numBuckets, bucketHead, nodeKeys, nodeValues, &outK, &outV,
                                               &found);
                 } else {
@@ -330,8 +349,62 @@ extern "C" __global__ void lookup(int mode, int numBuckets, int numItems, const 
             const unsigned at = perm ? perm[j] : (unsigned)j;
             if (!found) { outK = 0; outV = NOT_FOUND_VALUE; }
             valuesOut[at] = outV;
-            if (keysOut) keysOut[at] = outK;
+            if (MODE != MODE_GET) keysOut[at] = outK;
         }
+    }
+}
+
+#define LOOKUP_PARAMS int numBuckets, int numItems, const int* itemBucket, const int* bucketHead, \
+    const i64* nodeKeys, const i64* nodeValues, const int* nodeCount, const int* nodeNext, const i64* nodeMax, \
+    const i64* queries, const unsigned* perm, const int* segStart, i64* keysOut, i64* valuesOut, int* unsortedAt
+#define LOOKUP_ARGS numBuckets, numItems, itemBucket, bucketHead, nodeKeys, nodeValues, nodeCount, nodeNext, \
+    nodeMax, queries, perm, segStart, keysOut, valuesOut, unsortedAt
+
+// 256-thread blocks, as many per SM as it has warp slots (8 on sm_80 and sm_90, 6 on sm_86 and sm_89): at most
+// 32 registers a thread on sm_90, every warp slot filled.
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 860 || __CUDA_ARCH__ == 870 || __CUDA_ARCH__ == 890)
+#define LOOKUP_GET_BLOCKS_PER_SM 6
+#else
+#define LOOKUP_GET_BLOCKS_PER_SM 8
+#endif
+extern "C" __global__ void __launch_bounds__(256, LOOKUP_GET_BLOCKS_PER_SM) lookup_get(LOOKUP_PARAMS) {
+    lookup_items<MODE_GET>(LOOKUP_ARGS);
+}
+
+extern "C" __global__ void __launch_bounds__(256, 6) lookup_ceiling(LOOKUP_PARAMS) {
+    lookup_items<MODE_CEILING>(LOOKUP_ARGS);
+}
+
+extern "C" __global__ void __launch_bounds__(256, 5) lookup_floor(LOOKUP_PARAMS) {
+    lookup_items<MODE_FLOOR>(LOOKUP_ARGS);
+}
+
+// Counters that every work item adds to or raises: the items of a block combine theirs in shared memory first and
+// one thread per block updates the global counter. Same-address global atomics from every warp serialise in the
+// L2 (about one a clock): once per bucket warp they cost over a millisecond a pass at 2^21 buckets. Every thread of
+// the block must call this (it synchronises).
+struct ItemCounts {
+    unsigned long long add;   // summed into counters[addAt]
+    unsigned long long max1;  // raised into counters[max1At]
+    unsigned long long max2;  // raised into counters[max2At]
+    unsigned long long add2;  // summed into counters[add2At]
+};
+
+__device__ __forceinline__ void block_counts_to_global(ItemCounts c, i64* counters, int addAt, int max1At,
+                                                       int max2At, int add2At) {
+    __shared__ unsigned long long sAdd, sMax1, sMax2, sAdd2;
+    if (threadIdx.x == 0) { sAdd = 0; sMax1 = 0; sMax2 = 0; sAdd2 = 0; }
+    __syncthreads();
+    if (c.add) atomicAdd(&sAdd, c.add);
+    if (c.max1) atomicMax(&sMax1, c.max1);
+    if (c.max2) atomicMax(&sMax2, c.max2);
+    if (c.add2) atomicAdd(&sAdd2, c.add2);
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        if (sAdd && addAt >= 0) atomicAdd((unsigned long long*)&counters[addAt], sAdd);
+        if (sMax1 && max1At >= 0) atomicMax((unsigned long long*)&counters[max1At], sMax1);
+        if (sMax2 && max2At >= 0) atomicMax((unsigned long long*)&counters[max2At], sMax2);
+        if (sAdd2 && add2At >= 0) atomicAdd((unsigned long long*)&counters[add2At], sAdd2);
     }
 }
 
@@ -369,16 +442,17 @@ __device__ __forceinline__ int match_node_keys(const i64* keys, int p, int p2, i
 
 // counters: [0] free stack top, [1] keys inserted or deleted, [2] buckets touched, [3] most keys one bucket
 // takes, [5] most nodes one bucket gains (how much the longest chain may grow)
-extern "C" __global__ void upsert_count(int numItems, const int* itemBucket, const int* bucketHead,
-                                        const i64* nodeKeys,
-                                        const int* nodeCount, const int* nodeNext, const i64* nodeMax,
-                                        const i64* keys, const int* segStart, int* needNodes, i64* counters) {
+__device__ __forceinline__ ItemCounts upsert_count_item(
+        int numItems, const int* itemBucket, const int* bucketHead, const i64* nodeKeys, const int* nodeCount,
+        const int* nodeNext, const i64* nodeMax, const i64* keys, const int* segStart, int* needNodes,
+        i64* counters) {
     const int w = warp_id_global();
-    if (w > numItems) return;
+    ItemCounts counts = {0, 0, 0, 0};
+    if (w > numItems) return counts;
     const int lane = threadIdx.x & 31;
     if (w == numItems) {  // the scan's extra element, so the exclusive scan's last entry is the total
         if (lane == 0) needNodes[w] = 0;
-        return;
+        return counts;
     }
     const int b = itemBucket ? itemBucket[w] : w;
     const int s = segStart[w];
@@ -406,12 +480,22 @@ extern "C" __global__ void upsert_count(int numItems, const int* itemBucket, con
             }
         }
         if (lane == 0) {
-            atomicAdd((unsigned long long*)&counters[2], 1ull);
-            atomicMax((unsigned long long*)&counters[3], (unsigned long long)(e - s));
-            if (need > 0) atomicMax((unsigned long long*)&counters[5], (unsigned long long)need);
+            counts.add = 1;
+            counts.max1 = (unsigned long long)(e - s);
+            counts.max2 = need > 0 ? (unsigned long long)need : 0;
         }
     }
     if (lane == 0) needNodes[w] = need;
+    return counts;
+}
+
+// counters: [2] buckets touched, [3] most keys one bucket takes, [5] most nodes one bucket gains
+extern "C" __global__ void upsert_count(int numItems, const int* itemBucket, const int* bucketHead,
+                                        const i64* nodeKeys,
+                                        const int* nodeCount, const int* nodeNext, const i64* nodeMax,
+                                        const i64* keys, const int* segStart, int* needNodes, i64* counters) {
+    block_counts_to_global(upsert_count_item(numItems, itemBucket, bucketHead, nodeKeys, nodeCount, nodeNext,
+            nodeMax, keys, segStart, needNodes, counters), counters, 2, 3, 5, -1);
 }
 
 // A merge too large for one warp to write quickly (a bucket taking a big share of the batch): the warp records it
@@ -509,18 +593,17 @@ __device__ int merge_into_nodes(int lane, i64 laneKey, i64 laneVal, int cnt, con
     return k - 1;
 }
 
-extern "C" __global__ void upsert_apply(int numItems, const int* itemBucket, int* bucketHead, i64* nodeKeys,
-                                        i64* nodeValues,
-                                        int* nodeCount, int* nodeNext, i64* nodeMax, const int* freeStack,
-                                        i64 freeTop, const i64* keys, const i64* values, const int* segStart,
-                                        const int* allocBase, i64* counters, WideMerge* wide, int* wideCount) {
+__device__ __forceinline__ long long upsert_apply_item(
+        int numItems, const int* itemBucket, int* bucketHead, i64* nodeKeys, i64* nodeValues, int* nodeCount,
+        int* nodeNext, i64* nodeMax, const int* freeStack, i64 freeTop, const i64* keys, const i64* values,
+        const int* segStart, const int* allocBase, i64* counters, WideMerge* wide, int* wideCount) {
     const int w = warp_id_global();
-    if (w >= numItems) return;
+    if (w >= numItems) return 0;
     const int b = itemBucket ? itemBucket[w] : w;
     const int lane = threadIdx.x & 31;
     const int s = segStart[w];
     const int e = segStart[w + 1];
-    if (s == e) return;
+    if (s == e) return 0;
     i64 base = allocBase[w];
     long long inserted = 0;
     int node = bucketHead[b];
@@ -551,7 +634,18 @@ extern "C" __global__ void upsert_apply(int numItems, const int* itemBucket, int
             node = next;
         }
     }
-    if (lane == 0 && inserted != 0) atomicAdd((unsigned long long*)&counters[1], (unsigned long long)inserted);
+    return inserted;
+}
+
+extern "C" __global__ void upsert_apply(int numItems, const int* itemBucket, int* bucketHead, i64* nodeKeys,
+                                        i64* nodeValues,
+                                        int* nodeCount, int* nodeNext, i64* nodeMax, const int* freeStack,
+                                        i64 freeTop, const i64* keys, const i64* values, const int* segStart,
+                                        const int* allocBase, i64* counters, WideMerge* wide, int* wideCount) {
+    const long long inserted = upsert_apply_item(numItems, itemBucket, bucketHead, nodeKeys, nodeValues, nodeCount,
+            nodeNext, nodeMax, freeStack, freeTop, keys, values, segStart, allocBase, counters, wide, wideCount);
+    const bool counts = (threadIdx.x & 31) == 0;
+    block_counts_to_global({0, 0, 0, counts ? (unsigned long long)inserted : 0ull}, counters, -1, -1, -1, 1);
 }
 
 // The recorded wide merges, blockIdx.y naming the merge: each thread places node keys and batch keys at their
@@ -608,17 +702,16 @@ extern "C" __global__ void wide_merge_meta(const WideMerge* wide, const int* fre
 // Single-thread variant for light batches (few keys per touched bucket): one thread per bucket, the same
 // routing and node allocation as the tiled kernel (so upsert_count serves both), keys shifted right in place
 // by a backward merge: each node key moves right by the number of new keys below it.
-extern "C" __global__ void upsert_apply_single(int numItems, const int* itemBucket, int* bucketHead,
-                                               i64* nodeKeys, i64* nodeValues,
-                                               int* nodeCount, int* nodeNext, i64* nodeMax, const int* freeStack,
-                                               i64 freeTop, const i64* keys, const i64* values,
-                                               const int* segStart, const int* allocBase, i64* counters) {
+__device__ __forceinline__ long long upsert_apply_single_item(
+        int numItems, const int* itemBucket, int* bucketHead, i64* nodeKeys, i64* nodeValues, int* nodeCount,
+        int* nodeNext, i64* nodeMax, const int* freeStack, i64 freeTop, const i64* keys, const i64* values,
+        const int* segStart, const int* allocBase, i64* counters) {
     const int w = blockIdx.x * blockDim.x + threadIdx.x;
-    if (w >= numItems) return;
+    if (w >= numItems) return 0;
     const int b = itemBucket ? itemBucket[w] : w;
     const int s = segStart[w];
     const int e = segStart[w + 1];
-    if (s == e) return;
+    if (s == e) return 0;
     i64 base = allocBase[w];
     long long inserted = 0;
     int node = bucketHead[b];
@@ -679,7 +772,18 @@ extern "C" __global__ void upsert_apply_single(int numItems, const int* itemBuck
         node = next;
         if (emptyBucket) break;
     }
-    if (inserted != 0) atomicAdd((unsigned long long*)&counters[1], (unsigned long long)inserted);
+    return inserted;
+}
+
+extern "C" __global__ void upsert_apply_single(int numItems, const int* itemBucket, int* bucketHead,
+                                               i64* nodeKeys, i64* nodeValues,
+                                               int* nodeCount, int* nodeNext, i64* nodeMax, const int* freeStack,
+                                               i64 freeTop, const i64* keys, const i64* values,
+                                               const int* segStart, const int* allocBase, i64* counters) {
+    const long long inserted = upsert_apply_single_item(numItems, itemBucket, bucketHead, nodeKeys, nodeValues,
+            nodeCount, nodeNext, nodeMax, freeStack, freeTop, keys, values, segStart, allocBase, counters);
+    const bool counts = true;
+    block_counts_to_global({0, 0, 0, counts ? (unsigned long long)inserted : 0ull}, counters, -1, -1, -1, 1);
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -687,17 +791,16 @@ extern "C" __global__ void upsert_apply_single(int numItems, const int* itemBuck
 // survivors shift left by the number of flagged keys before them, and a node left empty is unlinked and pushed
 // onto the free stack (counters[0] is its top).
 
-extern "C" __global__ void delete_apply(int numItems, const int* itemBucket, int* bucketHead, i64* nodeKeys,
-                                        i64* nodeValues,
-                                        int* nodeCount, int* nodeNext, i64* nodeMax, int* freeStack,
-                                        const i64* keys, const int* segStart, i64* counters) {
+__device__ __forceinline__ long long delete_apply_item(
+        int numItems, const int* itemBucket, int* bucketHead, i64* nodeKeys, i64* nodeValues, int* nodeCount,
+        int* nodeNext, i64* nodeMax, int* freeStack, const i64* keys, const int* segStart, i64* counters) {
     const int w = warp_id_global();
-    if (w >= numItems) return;
+    if (w >= numItems) return 0;
     const int b = itemBucket ? itemBucket[w] : w;
     const int lane = threadIdx.x & 31;
     const int s = segStart[w];
     const int e = segStart[w + 1];
-    if (s == e) return;
+    if (s == e) return 0;
     long long deleted = 0;
     int prev = -1;
     int node = bucketHead[b];
@@ -748,7 +851,17 @@ extern "C" __global__ void delete_apply(int numItems, const int* itemBucket, int
         p = p2;
         node = next;
     }
-    if (lane == 0 && deleted != 0) atomicAdd((unsigned long long*)&counters[1], (unsigned long long)deleted);
+    return deleted;
+}
+
+extern "C" __global__ void delete_apply(int numItems, const int* itemBucket, int* bucketHead, i64* nodeKeys,
+                                        i64* nodeValues,
+                                        int* nodeCount, int* nodeNext, i64* nodeMax, int* freeStack,
+                                        const i64* keys, const int* segStart, i64* counters) {
+    const long long deleted = delete_apply_item(numItems, itemBucket, bucketHead, nodeKeys, nodeValues, nodeCount,
+            nodeNext, nodeMax, freeStack, keys, segStart, counters);
+    const bool counts = (threadIdx.x & 31) == 0;
+    block_counts_to_global({0, 0, 0, counts ? (unsigned long long)deleted : 0ull}, counters, -1, -1, -1, 1);
 }
 
 // ---------------------------------------------------------------------------------------------------------------

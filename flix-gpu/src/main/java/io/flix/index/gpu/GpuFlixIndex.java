@@ -338,7 +338,6 @@ public final class GpuFlixIndex implements FlixIndex {
             return;
         }
         uploadLongs(keys, n, batchKeys.ensure(n * 8L));
-        checkOnDevice(keys, null, n, keysSorted);
         CUdeviceptr batch = batchKeys.pointer();
         CUdeviceptr perm = null;
         if (!keysSorted) {
@@ -346,12 +345,29 @@ public final class GpuFlixIndex implements FlixIndex {
             batch = sortedKeys.pointer();
             perm = positions.pointer();
         }
+        // a large batch promised sorted is checked by the lookup kernel itself (see flix_kernels.cu)
+        final CUdeviceptr unsortedAt = keysSorted && n >= DEVICE_CHECK_MIN ? counters.at(5L * Long.BYTES) : null;
+        if (unsortedAt != null) {
+            cuMemsetD32(unsortedAt, Integer.MAX_VALUE, 1);
+        }
         final int items = sliceBatch(batch, n);
         final DeviceBuffer valuesResult = outValues.ensure(n * 8L);
         final DeviceBuffer keysResult = keysOut == null ? null : outKeys.ensure(n * 8L);
-        launchWarps("lookup", items, mode, numBuckets, items, itemBuckets(), bucketHead, nodeKeys, nodeValues,
-                nodeCount, nodeNext,
-                nodeMax, batch, perm, segStart.buffer(), keysResult, valuesResult);
+        final String kernel = switch (mode) {
+            case MODE_GET -> "lookup_get";
+            case MODE_CEILING -> "lookup_ceiling";
+            default -> "lookup_floor";
+        };
+        launchWarps(kernel, items, numBuckets, items, itemBuckets(), bucketHead, nodeKeys, nodeValues, nodeCount,
+                nodeNext, nodeMax, batch, perm, segStart.buffer(), keysResult, valuesResult, unsortedAt);
+        if (unsortedAt != null) {
+            final int[] at = new int[1];
+            cuMemcpyDtoH(Pointer.to(at), unsortedAt, 4);
+            if (at[0] != Integer.MAX_VALUE) {
+                BatchArgs.checkKeys(keys, n, true);
+                throw new IllegalStateException("the device found a broken sort promise that the host check did not");
+            }
+        }
         downloadLongs(valuesResult.pointer(), valuesOut, n);
         if (keysOut != null) {
             downloadLongs(keysResult.pointer(), keysOut, n);

@@ -491,6 +491,56 @@ class GpuFlixIndexTest {
         }
     }
 
+    /**
+     * Large lookups promised sorted are checked inside the lookup kernels: a single descending pair anywhere
+     * (inside a bucket's slice, or between two buckets' slices) must be found and named, and the answers of a
+     * kept promise must match the oracle.
+     */
+    @Test
+    void lookupKernelsFindEveryBrokenSortPromise() {
+        assumeGpu();
+        try (GpuFlixIndex gpu = openGpu(); TreeMapOracle oracle = new TreeMapOracle()) {
+            final SplittableRandom rnd = new SplittableRandom(7);
+            final int n = 1 << 18;
+            final long[] keys = new long[n];
+            final long[] values = new long[n];
+            for (int i = 0; i < n; i++) {
+                keys[i] = rnd.nextLong(-1_000_000_000L, 1_000_000_000L);
+                values[i] = i;
+            }
+            gpu.build(keys, values, n);
+            oracle.build(keys, values, n);
+            final int m = 1 << 17;
+            final long[] queries = new long[m];
+            for (int i = 0; i < m; i++) {
+                queries[i] = (i & 1) == 0 ? keys[rnd.nextInt(n)] : rnd.nextLong(-1_100_000_000L, 1_100_000_000L);
+            }
+            Arrays.sort(queries);
+            final long[] expected = new long[m];
+            final long[] actual = new long[m];
+            oracle.get(queries, m, expected, true);
+            gpu.get(queries, m, actual, true);
+            assertArrayEquals(expected, actual, "sorted get");
+            for (int trial = 0; trial < 40; trial++) {
+                final long[] broken = queries.clone();
+                final int at = 1 + rnd.nextInt(m - 1);
+                broken[at] = broken[at - 1] - 1 - rnd.nextInt(1000); // below its predecessor
+                final String named = "keys[" + at + "]";
+                final IllegalArgumentException get = assertThrows(IllegalArgumentException.class,
+                        () -> gpu.get(broken, m, new long[m], true));
+                assertTrue(get.getMessage().contains(named), get.getMessage());
+                final IllegalArgumentException ceiling = assertThrows(IllegalArgumentException.class,
+                        () -> gpu.ceiling(broken, m, new long[m], new long[m], true));
+                assertTrue(ceiling.getMessage().contains(named), ceiling.getMessage());
+                final IllegalArgumentException floor = assertThrows(IllegalArgumentException.class,
+                        () -> gpu.floor(broken, m, new long[m], new long[m], true));
+                assertTrue(floor.getMessage().contains(named), floor.getMessage());
+            }
+            gpu.get(queries, m, actual, true);
+            assertArrayEquals(expected, actual, "sorted get after the rejected calls");
+        }
+    }
+
     @Test
     void closeReturnsAllDeviceMemoryAndLaterCallsThrow() {
         assumeGpu();
