@@ -142,11 +142,24 @@ final class WorkloadKeys {
         /** {@code n} keys drawn with repetition from {@code from}. */
         static long[] sample(long[] from, int n, SplittableRandom random) {
             final long[] out = new long[n];
-            for (int i = 0; i < n; i++) {
-                out[i] = from[random.nextInt(from.length)];
+            // fixed slices, each with its own generator split off in order: the same sample at any parallelism
+            final int slices = (n + SAMPLE_SLICE - 1) / SAMPLE_SLICE;
+            final SplittableRandom[] generators = new SplittableRandom[slices];
+            for (int s = 0; s < slices; s++) {
+                generators[s] = random.split();
             }
+            IntStream.range(0, slices).parallel().forEach(s -> {
+                final SplittableRandom r = generators[s];
+                final int end = Math.min(n, (s + 1) * SAMPLE_SLICE);
+                for (int i = s * SAMPLE_SLICE; i < end; i++) {
+                    out[i] = from[r.nextInt(from.length)];
+                }
+            });
             return out;
         }
+
+        /** Keys drawn per parallel slice of {@link #sample}. */
+        private static final int SAMPLE_SLICE = 1 << 16;
 
         /** Index of the smallest present key {@code >= key}, {@code present.length} where none. */
         int ceilingIndex(long key) {
