@@ -316,6 +316,8 @@ public final class Bench {
         final long[] keysOut = new long[probes];
         final long[] hitsSorted = sortedCopy(hits);
         final long[] missesSorted = sortedCopy(misses);
+        final int[] expectedCeiling = structures.stream().anyMatch(OrderedStructure::ordered)
+                ? state.ceilingIndexes(successorProbes) : null;
 
         final long[] present = state.present();
         final int span = options.rangeKeys();
@@ -347,7 +349,7 @@ public final class Bench {
                 continue;
             }
             rec.time(s, "ceiling", round, probes, () -> s.ceiling(successorProbes, probes, keysOut, values, false));
-            checkCeiling(s, state, successorProbes, keysOut, values);
+            checkCeiling(s, state.present(), successorProbes, expectedCeiling, keysOut, values);
             final RangeResult[] result = new RangeResult[1];
             rec.time(s, "range", round, ranges, () -> result[0] = s.range(lo, hi, ranges, span));
             checkRanges(s, present, first, result[0]);
@@ -373,11 +375,10 @@ public final class Bench {
         check(bad < 0, s, what + " at " + bad + " found a value for an absent key");
     }
 
-    private static void checkCeiling(OrderedStructure s, WorkloadKeys.State state, long[] probes, long[] keysOut,
-                                     long[] values) {
-        final long[] present = state.present();
+    private static void checkCeiling(OrderedStructure s, long[] present, long[] probes, int[] expectedCeiling,
+                                     long[] keysOut, long[] values) {
         final int bad = IntStream.range(0, probes.length).parallel().filter(i -> {
-            final int c = state.ceilingIndex(probes[i]);
+            final int c = expectedCeiling[i];
             return c == present.length
                     ? keysOut[i] != 0 || values[i] != Long.MIN_VALUE
                     : keysOut[i] != present[c] || values[i] != WorkloadKeys.valueOf(present[c]);

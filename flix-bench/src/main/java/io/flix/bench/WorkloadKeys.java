@@ -166,6 +166,39 @@ final class WorkloadKeys {
             final int i = Arrays.binarySearch(present, key);
             return i >= 0 ? i : -i - 1;
         }
+
+        /**
+         * {@link #ceilingIndex} of each key, in parallel. A first search in every {@value #STRIDE}th present key
+         * (small enough to stay in cache) narrows the second to one stride: a plain search over 10^8 keys misses
+         * the cache at every late step, and the checks of 2^26 probes would take seconds.
+         */
+        int[] ceilingIndexes(long[] keys) {
+            final long[] sparse = new long[(present.length + STRIDE - 1) / STRIDE];
+            for (int i = 0; i < sparse.length; i++) {
+                sparse[i] = present[i * STRIDE];
+            }
+            final int[] out = new int[keys.length];
+            IntStream.range(0, keys.length).parallel().forEach(i -> {
+                final long key = keys[i];
+                final int s = Arrays.binarySearch(sparse, key);
+                if (s >= 0) {
+                    out[i] = s * STRIDE;
+                    return;
+                }
+                final int block = -s - 1; // sparse[block - 1] < key < sparse[block]
+                if (block == 0) {
+                    out[i] = 0;
+                    return;
+                }
+                final int from = (block - 1) * STRIDE;
+                final int to = Math.min(present.length, block * STRIDE);
+                final int j = Arrays.binarySearch(present, from, to, key);
+                out[i] = j >= 0 ? j : -j - 1;
+            });
+            return out;
+        }
+
+        private static final int STRIDE = 64;
     }
 
     /** Where keys may fall: the whole {@code long} range, or a packed range starting at zero. */

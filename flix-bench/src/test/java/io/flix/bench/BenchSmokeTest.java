@@ -157,6 +157,29 @@ class BenchSmokeTest {
     }
 
     @Test
+    void ceilingIndexesAgreeWithOneBinarySearchEach() {
+        final java.util.SplittableRandom rnd = new java.util.SplittableRandom(9);
+        for (int size : new int[] {0, 1, 63, 64, 65, 1000, 100_000}) {
+            final long[] present = rnd.longs(size, -1_000_000, 1_000_000).distinct().sorted().toArray();
+            final WorkloadKeys.State state = new WorkloadKeys.State(present, new long[0]);
+            final long[] probes = rnd.longs(20_000, -1_100_000, 1_100_000).toArray();
+            for (int i = 0; i < Math.min(present.length, 5_000); i++) {
+                probes[i] = present[rnd.nextInt(present.length)]; // exact hits, stride boundaries among them
+            }
+            if (present.length > 0) {
+                probes[0] = present[0];
+                probes[1] = present[present.length - 1];
+                probes[2] = Long.MIN_VALUE;
+                probes[3] = Long.MAX_VALUE;
+            }
+            final int[] fast = state.ceilingIndexes(probes);
+            for (int i = 0; i < probes.length; i++) {
+                assertEquals(state.ceilingIndex(probes[i]), fast[i], "size " + size + " probe " + probes[i]);
+            }
+        }
+    }
+
+    @Test
     void workloadKeysAreDistinctAndHotSegmentsGetTheirShare() {
         for (BenchOptions.KeyDistribution distribution : BenchOptions.KeyDistribution.values()) {
             final WorkloadKeys keys = WorkloadKeys.generate(new BenchOptions.XyWorkload(6, 90), distribution,
