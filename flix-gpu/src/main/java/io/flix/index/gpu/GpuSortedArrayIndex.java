@@ -373,8 +373,10 @@ public final class GpuSortedArrayIndex implements DeviceResidentIndex {
                     k.close();
                     throw e;
                 }
-                cuMemcpyDtoD(k.pointer(), keys.pointer(), size * 8L);
-                cuMemcpyDtoD(v.pointer(), values.pointer(), size * 8L);
+                if (size > 0) {
+                    cuMemcpyDtoD(k.pointer(), keys.pointer(), size * 8L);
+                    cuMemcpyDtoD(v.pointer(), values.pointer(), size * 8L);
+                }
                 keys.close();
                 values.close();
                 keys = k;
