@@ -311,13 +311,14 @@ public final class Bench {
         final SplittableRandom random = new SplittableRandom(options.seed() * 31 + workloadIndex * 1009L + round);
         final long[] hits = WorkloadKeys.State.sample(state.present(), probes, random);
         final long[] misses = WorkloadKeys.State.sample(state.absent(), probes, random);
-        final long[] successorProbes = WorkloadKeys.State.sample(state.absent(), probes, random);
+        final int[] successorIndexes = WorkloadKeys.State.sampleIndexes(state.absent().length, probes, random);
+        final long[] successorProbes = WorkloadKeys.State.gather(state.absent(), successorIndexes);
         final long[] values = new long[probes];
         final long[] keysOut = new long[probes];
         final long[] hitsSorted = sortedCopy(hits);
         final long[] missesSorted = sortedCopy(misses);
         final int[] expectedCeiling = structures.stream().anyMatch(OrderedStructure::ordered)
-                ? state.ceilingIndexes(successorProbes) : null;
+                ? expectedCeilings(state, successorIndexes) : null;
 
         final long[] present = state.present();
         final int span = options.rangeKeys();
@@ -354,6 +355,14 @@ public final class Bench {
             rec.time(s, "range", round, ranges, () -> result[0] = s.range(lo, hi, ranges, span));
             checkRanges(s, present, first, result[0]);
         }
+    }
+
+    /** The present index of the ceiling of each successor probe (absent[successorIndexes[i]]). */
+    private static int[] expectedCeilings(WorkloadKeys.State state, int[] successorIndexes) {
+        final int[] ofAbsent = state.absentCeilingIndexes();
+        final int[] out = new int[successorIndexes.length];
+        IntStream.range(0, out.length).parallel().forEach(i -> out[i] = ofAbsent[successorIndexes[i]]);
+        return out;
     }
 
     private static long[] sortedCopy(long[] keys) {

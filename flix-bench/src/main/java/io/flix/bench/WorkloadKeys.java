@@ -131,17 +131,23 @@ final class WorkloadKeys {
         }
         System.arraycopy(keys, buildSize + rounds * batchSize, absent, a, batchSize);
         Arrays.parallelSort(present);
+        Arrays.parallelSort(absent);
         return new State(present, absent);
     }
 
     /**
-     * Keys present in the index (sorted) and generated keys absent from it.
+     * Keys present in the index and generated keys absent from it, each sorted (distinct from each other).
      */
     record State(long[] present, long[] absent) {
 
         /** {@code n} keys drawn with repetition from {@code from}. */
         static long[] sample(long[] from, int n, SplittableRandom random) {
-            final long[] out = new long[n];
+            return gather(from, sampleIndexes(from.length, n, random));
+        }
+
+        /** {@code n} indexes in {@code [0, length)} drawn with repetition, in parallel slices. */
+        static int[] sampleIndexes(int length, int n, SplittableRandom random) {
+            final int[] out = new int[n];
             // fixed slices, each with its own generator split off in order: the same sample at any parallelism
             final int slices = (n + SAMPLE_SLICE - 1) / SAMPLE_SLICE;
             final SplittableRandom[] generators = new SplittableRandom[slices];
@@ -152,13 +158,19 @@ final class WorkloadKeys {
                 final SplittableRandom r = generators[s];
                 final int end = Math.min(n, (s + 1) * SAMPLE_SLICE);
                 for (int i = s * SAMPLE_SLICE; i < end; i++) {
-                    out[i] = from[r.nextInt(from.length)];
+                    out[i] = r.nextInt(length);
                 }
             });
             return out;
         }
 
-        /** Keys drawn per parallel slice of {@link #sample}. */
+        static long[] gather(long[] from, int[] indexes) {
+            final long[] out = new long[indexes.length];
+            IntStream.range(0, indexes.length).parallel().forEach(i -> out[i] = from[indexes[i]]);
+            return out;
+        }
+
+        /** Keys drawn per parallel slice of {@link #sampleIndexes}. */
         private static final int SAMPLE_SLICE = 1 << 16;
 
         /** Index of the smallest present key {@code >= key}, {@code present.length} where none. */
@@ -168,37 +180,27 @@ final class WorkloadKeys {
         }
 
         /**
-         * {@link #ceilingIndex} of each key, in parallel. A first search in every {@value #STRIDE}th present key
-         * (small enough to stay in cache) narrows the second to one stride: a plain search over 10^8 keys misses
-         * the cache at every late step, and the checks of 2^26 probes would take seconds.
+         * {@link #ceilingIndex} of every absent key, by merging the two sorted arrays (in parallel slices of the
+         * absent keys): one binary search per probe over 10^8 present keys misses the cache at every late step,
+         * and the checks of 2^26 successor probes would take minutes.
          */
-        int[] ceilingIndexes(long[] keys) {
-            final long[] sparse = new long[(present.length + STRIDE - 1) / STRIDE];
-            for (int i = 0; i < sparse.length; i++) {
-                sparse[i] = present[i * STRIDE];
-            }
-            final int[] out = new int[keys.length];
-            IntStream.range(0, keys.length).parallel().forEach(i -> {
-                final long key = keys[i];
-                final int s = Arrays.binarySearch(sparse, key);
-                if (s >= 0) {
-                    out[i] = s * STRIDE;
-                    return;
+        int[] absentCeilingIndexes() {
+            final int[] out = new int[absent.length];
+            final int slice = 1 << 20;
+            IntStream.range(0, (absent.length + slice - 1) / slice).parallel().forEach(s -> {
+                final int from = s * slice;
+                final int to = Math.min(absent.length, from + slice);
+                int p = ceilingIndex(absent[from]);
+                for (int j = from; j < to; j++) {
+                    final long key = absent[j];
+                    while (p < present.length && present[p] < key) {
+                        p++;
+                    }
+                    out[j] = p;
                 }
-                final int block = -s - 1; // sparse[block - 1] < key < sparse[block]
-                if (block == 0) {
-                    out[i] = 0;
-                    return;
-                }
-                final int from = (block - 1) * STRIDE;
-                final int to = Math.min(present.length, block * STRIDE);
-                final int j = Arrays.binarySearch(present, from, to, key);
-                out[i] = j >= 0 ? j : -j - 1;
             });
             return out;
         }
-
-        private static final int STRIDE = 64;
     }
 
     /** Where keys may fall: the whole {@code long} range, or a packed range starting at zero. */

@@ -157,25 +157,23 @@ class BenchSmokeTest {
     }
 
     @Test
-    void ceilingIndexesAgreeWithOneBinarySearchEach() {
+    void absentCeilingIndexesAgreeWithOneBinarySearchEach() {
         final java.util.SplittableRandom rnd = new java.util.SplittableRandom(9);
-        for (int size : new int[] {0, 1, 63, 64, 65, 1000, 100_000}) {
-            final long[] present = rnd.longs(size, -1_000_000, 1_000_000).distinct().sorted().toArray();
-            final WorkloadKeys.State state = new WorkloadKeys.State(present, new long[0]);
-            final long[] probes = rnd.longs(20_000, -1_100_000, 1_100_000).toArray();
-            for (int i = 0; i < Math.min(present.length, 5_000); i++) {
-                probes[i] = present[rnd.nextInt(present.length)]; // exact hits, stride boundaries among them
+        for (int size : new int[] {0, 1, 1000, 100_000}) {
+            final long[] all = rnd.longs(size + 50_000L, -1_000_000, 1_000_000).distinct().toArray();
+            final long[] present = java.util.Arrays.stream(all, 0, Math.min(size, all.length)).sorted().toArray();
+            final long[] absent = java.util.Arrays.stream(all, present.length, all.length).sorted().toArray();
+            final WorkloadKeys.State state = new WorkloadKeys.State(present, absent);
+            final int[] merged = state.absentCeilingIndexes();
+            assertEquals(absent.length, merged.length);
+            for (int j = 0; j < absent.length; j++) {
+                assertEquals(state.ceilingIndex(absent[j]), merged[j], "size " + size + " absent key " + absent[j]);
             }
-            if (present.length > 0) {
-                probes[0] = present[0];
-                probes[1] = present[present.length - 1];
-                probes[2] = Long.MIN_VALUE;
-                probes[3] = Long.MAX_VALUE;
-            }
-            final int[] fast = state.ceilingIndexes(probes);
-            for (int i = 0; i < probes.length; i++) {
-                assertEquals(state.ceilingIndex(probes[i]), fast[i], "size " + size + " probe " + probes[i]);
-            }
+        }
+        final WorkloadKeys.State keys = WorkloadKeys.generate(new BenchOptions.XyWorkload(25, 90),
+                BenchOptions.KeyDistribution.UNIFORM, 1 << 12, 1 << 10, 2, 3).state(1, 0);
+        for (int i = 1; i < keys.absent().length; i++) {
+            assertTrue(keys.absent()[i - 1] < keys.absent()[i], "absent keys sorted and distinct");
         }
     }
 
