@@ -2,6 +2,7 @@
 # Compiles the GPU backend's device code during the Maven build (generate-resources):
 #   flix_kernels.fatbin  - the index kernels, loaded through the CUDA driver API
 #   libflixcub.so        - the JNI bridge to CUB's radix sort and scan (static CUDA runtime)
+#   sorted_array_kernels.fatbin - the sorted-array baseline's kernels (benchmarks), loaded like the index kernels
 # Machine code for sm_80, sm_86, sm_89, sm_90 and compute_90 PTX (JIT-compiled by newer drivers).
 # Without nvcc 12+ or the JDK's JNI headers it prints why and builds nothing: the GPU backend then reports
 # itself unavailable and Backend.AUTO takes the CPU.
@@ -31,13 +32,15 @@ fi
 mkdir -p "$out" "$(dirname "$stamp")"
 archs=(-gencode arch=compute_80,code=sm_80 -gencode arch=compute_86,code=sm_86
        -gencode arch=compute_89,code=sm_89 -gencode arch=compute_90,code='[sm_90,compute_90]')
-inputs=$(cat "$src"/flix_kernels.cu "$src"/flix_cub_jni.cu "$0" | md5sum | cut -d' ' -f1)
-if [[ -f $stamp && $(cat "$stamp") == "$inputs" && -f $out/flix_kernels.fatbin && -f $out/libflixcub.so ]]; then
+inputs=$(cat "$src"/flix_kernels.cu "$src"/flix_cub_jni.cu "$src"/sorted_array_kernels.cu "$0" | md5sum | cut -d' ' -f1)
+if [[ -f $stamp && $(cat "$stamp") == "$inputs" && -f $out/flix_kernels.fatbin && -f $out/libflixcub.so
+      && -f $out/sorted_array_kernels.fatbin ]]; then
   echo "[flix-gpu] GPU kernels up to date"
   exit 0
 fi
 start=$SECONDS
 "$nvcc" -fatbin -O3 --threads 2 "${archs[@]}" -o "$out/flix_kernels.fatbin" "$src/flix_kernels.cu"
+"$nvcc" -fatbin -O3 --threads 2 "${archs[@]}" -o "$out/sorted_array_kernels.fatbin" "$src/sorted_array_kernels.cu"
 "$nvcc" -O3 --threads 2 -shared -Xcompiler -fPIC --cudart static "${archs[@]}" \
   -I"$java_home/include" -I"$java_home/include/linux" -o "$out/libflixcub.so" "$src/flix_cub_jni.cu"
 echo "$inputs" > "$stamp"

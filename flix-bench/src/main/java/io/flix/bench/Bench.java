@@ -4,6 +4,8 @@ import io.flix.bench.BenchOptions.XyWorkload;
 import io.flix.index.Backend;
 import io.flix.index.FlixConfig;
 import io.flix.index.RangeResult;
+import io.flix.index.gpu.GpuFlixIndex;
+import io.flix.index.gpu.GpuSortedArrayIndex;
 import io.flix.index.gpu.GpuSupport;
 
 import java.io.BufferedReader;
@@ -36,6 +38,16 @@ import java.util.stream.IntStream;
  * {@code <operation>@<workload>}, e.g. {@code insert@X90Y90}. Rounds: 0 is the build, 1..rounds the inserts,
  * rounds+1..2*rounds the deletes. {@code memory} rows carry the bytes after each round (no time);
  * {@code memory_restructured} the bytes after the restructure.
+ *
+ * <p>GPU structures: {@code flix} (the FliX index) and {@code sortedarray} (the paper's GPU baseline, a sorted
+ * array whose updates sort the batch and merge it into a new array: {@link GpuSortedArrayIndex}). Each runs under
+ * two backend labels: {@code gpu}, timed end to end (Java arrays in and out, host copies and checks included), and
+ * {@code gpu-resident}, the device work alone (batches uploaded before the clock starts, results downloaded after
+ * it stops; the sort of an unsorted batch is counted; build and range stay end to end: see
+ * {@link ResidentStructure}). {@code --gpu-timing} keeps one of the two. The {@code gpu-resident} FliX structure also
+ * times alone the sort that every unsorted batch goes through ({@code sort_pairs}: CUB's radix sort of the unsorted
+ * hit probes, key and 32-bit position). The GPU structures of a run advance in lockstep (each step on each
+ * structure before the next step), so that the probes of a round are drawn once for all of them.
  */
 public final class Bench {
 
@@ -83,6 +95,13 @@ public final class Bench {
     private record StructureFactory(String label, Supplier<OrderedStructure> open) {
     }
 
+    /** Structures run in lockstep over one workload's sequence. */
+    private record StructureGroup(List<StructureFactory> members) {
+        static StructureGroup of(StructureFactory one) {
+            return new StructureGroup(List.of(one));
+        }
+    }
+
     private Bench(BenchOptions options) {
         this.options = options;
     }
@@ -119,7 +138,7 @@ public final class Bench {
     }
 
     private void runAll() throws IOException {
-        final List<StructureFactory> structures = structures();
+        final List<StructureGroup> structures = structures();
         if (structures.isEmpty()) {
             throw new IllegalArgumentException("--structures " + options.structures() + " leaves nothing to run on "
                     + "--backend " + options.backend());
@@ -130,10 +149,11 @@ public final class Bench {
             final WorkloadKeys warmKeys = WorkloadKeys.generate(first, options.distribution(),
                     Math.min(options.buildSize(), 1 << 16), Math.min(options.batchSize(), 1 << 14), options.rounds(),
                     options.seed() + 1);
-            for (StructureFactory factory : structures) {
+            for (StructureGroup group : structures) {
                 for (int pass = 0; pass < options.warmup(); pass++) {
-                    System.out.println("warm-up " + factory.label() + " pass " + (pass + 1));
-                    runSequence(factory, warmKeys, first, 0, Math.min(options.probeSize(), 1 << 16),
+                    System.out.println("warm-up " + group.members().stream().map(StructureFactory::label).toList()
+                            + " pass " + (pass + 1));
+                    runSequence(group, warmKeys, first, 0, Math.min(options.probeSize(), 1 << 16),
                             Math.min(options.rangeCount(), 1 << 12), false);
                 }
             }
@@ -145,41 +165,66 @@ public final class Bench {
                     options.batchSize(), options.rounds(), options.seed() + 1000L * (w + 1));
             System.out.printf(Locale.ROOT, "workload %s: %d keys generated in %.1f s%n", workload.label(),
                     options.generatedKeys(), (System.nanoTime() - start) / 1e9);
-            for (StructureFactory factory : structures) {
-                runSequence(factory, keys, workload, w, options.probeSize(), options.rangeCount(), true);
+            for (StructureGroup group : structures) {
+                runSequence(group, keys, workload, w, options.probeSize(), options.rangeCount(), true);
             }
         }
         write();
     }
 
-    private List<StructureFactory> structures() {
-        final List<StructureFactory> list = new ArrayList<>();
+    private List<StructureGroup> structures() {
+        final List<StructureGroup> list = new ArrayList<>();
         final boolean cpu = !options.backend().equals("gpu");
         final boolean gpu = !options.backend().equals("cpu");
         final List<String> wanted = options.structures();
         if (cpu && wanted.contains("flix")) {
-            list.add(new StructureFactory("flix-cpu", () -> new FlixStructure(flixConfig(Backend.CPU))));
+            list.add(StructureGroup.of(new StructureFactory("flix-cpu",
+                    () -> new FlixStructure(flixConfig(Backend.CPU)))));
         }
-        if (gpu && wanted.contains("flix")) {
+        final List<StructureFactory> gpuGroup = new ArrayList<>();
+        if (gpu && (wanted.contains("flix") || wanted.contains("sortedarray"))) {
             final String reason = shortReason(GpuSupport.unavailableReason());
             if (reason == null) {
                 gpuDevice = gpuDevice();
-                list.add(new StructureFactory("flix-gpu", () -> new FlixStructure(flixConfig(Backend.GPU))));
+                final boolean endToEnd = !options.gpuTiming().equals("resident");
+                final boolean resident = !options.gpuTiming().equals("end-to-end");
+                if (wanted.contains("flix") && endToEnd) {
+                    gpuGroup.add(new StructureFactory("flix-gpu", () -> new FlixStructure(flixConfig(Backend.GPU))));
+                }
+                if (wanted.contains("flix") && resident) {
+                    gpuGroup.add(new StructureFactory("flix-" + ResidentStructure.BACKEND,
+                            () -> new ResidentStructure("flix", GpuFlixIndex.open(flixConfig(Backend.GPU)), true,
+                                    true)));
+                }
+                if (wanted.contains("sortedarray") && endToEnd) {
+                    gpuGroup.add(new StructureFactory("sortedarray-gpu", () -> new FlixStructure("sortedarray",
+                            GpuSortedArrayIndex.open(flixConfig(Backend.GPU)), false)));
+                }
+                if (wanted.contains("sortedarray") && resident) {
+                    gpuGroup.add(new StructureFactory("sortedarray-" + ResidentStructure.BACKEND,
+                            () -> new ResidentStructure("sortedarray",
+                                    GpuSortedArrayIndex.open(flixConfig(Backend.GPU)), false,
+                                    !wanted.contains("flix"))));
+                }
             } else if (options.backend().equals("gpu")) {
                 throw new GpuUnavailableException("--backend gpu cannot run: " + reason);
             } else {
-                notes.add("flix-gpu skipped: " + reason);
-                System.out.println("skipping flix-gpu: " + reason);
+                notes.add("GPU structures skipped: " + reason);
+                System.out.println("skipping the GPU structures: " + reason);
             }
         }
+        if (!gpuGroup.isEmpty()) {
+            list.add(new StructureGroup(List.copyOf(gpuGroup)));
+        }
         if (cpu && wanted.contains("TreeMap")) {
-            list.add(new StructureFactory("TreeMap-cpu", SortedMapStructure::treeMap));
+            list.add(StructureGroup.of(new StructureFactory("TreeMap-cpu", SortedMapStructure::treeMap)));
         }
         if (cpu && wanted.contains("ConcurrentSkipListMap")) {
-            list.add(new StructureFactory("ConcurrentSkipListMap-cpu", SortedMapStructure::concurrentSkipListMap));
+            list.add(StructureGroup.of(new StructureFactory("ConcurrentSkipListMap-cpu",
+                    SortedMapStructure::concurrentSkipListMap)));
         }
         if (cpu && wanted.contains("Long2LongOpenHashMap")) {
-            list.add(new StructureFactory("Long2LongOpenHashMap-cpu", HashMapStructure::new));
+            list.add(StructureGroup.of(new StructureFactory("Long2LongOpenHashMap-cpu", HashMapStructure::new)));
         }
         return list;
     }
@@ -188,34 +233,52 @@ public final class Bench {
         return FlixConfig.builder().backend(backend).threads(options.threads()).build();
     }
 
-    /** Build, insert rounds, delete rounds, restructure, with lookups after each step. */
-    private void runSequence(StructureFactory factory, WorkloadKeys keys, XyWorkload workload, int workloadIndex,
+    /** Build, insert rounds, delete rounds, restructure, with lookups after each step; the group in lockstep. */
+    private void runSequence(StructureGroup group, WorkloadKeys keys, XyWorkload workload, int workloadIndex,
                              int probes, int ranges, boolean report) {
         final int rounds = options.rounds();
         final Recorder rec = new Recorder(workload.label(), report);
-        try (OrderedStructure s = factory.open().get()) {
+        final List<OrderedStructure> structures = new ArrayList<>();
+        try {
+            for (StructureFactory factory : group.members()) {
+                structures.add(factory.open().get());
+            }
             final long[] buildKeys = keys.buildKeys();
             final long[] buildValues = WorkloadKeys.valuesOf(buildKeys);
-            rec.time(s, "build", 0, buildKeys.length, () -> s.build(buildKeys, buildValues, buildKeys.length));
-            check(s.size() == buildKeys.length, s, "size after build: " + s.size());
-            afterRound(s, rec, keys.state(0, 0), 0, workloadIndex, probes, ranges);
+            for (OrderedStructure s : structures) {
+                rec.time(s, "build", 0, buildKeys.length, () -> s.build(buildKeys, buildValues, buildKeys.length));
+                check(s.size() == buildKeys.length, s, "size after build: " + s.size());
+            }
+            afterRound(structures, rec, keys.state(0, 0), 0, workloadIndex, probes, ranges);
             for (int r = 1; r <= rounds; r++) {
                 final long[] batch = keys.batch(r);
                 final long[] values = WorkloadKeys.valuesOf(batch);
-                final long expected = s.size() + batch.length;
-                rec.time(s, "insert", r, batch.length, () -> s.upsert(batch, values, batch.length));
-                check(s.size() == expected, s, "size after insert round " + r + ": " + s.size() + ", not " + expected);
-                afterRound(s, rec, keys.state(r, 0), r, workloadIndex, probes, ranges);
+                for (OrderedStructure s : structures) {
+                    final long expected = s.size() + batch.length;
+                    rec.time(s, "insert", r, batch.length, () -> s.upsert(batch, values, batch.length));
+                    check(s.size() == expected, s, "size after insert round " + r + ": " + s.size() + ", not "
+                            + expected);
+                }
+                afterRound(structures, rec, keys.state(r, 0), r, workloadIndex, probes, ranges);
             }
             for (int d = 1; d <= rounds; d++) {
                 final long[] batch = keys.batch(d);
-                final long expected = s.size() - batch.length;
-                rec.time(s, "delete", rounds + d, batch.length, () -> s.delete(batch, batch.length));
-                check(s.size() == expected, s, "size after delete round " + d + ": " + s.size() + ", not " + expected);
-                afterRound(s, rec, keys.state(rounds, d), rounds + d, workloadIndex, probes, ranges);
+                for (OrderedStructure s : structures) {
+                    final long expected = s.size() - batch.length;
+                    rec.time(s, "delete", rounds + d, batch.length, () -> s.delete(batch, batch.length));
+                    check(s.size() == expected, s, "size after delete round " + d + ": " + s.size() + ", not "
+                            + expected);
+                }
+                afterRound(structures, rec, keys.state(rounds, d), rounds + d, workloadIndex, probes, ranges);
             }
-            if (s.nodes() >= 0) {
-                restructure(s, rec, keys.state(rounds, rounds), 2 * rounds);
+            for (OrderedStructure s : structures) {
+                if (s.nodes() >= 0) {
+                    restructure(s, rec, keys.state(rounds, rounds), 2 * rounds);
+                }
+            }
+        } finally {
+            for (OrderedStructure s : structures) {
+                s.close();
             }
         }
     }
@@ -242,32 +305,20 @@ public final class Bench {
         }
     }
 
-    /** Memory and every lookup after one round, verified. */
-    private void afterRound(OrderedStructure s, Recorder rec, WorkloadKeys.State state, int round, int workloadIndex,
-                            int probes, int ranges) {
-        rec.memory(s, "memory", round);
+    /** Memory and every lookup after one round, verified; the probes are drawn once for the whole group. */
+    private void afterRound(List<OrderedStructure> structures, Recorder rec, WorkloadKeys.State state, int round,
+                            int workloadIndex, int probes, int ranges) {
         final SplittableRandom random = new SplittableRandom(options.seed() * 31 + workloadIndex * 1009L + round);
         final long[] hits = WorkloadKeys.State.sample(state.present(), probes, random);
         final long[] misses = WorkloadKeys.State.sample(state.absent(), probes, random);
-        final long[] successorProbes = WorkloadKeys.State.sample(state.absent(), probes, random);
+        final int[] successorIndexes = WorkloadKeys.State.sampleIndexes(state.absent().length, probes, random);
+        final long[] successorProbes = WorkloadKeys.State.gather(state.absent(), successorIndexes);
         final long[] values = new long[probes];
         final long[] keysOut = new long[probes];
-
         final long[] hitsSorted = sortedCopy(hits);
-        rec.time(s, "get_hit_sorted", round, probes, () -> s.get(hitsSorted, probes, values, true));
-        checkValues(s, "get_hit_sorted", hitsSorted, values);
-        rec.time(s, "get_hit_unsorted", round, probes, () -> s.get(hits, probes, values, false));
-        checkValues(s, "get_hit_unsorted", hits, values);
         final long[] missesSorted = sortedCopy(misses);
-        rec.time(s, "get_miss_sorted", round, probes, () -> s.get(missesSorted, probes, values, true));
-        checkMisses(s, "get_miss_sorted", values);
-        rec.time(s, "get_miss_unsorted", round, probes, () -> s.get(misses, probes, values, false));
-        checkMisses(s, "get_miss_unsorted", values);
-        if (!s.ordered()) {
-            return;
-        }
-        rec.time(s, "ceiling", round, probes, () -> s.ceiling(successorProbes, probes, keysOut, values, false));
-        checkCeiling(s, state, successorProbes, keysOut, values);
+        final int[] expectedCeiling = structures.stream().anyMatch(OrderedStructure::ordered)
+                ? expectedCeilings(state, successorIndexes) : null;
 
         final long[] present = state.present();
         final int span = options.rangeKeys();
@@ -281,9 +332,37 @@ public final class Bench {
             lo[i] = f == 0 ? Long.MIN_VALUE : present[f - 1] + 1;
             hi[i] = present[Math.min(present.length - 1, f + span - 1)];
         }
-        final RangeResult[] result = new RangeResult[1];
-        rec.time(s, "range", round, ranges, () -> result[0] = s.range(lo, hi, ranges, span));
-        checkRanges(s, present, first, result[0]);
+
+        for (OrderedStructure s : structures) {
+            rec.memory(s, "memory", round);
+            rec.time(s, "get_hit_sorted", round, probes, () -> s.get(hitsSorted, probes, values, true));
+            checkValues(s, "get_hit_sorted", hitsSorted, values);
+            rec.time(s, "get_hit_unsorted", round, probes, () -> s.get(hits, probes, values, false));
+            checkValues(s, "get_hit_unsorted", hits, values);
+            rec.time(s, "get_miss_sorted", round, probes, () -> s.get(missesSorted, probes, values, true));
+            checkMisses(s, "get_miss_sorted", values);
+            rec.time(s, "get_miss_unsorted", round, probes, () -> s.get(misses, probes, values, false));
+            checkMisses(s, "get_miss_unsorted", values);
+            if (s instanceof ResidentStructure r && r.timesSort()) {
+                rec.time(s, "sort_pairs", round, probes, () -> r.sortPairs(hits, probes, round == 0));
+            }
+            if (!s.ordered()) {
+                continue;
+            }
+            rec.time(s, "ceiling", round, probes, () -> s.ceiling(successorProbes, probes, keysOut, values, false));
+            checkCeiling(s, state.present(), successorProbes, expectedCeiling, keysOut, values);
+            final RangeResult[] result = new RangeResult[1];
+            rec.time(s, "range", round, ranges, () -> result[0] = s.range(lo, hi, ranges, span));
+            checkRanges(s, present, first, result[0]);
+        }
+    }
+
+    /** The present index of the ceiling of each successor probe (absent[successorIndexes[i]]). */
+    private static int[] expectedCeilings(WorkloadKeys.State state, int[] successorIndexes) {
+        final int[] ofAbsent = state.absentCeilingIndexes();
+        final int[] out = new int[successorIndexes.length];
+        IntStream.range(0, out.length).parallel().forEach(i -> out[i] = ofAbsent[successorIndexes[i]]);
+        return out;
     }
 
     private static long[] sortedCopy(long[] keys) {
@@ -305,11 +384,10 @@ public final class Bench {
         check(bad < 0, s, what + " at " + bad + " found a value for an absent key");
     }
 
-    private static void checkCeiling(OrderedStructure s, WorkloadKeys.State state, long[] probes, long[] keysOut,
-                                     long[] values) {
-        final long[] present = state.present();
+    private static void checkCeiling(OrderedStructure s, long[] present, long[] probes, int[] expectedCeiling,
+                                     long[] keysOut, long[] values) {
         final int bad = IntStream.range(0, probes.length).parallel().filter(i -> {
-            final int c = state.ceilingIndex(probes[i]);
+            final int c = expectedCeiling[i];
             return c == present.length
                     ? keysOut[i] != 0 || values[i] != Long.MIN_VALUE
                     : keysOut[i] != present[c] || values[i] != WorkloadKeys.valueOf(present[c]);
@@ -356,12 +434,13 @@ public final class Bench {
         double time(OrderedStructure s, String operation, int round, int batchSize, Runnable body) {
             final long start = System.nanoTime();
             body.run();
-            final double ms = (System.nanoTime() - start) / 1e6;
+            final double wallMs = (System.nanoTime() - start) / 1e6;
+            final double ms = Double.isNaN(s.deviceMillis()) ? wallMs : s.deviceMillis();
             if (report) {
                 final Result r = new Result(s.name(), s.backend(), device(s.backend()), workload, operation, round,
                         options.buildSize(), batchSize, s.size(), ms, s.bytes());
                 results.add(r);
-                System.out.printf(Locale.ROOT, "%-7s %-26s %-18s round %2d %10.2f ms %9.2f M ops/s%n", workload,
+                System.out.printf(Locale.ROOT, "%-7s %-28s %-18s round %2d %10.2f ms %9.2f M ops/s%n", workload,
                         r.label(), operation, round, ms, r.opsPerSec() / 1e6);
             }
             return ms;
@@ -405,7 +484,7 @@ public final class Bench {
     }
 
     private String device(String backend) {
-        return backend.equals("gpu") && gpuDevice != null ? gpuDevice : cpuDevice;
+        return backend.startsWith("gpu") && gpuDevice != null ? gpuDevice : cpuDevice;
     }
 
     private static String cpuDevice() {

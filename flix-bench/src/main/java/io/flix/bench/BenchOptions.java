@@ -8,7 +8,8 @@ import java.util.Locale;
 /** The benchmark's command line. */
 record BenchOptions(String backend, Path out, boolean quick, int buildSize, int batchSize, int probeSize,
                     int rangeCount, int rangeKeys, int rounds, int warmup, long seed, int threads,
-                    List<XyWorkload> workloads, KeyDistribution distribution, List<String> structures) {
+                    List<XyWorkload> workloads, KeyDistribution distribution, List<String> structures,
+                    String gpuTiming) {
 
     static final String USAGE = """
             usage: Bench --backend cpu|gpu|all --out DIR [--quick] [options]
@@ -24,7 +25,10 @@ record BenchOptions(String backend, Path out, boolean quick, int buildSize, int 
                                  (default 90/90,25/90,6/90,3/90; 90/90 is uniform)
               --distribution uniform|dense  keys over the whole long range, or packed into [0, 2x the keys
                                  generated), wider where hot segments need room (default uniform)
-              --structures A[,B...]  only these: flix, TreeMap, ConcurrentSkipListMap, Long2LongOpenHashMap
+              --structures A[,B...]  only these: flix, sortedarray (GPU), TreeMap, ConcurrentSkipListMap,
+                                 Long2LongOpenHashMap
+              --gpu-timing both|end-to-end|resident  GPU structures timed end to end (backend label gpu: Java
+                                 arrays in and out), on the device alone (gpu-resident), or both (default both)
               --warmup N         unreported warm-up passes of the first workload at <= 2^16 keys (default 1)
               --seed N           key generator seed (default 42)
               --threads N        threads for the CPU FliX backend (default: available processors)
@@ -32,7 +36,7 @@ record BenchOptions(String backend, Path out, boolean quick, int buildSize, int 
               sizes accept 2^k""";
 
     static final List<String> STRUCTURE_NAMES =
-            List.of("flix", "TreeMap", "ConcurrentSkipListMap", "Long2LongOpenHashMap");
+            List.of("flix", "sortedarray", "TreeMap", "ConcurrentSkipListMap", "Long2LongOpenHashMap");
 
     static BenchOptions parse(String[] args) {
         String backend = null;
@@ -50,6 +54,7 @@ record BenchOptions(String backend, Path out, boolean quick, int buildSize, int 
         List<XyWorkload> workloads = XyWorkload.PAPER;
         KeyDistribution distribution = KeyDistribution.UNIFORM;
         List<String> structures = STRUCTURE_NAMES;
+        String gpuTiming = "both";
         for (int i = 0; i < args.length; i++) {
             final String arg = args[i];
             switch (arg) {
@@ -68,11 +73,15 @@ record BenchOptions(String backend, Path out, boolean quick, int buildSize, int 
                 case "--workload", "--workloads" -> workloads = XyWorkload.parseList(value(args, ++i, arg), arg);
                 case "--distribution" -> distribution = KeyDistribution.parse(value(args, ++i, arg), arg);
                 case "--structures" -> structures = structureList(value(args, ++i, arg), arg);
+                case "--gpu-timing" -> gpuTiming = value(args, ++i, arg);
                 default -> throw new IllegalArgumentException("unknown option " + arg);
             }
         }
         if (backend == null || !(backend.equals("cpu") || backend.equals("gpu") || backend.equals("all"))) {
             throw new IllegalArgumentException("--backend must be cpu, gpu or all, was " + backend);
+        }
+        if (!List.of("both", "end-to-end", "resident").contains(gpuTiming)) {
+            throw new IllegalArgumentException("--gpu-timing must be both, end-to-end or resident, was " + gpuTiming);
         }
         if (out == null) {
             throw new IllegalArgumentException("--out DIR is required");
@@ -83,7 +92,7 @@ record BenchOptions(String backend, Path out, boolean quick, int buildSize, int 
         final int probes = orDefault(probeSize, quick ? 1 << 12 : paperSizes ? 1 << 26 : 1 << 20);
         final BenchOptions o = new BenchOptions(backend, out, quick, build, batch, probes,
                 orDefault(rangeCount, Math.max(1, probes / 16)), rangeKeys, rounds,
-                orDefault(warmup, quick ? 0 : 1), seed, threads, workloads, distribution, structures);
+                orDefault(warmup, quick ? 0 : 1), seed, threads, workloads, distribution, structures, gpuTiming);
         final long generated = (long) o.buildSize() + (long) (o.rounds() + 1) * o.batchSize();
         if (generated > Integer.MAX_VALUE - 8) {
             throw new IllegalArgumentException("--build-size + (--rounds + 1) * --batch-size must stay below 2^31, was "

@@ -4,23 +4,37 @@ import io.flix.index.FlixConfig;
 import io.flix.index.FlixIndex;
 import io.flix.index.RangeResult;
 
-/** A FliX index of either backend. */
+import java.util.Locale;
+
+/**
+ * A {@link FlixIndex} driven through its host-array calls: a FliX index of either backend, or the GPU sorted-array
+ * baseline (which meets the same contract). Times are end to end: host copies and checks included.
+ */
 final class FlixStructure implements OrderedStructure {
 
+    private final String name;
     private final FlixIndex index;
+    private final boolean hasNodes;
 
     FlixStructure(FlixConfig config) {
-        this.index = FlixIndex.open(config);
+        this("flix", FlixIndex.open(config), true);
+    }
+
+    /** {@code hasNodes}: whether the index has nodes to count and restructure (FliX), or not (a sorted array). */
+    FlixStructure(String name, FlixIndex index, boolean hasNodes) {
+        this.name = name;
+        this.index = index;
+        this.hasNodes = hasNodes;
     }
 
     @Override
     public String name() {
-        return "flix";
+        return name;
     }
 
     @Override
     public String backend() {
-        return index.backend().name().toLowerCase(java.util.Locale.ROOT);
+        return index.backend().name().toLowerCase(Locale.ROOT);
     }
 
     @Override
@@ -55,12 +69,12 @@ final class FlixStructure implements OrderedStructure {
 
     @Override
     public long restructure() {
-        return index.restructure();
+        return hasNodes ? index.restructure() : -1;
     }
 
     @Override
     public long nodes() {
-        return index.stats().nodes();
+        return hasNodes ? index.stats().nodes() : -1;
     }
 
     @Override

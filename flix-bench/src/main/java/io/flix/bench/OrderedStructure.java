@@ -11,7 +11,7 @@ interface OrderedStructure extends AutoCloseable {
     /** Name in results, e.g. "flix", "TreeMap". */
     String name();
 
-    /** "cpu" or "gpu". */
+    /** "cpu", "gpu" (end to end) or "gpu-resident" (device time alone, see ResidentStructure). */
     String backend();
 
     /** False for hash maps: they answer point lookups only, so successor and range lookups are not run. */
@@ -48,6 +48,14 @@ interface OrderedStructure extends AutoCloseable {
     }
 
     long size();
+
+    /**
+     * The device time of the last timed call where the structure measures it itself (device-resident GPU calls,
+     * whose uploads and downloads are not timed), else NaN: the caller's wall clock counts.
+     */
+    default double deviceMillis() {
+        return Double.NaN;
+    }
 
     /** Bytes the structure holds (measured or, for JDK maps, modelled: see the implementation), -1 if unknown. */
     long bytes();

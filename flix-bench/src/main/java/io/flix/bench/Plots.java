@@ -33,7 +33,8 @@ final class Plots {
     private static final int PANEL_HEIGHT = 440;
     private static final Color[] PALETTE = {
         new Color(0xD62728), new Color(0x1F77B4), new Color(0x2CA02C), new Color(0x9467BD),
-        new Color(0xFF7F0E), new Color(0x8C564B)};
+        new Color(0xFF7F0E), new Color(0x8C564B), new Color(0xE377C2), new Color(0x17BECF), new Color(0x7F7F7F),
+        new Color(0xBCBD22)};
 
     private Plots() {
     }
@@ -158,9 +159,10 @@ final class Plots {
         return v.length == 0 ? Double.NaN : Summary.median(v);
     }
 
-    /** FliX keeps its backend in the legend; the baselines all run on the CPU. */
+    /** FliX and the GPU structures keep their backend in the legend; CPU baselines drop it. */
     private static String legend(String label) {
-        return label.startsWith("flix-") ? label : label.substring(0, label.lastIndexOf('-'));
+        return label.startsWith("flix-") || !label.endsWith("-cpu") ? label
+                : label.substring(0, label.lastIndexOf('-'));
     }
 
     private static XYChart xyChart(String title, String yTitle) {

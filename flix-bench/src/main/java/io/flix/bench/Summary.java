@@ -13,7 +13,7 @@ import java.util.function.Predicate;
 final class Summary {
 
     private static final List<String> TIMED = List.of("build", "insert", "delete", "get_hit_sorted",
-            "get_hit_unsorted", "get_miss_sorted", "get_miss_unsorted", "ceiling", "range");
+            "get_hit_unsorted", "get_miss_sorted", "get_miss_unsorted", "ceiling", "range", "sort_pairs");
 
     private Summary() {
     }
@@ -42,11 +42,18 @@ final class Summary {
                 (above 1: FliX is smaller). Sorted lookups get their batch sorted before the clock starts; unsorted
                 ones are timed with the sort (FliX sorts inside). A hash map has no successor or range lookups: its
                 cells are left empty. JDK maps' bytes are modelled from object sizes (see SortedMapStructure);
-                FliX's and the hash map's are the arrays they hold.
+                FliX's and the hash map's are the arrays they hold (on the GPU: the node pool and bucket arrays;
+                the sorted array: its two arrays; reusable batch scratch is not counted).
+                Backend gpu: end to end (Java arrays in and out, host copies included); gpu-resident: the device
+                work alone (batch already on the device, results left there; the sort of an unsorted batch counted;
+                build and range stay end to end). Ratios compare like with like: the same backend label, or a
+                CPU baseline against FliX end to end. sort_pairs: the indexes' sort of an unsorted batch alone
+                (CUB radix sort of the hit probes with their positions).
                 """);
         for (XyWorkload workload : o.workloads()) {
             appendWorkload(md, o, workload.label(), filter(results, r -> r.workload().equals(workload.label())));
         }
+        appendTargets(md, o, results, restructures);
         if (!restructures.isEmpty()) {
             md.append("\n## Restructure after the delete rounds\n\n");
             md.append("| structure | workload | ms | nodes before | nodes after | recovered | % recovered "
@@ -72,7 +79,8 @@ final class Summary {
         final List<String[]> ratios = new ArrayList<>();
         for (String flix : labels) {
             if (flix.startsWith("flix-")) {
-                labels.stream().filter(b -> !b.startsWith("flix-")).forEach(b -> ratios.add(new String[] {flix, b}));
+                labels.stream().filter(b -> !b.startsWith("flix-") && comparable(flix, b))
+                        .forEach(b -> ratios.add(new String[] {flix, b}));
             }
         }
         md.append("\n## Workload ").append(workload).append("\n\n| operation |");
@@ -83,6 +91,9 @@ final class Summary {
         ratios.forEach(r -> md.append("---|"));
         md.append('\n');
         for (String op : TIMED) {
+            if (rows.stream().noneMatch(r -> r.operation().equals(op))) {
+                continue;
+            }
             md.append("| ").append(op).append(" |");
             for (String l : labels) {
                 final List<Bench.Result> cell = filter(rows, r -> r.label().equals(l) && r.operation().equals(op));
@@ -112,6 +123,81 @@ final class Summary {
         for (String[] r : ratios) {
             md.append(String.format(Locale.ROOT, " %.2fx |", Plots.queriesPerSecondPerByte(rows, r[0], "get_hit_sorted")
                     / Plots.queriesPerSecondPerByte(rows, r[1], "get_hit_sorted")));
+        }
+        md.append('\n');
+    }
+
+    /** The backend part of a label ("flix-gpu-resident" -> "gpu-resident"). */
+    static String backendOf(String label) {
+        for (String backend : List.of(ResidentStructure.BACKEND, "gpu", "cpu")) {
+            if (label.endsWith("-" + backend)) {
+                return backend;
+            }
+        }
+        return label.substring(label.lastIndexOf('-') + 1);
+    }
+
+    /** Like with like: the same backend label, or a CPU baseline against FliX timed end to end. */
+    private static boolean comparable(String flixLabel, String baselineLabel) {
+        final String f = backendOf(flixLabel);
+        final String b = backendOf(baselineLabel);
+        return f.equals(b) || (b.equals("cpu") && !f.equals(ResidentStructure.BACKEND));
+    }
+
+    /**
+     * The GPU targets (device-resident FliX, medians over rounds per workload) beside what was measured. Only
+     * where the run has flix-gpu-resident rows.
+     */
+    private static void appendTargets(StringBuilder md, BenchOptions o, List<Bench.Result> results,
+                                      List<Bench.RestructureResult> restructures) {
+        final String label = "flix-" + ResidentStructure.BACKEND;
+        if (results.stream().noneMatch(r -> r.label().equals(label))) {
+            return;
+        }
+        md.append("\n## GPU targets (flix-gpu-resident, medians over the rounds)\n\n| target |");
+        o.workloads().forEach(w -> md.append(' ').append(w.label()).append(" |"));
+        md.append("\n|---|");
+        o.workloads().forEach(w -> md.append("---|"));
+        md.append('\n');
+        final String[][] throughputTargets = {
+            {"get_hit_sorted", "sorted point lookups >= 40 G/s", "40"},
+            {"get_hit_unsorted", "unsorted point lookups (sort counted) >= 8 G/s", "8"},
+            {"get_miss_unsorted", "unsorted all-miss lookups (sort counted) >= 8 G/s", "8"},
+            {"insert", "unsorted inserts (sort counted) >= 4 G/s", "4"},
+            {"delete", "unsorted deletes (sort counted) >= 4 G/s", "4"},
+            {"sort_pairs", "GPU sort (key + position) >= 10 G/s", "10"}};
+        for (String[] t : throughputTargets) {
+            md.append("| ").append(t[1]).append(" |");
+            for (XyWorkload w : o.workloads()) {
+                final List<Bench.Result> rows = filter(results, r -> r.label().equals(label)
+                        && r.workload().equals(w.label()) && r.operation().equals(t[0]));
+                if (rows.isEmpty()) {
+                    md.append(" |");
+                    continue;
+                }
+                final double ms = median(rows.stream().mapToDouble(Bench.Result::ms).toArray());
+                final double giga = rows.get(0).batchSize() / ms / 1e6;
+                md.append(String.format(Locale.ROOT, " %.2f G/s %s |", giga,
+                        giga >= Double.parseDouble(t[2]) ? "met" : "**missed**"));
+            }
+            md.append('\n');
+        }
+        md.append("| memory after the build <= 40 bytes/key |");
+        for (XyWorkload w : o.workloads()) {
+            final double perKey = bytesPerKey(filter(results, r -> r.workload().equals(w.label())), label, 0);
+            md.append(Double.isNaN(perKey) ? " |" : String.format(Locale.ROOT, " %.1f B/key %s |", perKey,
+                    perKey <= 40 ? "met" : "**missed**"));
+        }
+        md.append("\n| restructure after the rounds recovers >= 40% of the nodes |");
+        for (XyWorkload w : o.workloads()) {
+            final Bench.RestructureResult r = restructures.stream().filter(x -> x.label().equals(label)
+                    && x.workload().equals(w.label())).findFirst().orElse(null);
+            if (r == null || r.nodesBefore() == 0) {
+                md.append(" |");
+            } else {
+                final double pct = 100.0 * r.recovered() / r.nodesBefore();
+                md.append(String.format(Locale.ROOT, " %.1f%% %s |", pct, pct >= 40 ? "met" : "**missed**"));
+            }
         }
         md.append('\n');
     }

@@ -131,27 +131,75 @@ final class WorkloadKeys {
         }
         System.arraycopy(keys, buildSize + rounds * batchSize, absent, a, batchSize);
         Arrays.parallelSort(present);
+        Arrays.parallelSort(absent);
         return new State(present, absent);
     }
 
     /**
-     * Keys present in the index (sorted) and generated keys absent from it.
+     * Keys present in the index and generated keys absent from it, each sorted (distinct from each other).
      */
     record State(long[] present, long[] absent) {
 
         /** {@code n} keys drawn with repetition from {@code from}. */
         static long[] sample(long[] from, int n, SplittableRandom random) {
-            final long[] out = new long[n];
-            for (int i = 0; i < n; i++) {
-                out[i] = from[random.nextInt(from.length)];
+            return gather(from, sampleIndexes(from.length, n, random));
+        }
+
+        /** {@code n} indexes in {@code [0, length)} drawn with repetition, in parallel slices. */
+        static int[] sampleIndexes(int length, int n, SplittableRandom random) {
+            final int[] out = new int[n];
+            // fixed slices, each with its own generator split off in order: the same sample at any parallelism
+            final int slices = (n + SAMPLE_SLICE - 1) / SAMPLE_SLICE;
+            final SplittableRandom[] generators = new SplittableRandom[slices];
+            for (int s = 0; s < slices; s++) {
+                generators[s] = random.split();
             }
+            IntStream.range(0, slices).parallel().forEach(s -> {
+                final SplittableRandom r = generators[s];
+                final int end = Math.min(n, (s + 1) * SAMPLE_SLICE);
+                for (int i = s * SAMPLE_SLICE; i < end; i++) {
+                    out[i] = r.nextInt(length);
+                }
+            });
             return out;
         }
+
+        static long[] gather(long[] from, int[] indexes) {
+            final long[] out = new long[indexes.length];
+            IntStream.range(0, indexes.length).parallel().forEach(i -> out[i] = from[indexes[i]]);
+            return out;
+        }
+
+        /** Keys drawn per parallel slice of {@link #sampleIndexes}. */
+        private static final int SAMPLE_SLICE = 1 << 16;
 
         /** Index of the smallest present key {@code >= key}, {@code present.length} where none. */
         int ceilingIndex(long key) {
             final int i = Arrays.binarySearch(present, key);
             return i >= 0 ? i : -i - 1;
+        }
+
+        /**
+         * {@link #ceilingIndex} of every absent key, by merging the two sorted arrays (in parallel slices of the
+         * absent keys): one binary search per probe over 10^8 present keys misses the cache at every late step,
+         * and the checks of 2^26 successor probes would take minutes.
+         */
+        int[] absentCeilingIndexes() {
+            final int[] out = new int[absent.length];
+            final int slice = 1 << 20;
+            IntStream.range(0, (absent.length + slice - 1) / slice).parallel().forEach(s -> {
+                final int from = s * slice;
+                final int to = Math.min(absent.length, from + slice);
+                int p = ceilingIndex(absent[from]);
+                for (int j = from; j < to; j++) {
+                    final long key = absent[j];
+                    while (p < present.length && present[p] < key) {
+                        p++;
+                    }
+                    out[j] = p;
+                }
+            });
+            return out;
         }
     }
 

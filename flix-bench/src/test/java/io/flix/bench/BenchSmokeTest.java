@@ -96,7 +96,23 @@ class BenchSmokeTest {
         final String reason = Bench.shortReason(GpuSupport.unavailableReason());
         if (reason == null) {
             Bench.run(options);
-            assertTrue(Files.readString(out.resolve("results.csv")).contains("\nflix,gpu,"));
+            final List<String> csv = Files.readAllLines(out.resolve("results.csv"));
+            for (String structure : List.of("flix,gpu", "flix,gpu-resident", "sortedarray,gpu",
+                    "sortedarray,gpu-resident")) {
+                for (String op : List.of("build", "insert", "delete", "get_hit_sorted", "get_hit_unsorted",
+                        "get_miss_sorted", "get_miss_unsorted", "ceiling", "range")) {
+                    assertEquals(op.equals("build") || op.endsWith("sert") || op.equals("delete") ? 1 : 3,
+                            rows(csv, structure, op + "@X90Y90").size(), structure + " " + op);
+                }
+            }
+            assertEquals(3, rows(csv, "flix,gpu-resident", "sort_pairs@X90Y90").size());
+            assertEquals(1, rows(csv, "flix,gpu-resident", "restructure@X90Y90").size());
+            assertTrue(rows(csv, "sortedarray,gpu", "restructure@X90Y90").isEmpty());
+            final String summary = Files.readString(out.resolve("summary.md"));
+            assertTrue(summary.contains("sortedarray-gpu / flix-gpu"), summary);
+            assertTrue(summary.contains("sortedarray-gpu-resident / flix-gpu-resident"), summary);
+            assertFalse(summary.contains("sortedarray-gpu / flix-gpu-resident"), summary);
+            assertTrue(summary.contains("## GPU targets"), summary);
         } else {
             final Exception e = assertThrows(Bench.GpuUnavailableException.class, () -> Bench.run(options));
             assertTrue(e.getMessage().contains(reason), e.getMessage());
@@ -130,6 +146,35 @@ class BenchSmokeTest {
         assertEquals(List.of(new BenchOptions.XyWorkload(25, 90), new BenchOptions.XyWorkload(3, 90)), o.workloads());
         assertEquals(BenchOptions.KeyDistribution.DENSE, o.distribution());
         assertEquals(1 << 25, BenchOptions.parse(new String[] {"--backend", "gpu", "--out", "x"}).buildSize());
+        assertEquals("both", BenchOptions.parse(new String[] {"--backend", "gpu", "--out", "x"}).gpuTiming());
+        assertEquals("resident", BenchOptions.parse(new String[] {"--backend", "gpu", "--out", "x", "--gpu-timing",
+                "resident"}).gpuTiming());
+        assertTrue(assertThrows(IllegalArgumentException.class,
+                () -> BenchOptions.parse(new String[] {"--backend", "gpu", "--out", "x", "--gpu-timing", "fast"}))
+                .getMessage().contains("--gpu-timing"));
+        assertEquals(List.of("sortedarray"), BenchOptions.parse(new String[] {"--backend", "gpu", "--out", "x",
+                "--structures", "sortedarray"}).structures());
+    }
+
+    @Test
+    void absentCeilingIndexesAgreeWithOneBinarySearchEach() {
+        final java.util.SplittableRandom rnd = new java.util.SplittableRandom(9);
+        for (int size : new int[] {0, 1, 1000, 100_000}) {
+            final long[] all = rnd.longs(size + 50_000L, -1_000_000, 1_000_000).distinct().toArray();
+            final long[] present = java.util.Arrays.stream(all, 0, Math.min(size, all.length)).sorted().toArray();
+            final long[] absent = java.util.Arrays.stream(all, present.length, all.length).sorted().toArray();
+            final WorkloadKeys.State state = new WorkloadKeys.State(present, absent);
+            final int[] merged = state.absentCeilingIndexes();
+            assertEquals(absent.length, merged.length);
+            for (int j = 0; j < absent.length; j++) {
+                assertEquals(state.ceilingIndex(absent[j]), merged[j], "size " + size + " absent key " + absent[j]);
+            }
+        }
+        final WorkloadKeys.State keys = WorkloadKeys.generate(new BenchOptions.XyWorkload(25, 90),
+                BenchOptions.KeyDistribution.UNIFORM, 1 << 12, 1 << 10, 2, 3).state(1, 0);
+        for (int i = 1; i < keys.absent().length; i++) {
+            assertTrue(keys.absent()[i - 1] < keys.absent()[i], "absent keys sorted and distinct");
+        }
     }
 
     @Test

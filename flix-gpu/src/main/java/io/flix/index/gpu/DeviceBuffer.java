@@ -80,6 +80,10 @@ public final class DeviceBuffer implements AutoCloseable {
         return bytes;
     }
 
+    boolean isClosed() {
+        return closed;
+    }
+
     @Override
     public void close() {
         if (closed) {

@@ -1,33 +1,22 @@
 package io.flix.index.gpu;
 
 import static jcuda.driver.JCudaDriver.cuCtxSynchronize;
-import static jcuda.driver.JCudaDriver.cuEventCreate;
-import static jcuda.driver.JCudaDriver.cuEventDestroy;
-import static jcuda.driver.JCudaDriver.cuEventRecord;
-import static jcuda.driver.JCudaDriver.cuEventSynchronize;
 import static jcuda.driver.JCudaDriver.cuLaunchKernel;
 import static jcuda.driver.JCudaDriver.cuMemcpyDtoD;
 import static jcuda.driver.JCudaDriver.cuMemcpyDtoH;
-import static jcuda.driver.JCudaDriver.cuMemcpyDtoHAsync;
 import static jcuda.driver.JCudaDriver.cuMemcpyHtoD;
-import static jcuda.driver.JCudaDriver.cuMemcpyHtoDAsync;
 import static jcuda.driver.JCudaDriver.cuMemsetD32;
 
 import io.flix.index.Backend;
 import io.flix.index.BatchArgs;
 import io.flix.index.FlixConfig;
-import io.flix.index.FlixIndex;
 import io.flix.index.IndexStats;
 import io.flix.index.RangeResult;
 
 import java.io.IOException;
-import java.nio.LongBuffer;
-import java.util.stream.IntStream;
 
 import jcuda.Pointer;
 import jcuda.driver.CUdeviceptr;
-import jcuda.driver.CUevent;
-import jcuda.driver.CUevent_flags;
 
 /**
  * The FliX index on a CUDA device: the max-key-per-bucket array and node chains live in device memory as
@@ -43,20 +32,23 @@ import jcuda.driver.CUevent_flags;
  * <p>One warp serves one bucket, so a bucket that takes a large share of the inserts grows a long chain that its
  * warp walks serially. When the chains may have grown past {@code max(64, size / 32768)} nodes since the buckets
  * were last cut, an upsert ends with a {@link #restructure()} (turn off with {@code -Dflix.gpu.autoRestructure=false}).
+ *
+ * <p>Memory: {@link #stats()} reports the structure (node pool and bucket arrays); build and restructure cut the
+ * pool to the nodes in use, upserts grow it by half again when the free list runs short. Batch scratch, reused
+ * between calls, is reported apart ({@link #scratchBytes()}).
+ *
+ * <p>Device-resident overloads of get, ceiling, upsert and delete take {@link DeviceLongs}: the host path is the
+ * same work with an upload before and a download after, so these time the device work alone (benchmarks, or a
+ * caller whose data is on the device already).
  */
-public final class GpuFlixIndex implements FlixIndex {
+public final class GpuFlixIndex implements DeviceResidentIndex {
 
     /** Keys per node: the one size the kernels are written for. */
     public static final int NODE_SIZE = 32;
 
     private static final int BLOCK = 256;
     private static final long NODE_KEY_BYTES = NODE_SIZE * (long) Long.BYTES;
-    /** Longs per pinned staging slot (32 MiB); larger copies go in chunks, alternating between two slots. */
-    private static final int STAGING_SLOT_LONGS = 1 << 22;
     private static final int INITIAL_NODES = 1024;
-    /** Host copies of at least this many longs are split over threads, in slices of COPY_SLICE. */
-    private static final int PARALLEL_COPY_MIN = 1 << 18;
-    private static final int COPY_SLICE = 1 << 16;
     private static final int MODE_GET = 0;
     private static final int MODE_CEILING = 1;
     private static final int MODE_FLOOR = 2;
@@ -126,10 +118,7 @@ public final class GpuFlixIndex implements FlixIndex {
     /** Where prepareUpdateBatch left the sorted, deduplicated batch. */
     private DeviceBuffer dedupedKeys;
     private DeviceBuffer dedupedValues;
-    private final PinnedBuffer staging = new PinnedBuffer();
-    private int stagingSlotLongs;
-    private final CUevent[] slotFree = {new CUevent(), new CUevent()};
-    private int eventsCreated;
+    private StagedCopies copies;
 
     private boolean closed;
     /** Whether the last sliceBatch made one item per touched bucket. */
@@ -151,10 +140,7 @@ public final class GpuFlixIndex implements FlixIndex {
         try {
             c = DeviceBuffer.allocate(6L * Long.BYTES, "counters");
             this.counters = c;
-            for (CUevent e : slotFree) {
-                cuEventCreate(e, CUevent_flags.CU_EVENT_DISABLE_TIMING);
-                eventsCreated++;
-            }
+            copies = new StagedCopies();
             growPool(INITIAL_NODES, false);
             resetEmpty();
         } catch (RuntimeException e) {
@@ -207,7 +193,8 @@ public final class GpuFlixIndex implements FlixIndex {
             cut(null, null, 0);
             return;
         }
-        final int m = prepareUpdateBatch(keys, values, n, keysSorted);
+        final DeviceBuffer batch = uploadLongs(keys, values, n);
+        final int m = prepareUpdateBatch(batch, batchValues.buffer(), n, keysSorted, true);
         cut(dedupedKeys, dedupedValues, m);
     }
 
@@ -218,7 +205,32 @@ public final class GpuFlixIndex implements FlixIndex {
         if (n == 0) {
             return;
         }
-        final int m = prepareUpdateBatch(keys, values, n, keysSorted);
+        final DeviceBuffer batch = uploadLongs(keys, values, n);
+        upsertOnDevice(batch, batchValues.buffer(), n, keysSorted, true);
+    }
+
+    /**
+     * {@link #upsert(long[], long[], int, boolean)} of pairs already on the device: times the device work alone
+     * (sort, dedupe, merge). The batch is not modified; returns once the device is done.
+     *
+     * @throws IllegalArgumentException as the host overload, and where an array is on another device or shorter
+     *                                  than {@code n}
+     */
+    @Override
+    public void upsert(DeviceLongs keys, DeviceLongs values, int n, boolean keysSorted) {
+        enter();
+        checkDeviceArgs(n, keys, "keys", values, "values");
+        if (n == 0) {
+            return;
+        }
+        upsertOnDevice(keys.buffer(), values.buffer(), n, keysSorted, false);
+        cuCtxSynchronize();
+    }
+
+    /** The upsert of a batch on the device ({@code hostChecked}: the host has checked what BatchArgs checks). */
+    private void upsertOnDevice(DeviceBuffer keys, DeviceBuffer values, int n, boolean keysSorted,
+                                boolean hostChecked) {
+        final int m = prepareUpdateBatch(keys, values, n, keysSorted, hostChecked);
         final CUdeviceptr batch = dedupedKeys.pointer();
         final int items = sliceBatch(batch, m);
         final DeviceBuffer itemBucket = itemBuckets();
@@ -278,16 +290,37 @@ public final class GpuFlixIndex implements FlixIndex {
         if (n == 0) {
             return;
         }
-        uploadLongs(keys, n, batchKeys.ensure(n * 8L));
-        checkOnDevice(keys, null, n, keysSorted);
+        deleteOnDevice(uploadLongs(keys, null, n), n, keysSorted, true);
+    }
+
+    /**
+     * {@link #delete(long[], int, boolean)} of keys already on the device: times the device work alone. The batch
+     * is not modified; returns once the device is done.
+     *
+     * @throws IllegalArgumentException as the host overload, and where the array is on another device or shorter
+     *                                  than {@code n}
+     */
+    @Override
+    public void delete(DeviceLongs keys, int n, boolean keysSorted) {
+        enter();
+        checkDeviceArgs(n, keys, "keys");
+        if (n == 0) {
+            return;
+        }
+        deleteOnDevice(keys.buffer(), n, keysSorted, false);
+        cuCtxSynchronize();
+    }
+
+    private void deleteOnDevice(DeviceBuffer keys, int n, boolean keysSorted, boolean hostChecked) {
+        checkOnDevice(keys, null, n, keysSorted, hostChecked);
         if (size == 0) {
             return;
         }
-        CUdeviceptr batch = batchKeys.pointer();
+        CUdeviceptr batch = keys.pointer();
         if (!keysSorted) {
             final long scratchBytes = CubNative.checkBytes(CubNative.sortKeysScratchBytes(n), "sort scratch size");
             CubNative.check(CubNative.sortKeys(cubScratch.ensure(scratchBytes).address(), scratchBytes,
-                    batchKeys.buffer().address(), sortedKeys.ensure(n * 8L).address(), n), "key sort");
+                    keys.address(), sortedKeys.ensure(n * 8L).address(), n), "key sort");
             trace("CUB sort keys " + n);
             batch = sortedKeys.pointer();
         }
@@ -315,6 +348,42 @@ public final class GpuFlixIndex implements FlixIndex {
         lookup(MODE_GET, keys, n, null, valuesOut, keysSorted);
     }
 
+    /**
+     * {@link #get(long[], int, long[], boolean)} with the keys and the results on the device: times the device work
+     * alone (the sort of an unsorted batch included). Returns once the device is done.
+     *
+     * @throws IllegalArgumentException as the host overload, and where an array is on another device or shorter
+     *                                  than {@code n}
+     */
+    @Override
+    public void get(DeviceLongs keys, int n, DeviceLongs valuesOut, boolean keysSorted) {
+        enter();
+        checkDeviceArgs(n, keys, "keys", valuesOut, "valuesOut");
+        if (n == 0) {
+            return;
+        }
+        lookupOnDevice(MODE_GET, keys.buffer(), n, keysSorted, false, null, valuesOut.buffer());
+        cuCtxSynchronize();
+    }
+
+    /**
+     * {@link #ceiling(long[], int, long[], long[], boolean)} with the keys and the results on the device: times the
+     * device work alone. Returns once the device is done.
+     *
+     * @throws IllegalArgumentException as the host overload, and where an array is on another device or shorter
+     *                                  than {@code n}
+     */
+    @Override
+    public void ceiling(DeviceLongs keys, int n, DeviceLongs keysOut, DeviceLongs valuesOut, boolean keysSorted) {
+        enter();
+        checkDeviceArgs(n, keys, "keys", keysOut, "keysOut", valuesOut, "valuesOut");
+        if (n == 0) {
+            return;
+        }
+        lookupOnDevice(MODE_CEILING, keys.buffer(), n, keysSorted, false, keysOut.buffer(), valuesOut.buffer());
+        cuCtxSynchronize();
+    }
+
     @Override
     public void ceiling(long[] keys, int n, long[] keysOut, long[] valuesOut, boolean keysSorted) {
         enter();
@@ -337,22 +406,34 @@ public final class GpuFlixIndex implements FlixIndex {
         if (n == 0) {
             return;
         }
-        uploadLongs(keys, n, batchKeys.ensure(n * 8L));
-        CUdeviceptr batch = batchKeys.pointer();
+        final DeviceBuffer queries = uploadLongs(keys, null, n);
+        final DeviceBuffer valuesResult = outValues.ensure(n * 8L);
+        final DeviceBuffer keysResult = keysOut == null ? null : outKeys.ensure(n * 8L);
+        lookupOnDevice(mode, queries, n, keysSorted, true, keysResult, valuesResult);
+        downloadLongs(valuesResult.pointer(), valuesOut, n);
+        if (keysOut != null) {
+            downloadLongs(keysResult.pointer(), keysOut, n);
+        }
+    }
+
+    /** Looks up {@code queries[0, n)} on the device into keysResult (null for get) and valuesResult. */
+    private void lookupOnDevice(int mode, DeviceBuffer queries, int n, boolean keysSorted, boolean hostChecked,
+                                DeviceBuffer keysResult, DeviceBuffer valuesResult) {
+        CUdeviceptr batch = queries.pointer();
         CUdeviceptr perm = null;
         if (!keysSorted) {
-            sortWithPositions(batchKeys.buffer(), n);
+            sortWithPositions(queries, n);
             batch = sortedKeys.pointer();
             perm = positions.pointer();
         }
-        // a large batch promised sorted is checked by the lookup kernel itself (see flix_kernels.cu)
-        final CUdeviceptr unsortedAt = keysSorted && n >= DEVICE_CHECK_MIN ? counters.at(5L * Long.BYTES) : null;
-        if (unsortedAt != null) {
+        // a sort promise the host has not checked is checked by the lookup kernel itself (see flix_kernels.cu):
+        // lookups change nothing, so the broken promise is reported after the kernel
+        final boolean deviceCheck = keysSorted && !(hostChecked && n < DEVICE_CHECK_MIN);
+        final CUdeviceptr unsortedAt = deviceCheck ? counters.at(5L * Long.BYTES) : null;
+        if (deviceCheck) {
             cuMemsetD32(unsortedAt, Integer.MAX_VALUE, 1);
         }
         final int items = sliceBatch(batch, n);
-        final DeviceBuffer valuesResult = outValues.ensure(n * 8L);
-        final DeviceBuffer keysResult = keysOut == null ? null : outKeys.ensure(n * 8L);
         final String kernel = switch (mode) {
             case MODE_GET -> "lookup_get";
             case MODE_CEILING -> "lookup_ceiling";
@@ -360,17 +441,15 @@ public final class GpuFlixIndex implements FlixIndex {
         };
         launchWarps(kernel, items, numBuckets, items, itemBuckets(), bucketHead, nodeKeys, nodeValues, nodeCount,
                 nodeNext, nodeMax, batch, perm, segStart.buffer(), keysResult, valuesResult, unsortedAt);
-        if (unsortedAt != null) {
+        if (deviceCheck) {
             final int[] at = new int[1];
             cuMemcpyDtoH(Pointer.to(at), unsortedAt, 4);
             if (at[0] != Integer.MAX_VALUE) {
-                BatchArgs.checkKeys(keys, n, true);
+                final long[] hostKeys = new long[n];
+                cuMemcpyDtoH(Pointer.to(hostKeys), queries.pointer(), n * 8L);
+                BatchArgs.checkKeys(hostKeys, n, true);
                 throw new IllegalStateException("the device found a broken sort promise that the host check did not");
             }
-        }
-        downloadLongs(valuesResult.pointer(), valuesOut, n);
-        if (keysOut != null) {
-            downloadLongs(keysResult.pointer(), keysOut, n);
         }
     }
 
@@ -469,6 +548,20 @@ public final class GpuFlixIndex implements FlixIndex {
         return size;
     }
 
+    /**
+     * Device bytes of reusable batch scratch held between calls (sorted copies of the last large batch, CUB's
+     * temporary storage, lookup results): not part of {@link IndexStats#bytes()}, which is the structure alone.
+     */
+    @Override
+    public long scratchBytes() {
+        enter();
+        long bytes = counters.bytes();
+        for (Scratch s : scratches) {
+            bytes += s.buffer() == null ? 0 : s.buffer().bytes();
+        }
+        return bytes;
+    }
+
     @Override
     public IndexStats stats() {
         enter();
@@ -479,6 +572,11 @@ public final class GpuFlixIndex implements FlixIndex {
                 + nodeMax.bytes() + freeStack.bytes() + bucketMax.bytes() + bucketHead.bytes();
         return new IndexStats(Backend.GPU, size, numBuckets, hostCounters[0], freeTop, NODE_SIZE, hostCounters[1],
                 structureBytes);
+    }
+
+    @Override
+    public int deviceOrdinal() {
+        return device.ordinal;
     }
 
     @Override
@@ -501,24 +599,28 @@ public final class GpuFlixIndex implements FlixIndex {
     // -------------------------------------------------------------------------------------------------------------
     // Batch preparation
 
-    /** Uploads, sorts and reduces a batch of pairs to the last occurrence of each key; returns the count. */
-    private int prepareUpdateBatch(long[] keys, long[] values, int n, boolean keysSorted) {
-        uploadLongs(keys, n, batchKeys.ensure(n * 8L));
-        uploadLongs(values, n, batchValues.ensure(n * 8L));
-        checkOnDevice(keys, values, n, keysSorted);
-        DeviceBuffer k = batchKeys.buffer();
-        DeviceBuffer v = batchValues.buffer();
-        DeviceBuffer kOut = sortedKeys.ensure(n * 8L);
-        DeviceBuffer vOut = sortedValues.ensure(n * 8L);
+    /**
+     * Sorts a batch of pairs on the device and reduces it to the last occurrence of each key into dedupedKeys and
+     * dedupedValues (scratch); returns the count. The batch itself is only read: it may be the caller's.
+     */
+    private int prepareUpdateBatch(DeviceBuffer keys, DeviceBuffer values, int n, boolean keysSorted,
+                                   boolean hostChecked) {
+        checkOnDevice(keys, values, n, keysSorted, hostChecked);
+        DeviceBuffer k = keys;
+        DeviceBuffer v = values;
+        final DeviceBuffer kOut;
+        final DeviceBuffer vOut;
         if (!keysSorted) {
             sortWithPositions(k, n);
-            launch("gather_i64", n, v, positions.buffer(), vOut, n);
-            final DeviceBuffer t1 = k;
-            k = kOut;
-            kOut = t1;
-            final DeviceBuffer t2 = v;
-            v = vOut;
-            vOut = t2;
+            launch("gather_i64", n, v, positions.buffer(), sortedValues.ensure(n * 8L), n);
+            k = sortedKeys.buffer();
+            v = sortedValues.buffer();
+            // the batch buffers are free again on the host path (the caller's on the device path are not used)
+            kOut = batchKeys.ensure(n * 8L);
+            vOut = batchValues.ensure(n * 8L);
+        } else {
+            kOut = sortedKeys.ensure(n * 8L);
+            vOut = sortedValues.ensure(n * 8L);
         }
         final DeviceBuffer runFlags = flags.ensure(n * 4L);
         final DeviceBuffer runPositions = flagPositions.ensure(n * 4L);
@@ -554,24 +656,43 @@ public final class GpuFlixIndex implements FlixIndex {
         }
     }
 
-    /** The device half of the checks, on the uploaded batch (batchKeys, and batchValues where values != null). */
-    private void checkOnDevice(long[] keys, long[] values, int n, boolean keysSorted) {
-        if (n < DEVICE_CHECK_MIN || (values == null && !keysSorted)) {
+    /**
+     * The device half of the checks: reserved values (where values != null) and a broken sort promise. Where the
+     * host has checked already ({@code hostChecked}), small batches are not checked again. A fault found here is
+     * worded by BatchArgs on a host copy of the batch (a rare path).
+     */
+    private void checkOnDevice(DeviceBuffer keys, DeviceBuffer values, int n, boolean keysSorted,
+                               boolean hostChecked) {
+        if ((hostChecked && n < DEVICE_CHECK_MIN) || (values == null && !keysSorted)) {
             return;
         }
         final CUdeviceptr firstBad = counters.at(4L * Long.BYTES);
         cuMemsetD32(firstBad, Integer.MAX_VALUE, 2);
-        launch("check_batch", n, batchKeys.buffer(), values == null ? null : batchValues.buffer(), n,
-                keysSorted ? 1 : 0, firstBad);
+        launch("check_batch", n, keys, values, n, keysSorted ? 1 : 0, firstBad);
         final int[] found = new int[2];
         cuMemcpyDtoH(Pointer.to(found), firstBad, 8);
         if (found[0] != Integer.MAX_VALUE || found[1] != Integer.MAX_VALUE) {
+            final long[] hostKeys = new long[n];
+            cuMemcpyDtoH(Pointer.to(hostKeys), keys.pointer(), n * 8L);
             if (values != null) {
-                BatchArgs.checkPairs(keys, values, n, keysSorted);
+                final long[] hostValues = new long[n];
+                cuMemcpyDtoH(Pointer.to(hostValues), values.pointer(), n * 8L);
+                BatchArgs.checkPairs(hostKeys, hostValues, n, keysSorted);
             } else {
-                BatchArgs.checkKeys(keys, n, keysSorted);
+                BatchArgs.checkKeys(hostKeys, n, keysSorted);
             }
             throw new IllegalStateException("the device found a fault in the batch that the host check did not");
+        }
+    }
+
+    /** Checks n and each (device array, name) pair of a device-resident call, before anything changes. */
+    private void checkDeviceArgs(int n, Object... arraysAndNames) {
+        BatchArgs.checkCount(n);
+        for (int i = 0; i < arraysAndNames.length; i += 2) {
+            final String name = (String) arraysAndNames[i + 1];
+            final DeviceLongs d = (DeviceLongs) arraysAndNames[i];
+            DeviceLongs.checkDevice(d, name, device.ordinal);
+            d.checkHolds(n, name);
         }
     }
 
@@ -647,8 +768,17 @@ public final class GpuFlixIndex implements FlixIndex {
         if (b > bucketCapacity) {
             growBuckets(b);
         }
-        if (usedNodes > capacity) {
-            growPool(Math.max(usedNodes + usedNodes / 4L, INITIAL_NODES), false);
+        // the pool is cut to what the nodes need (memory grows again on demand): no slack after a build, and a
+        // restructure returns what the deletes freed. The old pool is not read: the pairs are in scratch.
+        final long poolNodes = Math.max(usedNodes, INITIAL_NODES);
+        if (poolNodes > capacity) {
+            growPool(poolNodes, false);
+        } else if (capacity - poolNodes > poolNodes / 4) {
+            try {
+                growPool(poolNodes, false);
+            } catch (GpuOutOfMemoryException e) {
+                // keep the larger pool: it holds the nodes as well
+            }
         }
         if (m == 0) {
             resetEmpty();
@@ -778,12 +908,10 @@ public final class GpuFlixIndex implements FlixIndex {
         for (Scratch s : scratches) {
             s.close();
         }
-        for (int i = 0; i < eventsCreated; i++) {
-            cuEventSynchronize(slotFree[i]);
-            cuEventDestroy(slotFree[i]);
+        if (copies != null) {
+            copies.close();
+            copies = null;
         }
-        eventsCreated = 0;
-        staging.close();
     }
 
     private void zeroCounters() {
@@ -813,89 +941,26 @@ public final class GpuFlixIndex implements FlixIndex {
     // -------------------------------------------------------------------------------------------------------------
     // Copies and launches
 
-    // Host<->device copies go through two pinned slots: while the device copies one slot, the host fills (or
-    // drains) the other, so the Java-side copy and the DMA overlap. An event per slot says when its DMA is done.
+    // Host<->device copies go through two pinned slots (StagedCopies), so that the Java-side copy and the DMA
+    // overlap.
 
     private void uploadLongs(long[] src, int n, DeviceBuffer dst) {
-        prepareStaging(n);
-        for (int done = 0, chunkIndex = 0; done < n; chunkIndex++) {
-            final int chunk = Math.min(STAGING_SLOT_LONGS, n - done);
-            final int slot = chunkIndex & 1;
-            cuEventSynchronize(slotFree[slot]); // the slot's previous copy has left it
-            final long slotStart = (long) slot * stagingSlotLongs;
-            pack(src, done, chunk, (int) slotStart);
-            cuMemcpyHtoDAsync(dst.at(done * 8L), staging.pointer(slotStart * 8), chunk * 8L, null);
-            cuEventRecord(slotFree[slot], null);
-            done += chunk;
-        }
+        copies.upload(src, n, dst.pointer());
         trace("upload " + n);
     }
 
+    /** Uploads a batch into batchKeys (and batchValues where values != null); returns batchKeys. */
+    private DeviceBuffer uploadLongs(long[] keys, long[] values, int n) {
+        uploadLongs(keys, n, batchKeys.ensure(n * 8L));
+        if (values != null) {
+            uploadLongs(values, n, batchValues.ensure(n * 8L));
+        }
+        return batchKeys.buffer();
+    }
+
     private void downloadLongs(CUdeviceptr src, long[] dst, int n) {
-        prepareStaging(n);
-        final int chunks = (int) ((n + (long) STAGING_SLOT_LONGS - 1) / STAGING_SLOT_LONGS);
-        for (int c = 0; c < chunks; c++) {
-            if (c == 0) {
-                copyChunkToHost(src, n, 0);
-            }
-            if (c + 1 < chunks) {
-                copyChunkToHost(src, n, c + 1); // runs while chunk c is unpacked
-            }
-            cuEventSynchronize(slotFree[c & 1]);
-            final int from = c * STAGING_SLOT_LONGS;
-            unpack(dst, from, Math.min(STAGING_SLOT_LONGS, n - from), (int) ((c & 1) * (long) stagingSlotLongs));
-        }
+        copies.download(src, dst, n);
         trace("download " + n);
-    }
-
-    private void copyChunkToHost(CUdeviceptr src, int n, int chunkIndex) {
-        final long from = (long) chunkIndex * STAGING_SLOT_LONGS;
-        final long count = Math.min(STAGING_SLOT_LONGS, n - from);
-        final int slot = chunkIndex & 1;
-        cuMemcpyDtoHAsync(staging.pointer((long) slot * stagingSlotLongs * 8), src.withByteOffset(from * 8), count * 8,
-                null);
-        cuEventRecord(slotFree[slot], null);
-    }
-
-    /** Sizes the two slots for a copy of n longs; waits for copies in flight before the buffer is replaced. */
-    private void prepareStaging(int n) {
-        final int slotLongs = Math.min(Math.max(n, 1), STAGING_SLOT_LONGS);
-        if (slotLongs > stagingSlotLongs) {
-            cuEventSynchronize(slotFree[0]);
-            cuEventSynchronize(slotFree[1]);
-            final int grown = (int) Math.min(STAGING_SLOT_LONGS, Math.max(slotLongs, stagingSlotLongs * 3L / 2));
-            staging.ensureLongs(2L * grown);
-            stagingSlotLongs = grown;
-        }
-    }
-
-    /**
-     * Copies {@code src[from, from + count)} to the staging buffer at {@code stagingAt}. One thread copies at about
-     * 5 GB/s, a tenth of what pinned transfers reach, so large batches are copied in slices on the common pool.
-     */
-    private void pack(long[] src, int from, int count, int stagingAt) {
-        final LongBuffer buffer = staging.longs();
-        if (count < PARALLEL_COPY_MIN) {
-            buffer.put(stagingAt, src, from, count);
-            return;
-        }
-        IntStream.range(0, (count + COPY_SLICE - 1) / COPY_SLICE).parallel().forEach(slice -> {
-            final int at = slice * COPY_SLICE;
-            buffer.duplicate().put(stagingAt + at, src, from + at, Math.min(COPY_SLICE, count - at));
-        });
-    }
-
-    /** Copies the staging buffer from {@code stagingAt} to {@code dst[from, from + count)}, in parallel when large. */
-    private void unpack(long[] dst, int from, int count, int stagingAt) {
-        final LongBuffer buffer = staging.longs();
-        if (count < PARALLEL_COPY_MIN) {
-            buffer.get(stagingAt, dst, from, count);
-            return;
-        }
-        IntStream.range(0, (count + COPY_SLICE - 1) / COPY_SLICE).parallel().forEach(slice -> {
-            final int at = slice * COPY_SLICE;
-            buffer.duplicate().get(stagingAt + at, dst, from + at, Math.min(COPY_SLICE, count - at));
-        });
     }
 
     private long readLong(DeviceBuffer buffer, long index) {
@@ -943,7 +1008,7 @@ public final class GpuFlixIndex implements FlixIndex {
         launch(kernel, warps * 32, args);
     }
 
-    private static Pointer parameter(Object arg) {
+    static Pointer parameter(Object arg) {
         if (arg == null) {
             return Pointer.to(new CUdeviceptr());
         } else if (arg instanceof DeviceBuffer b) {
@@ -964,7 +1029,7 @@ public final class GpuFlixIndex implements FlixIndex {
     }
 
     /** A device buffer that grows on demand (by half again at least) and keeps its memory between batches. */
-    private static final class Scratch implements AutoCloseable {
+    static final class Scratch implements AutoCloseable {
         private final String what;
         private DeviceBuffer buffer;
 

@@ -28,6 +28,8 @@ import jcuda.driver.JCudaDriver;
 final class GpuRuntime {
 
     static final String FATBIN_RESOURCE = "flix_kernels.fatbin";
+    /** The sorted-array baseline's kernels, loaded on first use. */
+    static final String SORTED_ARRAY_FATBIN_RESOURCE = "sorted_array_kernels.fatbin";
 
     private static final Map<Integer, DeviceContext> DEVICES = new HashMap<>();
     private static boolean initialised;
@@ -84,6 +86,8 @@ final class GpuRuntime {
         private final CUcontext context = new CUcontext();
         private final CUmodule module = new CUmodule();
         private final Map<String, CUfunction> functions = new HashMap<>();
+        private final Map<String, CUmodule> extraModules = new HashMap<>();
+        private final Map<String, CUfunction> extraFunctions = new HashMap<>();
 
         private DeviceContext(int ordinal) throws IOException {
             this.ordinal = ordinal;
@@ -98,7 +102,7 @@ final class GpuRuntime {
             this.name = new String(nameBytes, 0, len, StandardCharsets.US_ASCII);
             cuDevicePrimaryCtxRetain(context, device);
             cuCtxSetCurrent(context);
-            cuModuleLoadData(module, readFatbin());
+            cuModuleLoadData(module, readFatbin(FATBIN_RESOURCE));
         }
 
         /** Makes the primary context current on the calling thread (a context is current per thread). */
@@ -114,10 +118,28 @@ final class GpuRuntime {
             });
         }
 
-        private static byte[] readFatbin() throws IOException {
-            try (InputStream in = GpuRuntime.class.getResourceAsStream(FATBIN_RESOURCE)) {
+        /** A kernel of another fatbin resource, loaded into this context on first use. */
+        synchronized CUfunction function(String fatbinResource, String kernel) {
+            return extraFunctions.computeIfAbsent(fatbinResource + "/" + kernel, k -> {
+                final CUmodule m = extraModules.computeIfAbsent(fatbinResource, r -> {
+                    final CUmodule loaded = new CUmodule();
+                    try {
+                        cuModuleLoadData(loaded, readFatbin(r));
+                    } catch (IOException e) {
+                        throw new IllegalStateException(e.getMessage(), e);
+                    }
+                    return loaded;
+                });
+                final CUfunction f = new CUfunction();
+                cuModuleGetFunction(f, m, kernel);
+                return f;
+            });
+        }
+
+        private static byte[] readFatbin(String resource) throws IOException {
+            try (InputStream in = GpuRuntime.class.getResourceAsStream(resource)) {
                 if (in == null) {
-                    throw new IOException(FATBIN_RESOURCE + " is not on the class path");
+                    throw new IOException(resource + " is not on the class path");
                 }
                 return in.readAllBytes();
             }

@@ -1,0 +1,147 @@
+package io.flix.index.gpu;
+
+import static jcuda.driver.JCudaDriver.cuCtxSynchronize;
+import static jcuda.driver.JCudaDriver.cuMemcpyDtoH;
+import static jcuda.driver.JCudaDriver.cuMemcpyHtoD;
+
+import java.io.IOException;
+
+import jcuda.Pointer;
+import jcuda.driver.CUdeviceptr;
+
+/**
+ * An array of longs in device memory, for timing the device work of a GPU index alone: queries and batches are
+ * uploaded beforehand and results stay on the device until downloaded ({@link GpuFlixIndex} and
+ * {@link GpuSortedArrayIndex} take them in their device-resident overloads). Owns one {@link DeviceBuffer};
+ * {@link #close()} frees it. Copies here go straight from and to the Java array (pageable, not tuned for speed).
+ */
+public final class DeviceLongs implements AutoCloseable {
+
+    private final GpuRuntime.DeviceContext device;
+    private final DeviceBuffer buffer;
+    private final long length;
+
+    private DeviceLongs(GpuRuntime.DeviceContext device, DeviceBuffer buffer, long length) {
+        this.device = device;
+        this.buffer = buffer;
+        this.length = length;
+    }
+
+    /**
+     * Allocates {@code length} longs (contents undefined) on CUDA device {@code deviceOrdinal}.
+     *
+     * @throws IllegalArgumentException where length is negative
+     * @throws IllegalStateException    where no GPU is usable
+     * @throws GpuOutOfMemoryException  where the device cannot hold them
+     */
+    public static DeviceLongs allocate(int deviceOrdinal, long length) {
+        if (length < 0) {
+            throw new IllegalArgumentException("length must not be negative, was " + length);
+        }
+        final String reason = GpuSupport.unavailableReason();
+        if (reason != null) {
+            throw new IllegalStateException(reason);
+        }
+        try {
+            final GpuRuntime.DeviceContext device = GpuRuntime.device(deviceOrdinal);
+            return new DeviceLongs(device, DeviceBuffer.allocate(length * Long.BYTES, "device longs"), length);
+        } catch (IOException e) {
+            throw new IllegalStateException("GPU backend unavailable: " + e.getMessage(), e);
+        }
+    }
+
+    /** A device copy of {@code values[0, n)}. */
+    public static DeviceLongs of(int deviceOrdinal, long[] values, int n) {
+        checkRange(values, n);
+        final DeviceLongs d = allocate(deviceOrdinal, n);
+        try {
+            d.upload(values, n);
+        } catch (RuntimeException e) {
+            d.close();
+            throw e;
+        }
+        return d;
+    }
+
+    /** Number of longs. */
+    public long length() {
+        return length;
+    }
+
+    /** The CUDA device ordinal that holds the array. */
+    public int device() {
+        return device.ordinal;
+    }
+
+    /** Copies {@code src[0, n)} into the first {@code n} longs. */
+    public void upload(long[] src, int n) {
+        checkRange(src, n);
+        checkFits(n);
+        device.makeCurrent();
+        if (n > 0) {
+            cuMemcpyHtoD(buffer.pointer(), Pointer.to(src), n * (long) Long.BYTES);
+        }
+    }
+
+    /** Copies the first {@code n} longs into {@code dst[0, n)}, after the device work queued before. */
+    public void download(long[] dst, int n) {
+        checkRange(dst, n);
+        checkFits(n);
+        device.makeCurrent();
+        cuCtxSynchronize();
+        if (n > 0) {
+            cuMemcpyDtoH(Pointer.to(dst), buffer.pointer(), n * (long) Long.BYTES);
+        }
+    }
+
+    @Override
+    public void close() {
+        if (!buffer.isClosed()) {
+            device.makeCurrent();
+            buffer.close();
+        }
+    }
+
+    DeviceBuffer buffer() {
+        return buffer;
+    }
+
+    CUdeviceptr pointer() {
+        return buffer.pointer();
+    }
+
+    /** Throws where {@code n} longs from the start would pass the end, naming the argument. */
+    void checkHolds(long n, String name) {
+        if (n > length) {
+            throw new IllegalArgumentException(name + " holds " + length + " longs, fewer than n = " + n);
+        }
+        if (buffer.isClosed()) {
+            throw new IllegalArgumentException(name + " is closed");
+        }
+    }
+
+    /** Throws unless {@code d} is on {@code device}. */
+    static void checkDevice(DeviceLongs d, String name, int device) {
+        if (d == null) {
+            throw new IllegalArgumentException(name + " must not be null");
+        }
+        if (d.device() != device) {
+            throw new IllegalArgumentException(name + " is on CUDA device " + d.device() + ", the index on " + device);
+        }
+    }
+
+    private void checkFits(int n) {
+        if (n > length) {
+            throw new IllegalArgumentException("n = " + n + " exceeds the " + length + " longs on the device");
+        }
+    }
+
+    private static void checkRange(long[] array, int n) {
+        if (array == null) {
+            throw new IllegalArgumentException("array must not be null");
+        }
+        if (n < 0 || n > array.length) {
+            throw new IllegalArgumentException("n = " + n + " is outside [0, " + array.length + "]");
+        }
+    }
+}

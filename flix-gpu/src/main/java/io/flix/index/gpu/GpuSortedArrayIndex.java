@@ -1,0 +1,661 @@
+package io.flix.index.gpu;
+
+import static jcuda.driver.JCudaDriver.cuCtxSynchronize;
+import static jcuda.driver.JCudaDriver.cuLaunchKernel;
+import static jcuda.driver.JCudaDriver.cuMemcpyDtoD;
+import static jcuda.driver.JCudaDriver.cuMemcpyDtoH;
+import static jcuda.driver.JCudaDriver.cuMemsetD32;
+
+import io.flix.index.Backend;
+import io.flix.index.BatchArgs;
+import io.flix.index.FlixConfig;
+import io.flix.index.FlixIndex;
+import io.flix.index.IndexStats;
+import io.flix.index.RangeResult;
+
+import java.io.IOException;
+
+import jcuda.Pointer;
+import jcuda.driver.CUdeviceptr;
+
+/**
+ * The GPU baseline of the FliX paper's experiments, not a product backend (it is not in {@link Backend}): keys and
+ * values in two device arrays sorted by key. Lookups are one binary search per thread over the queries in the
+ * order given (sorted queries are what make it fast); updates rebuild the array ("full rebuild"): the batch is
+ * sorted (CUB) and reduced to the last occurrence of each key, then merged with the array into a second array (each
+ * element's position is its own index plus its rank in the other array, less the replaced keys before it), and the
+ * two arrays swap. Deletes flag the matched elements and compact them into the second array. Kernels:
+ * {@code src/main/cuda/sorted_array_kernels.cu}.
+ *
+ * <p>It meets the {@link FlixIndex} contract, so the conformance suite checks it. {@link #stats()} reports the
+ * sorted arrays' bytes; the second array and batch scratch are reported apart ({@link #scratchBytes()}). It has no
+ * nodes or buckets: {@link #restructure()} only trims the arrays to the keys held and returns 0. The
+ * {@link DeviceLongs} overloads time the device work alone, as {@link GpuFlixIndex}'s do.
+ */
+public final class GpuSortedArrayIndex implements DeviceResidentIndex {
+
+    private static final int BLOCK = 256;
+    private static final int MODE_GET = 0;
+    private static final int MODE_CEILING = 1;
+    private static final int MODE_FLOOR = 2;
+    /** Batches at least this large are checked on the device after the upload instead of on the host. */
+    private static final int DEVICE_CHECK_MIN = 1 << 16;
+    /** Most keys held: the scans run over size + 1 ints. */
+    private static final long MAX_SIZE = Integer.MAX_VALUE - 8L;
+
+    private final GpuRuntime.DeviceContext device;
+    private final StagedCopies copies;
+    private final DeviceBuffer counters;
+
+    /** The sorted arrays and how many longs each can hold. */
+    private DeviceBuffer keys;
+    private DeviceBuffer values;
+    private long capacity;
+    /** The arrays that the next rebuild writes into, then swaps with the sorted arrays. */
+    private DeviceBuffer spareKeys;
+    private DeviceBuffer spareValues;
+    private long spareCapacity;
+    private int size;
+
+    private final GpuFlixIndex.Scratch batchKeys = new GpuFlixIndex.Scratch("batch keys");
+    private final GpuFlixIndex.Scratch batchValues = new GpuFlixIndex.Scratch("batch values");
+    private final GpuFlixIndex.Scratch sortedKeys = new GpuFlixIndex.Scratch("sorted keys");
+    private final GpuFlixIndex.Scratch sortedValues = new GpuFlixIndex.Scratch("sorted values");
+    private final GpuFlixIndex.Scratch identity = new GpuFlixIndex.Scratch("batch positions");
+    private final GpuFlixIndex.Scratch positions = new GpuFlixIndex.Scratch("sorted positions");
+    private final GpuFlixIndex.Scratch flags = new GpuFlixIndex.Scratch("flags");
+    private final GpuFlixIndex.Scratch flagPositions = new GpuFlixIndex.Scratch("flag positions");
+    private final GpuFlixIndex.Scratch ranks = new GpuFlixIndex.Scratch("batch ranks");
+    private final GpuFlixIndex.Scratch cubScratch = new GpuFlixIndex.Scratch("sort and scan scratch");
+    private final GpuFlixIndex.Scratch outKeys = new GpuFlixIndex.Scratch("result keys");
+    private final GpuFlixIndex.Scratch outValues = new GpuFlixIndex.Scratch("result values");
+    private final GpuFlixIndex.Scratch counts = new GpuFlixIndex.Scratch("range counts");
+    private final GpuFlixIndex.Scratch offsets = new GpuFlixIndex.Scratch("range offsets");
+    private final GpuFlixIndex.Scratch[] scratches = {batchKeys, batchValues, sortedKeys, sortedValues, identity,
+        positions, flags, flagPositions, ranks, cubScratch, outKeys, outValues, counts, offsets};
+    /** Where prepareBatch left the sorted, deduplicated batch. */
+    private DeviceBuffer dedupedKeys;
+    private DeviceBuffer dedupedValues;
+    private boolean closed;
+
+    private GpuSortedArrayIndex(GpuRuntime.DeviceContext device) {
+        this.device = device;
+        StagedCopies c = null;
+        try {
+            c = new StagedCopies();
+            this.counters = DeviceBuffer.allocate(4L * Long.BYTES, "counters");
+        } catch (RuntimeException e) {
+            if (c != null) {
+                c.close();
+            }
+            throw e;
+        }
+        this.copies = c;
+    }
+
+    /**
+     * Opens an empty sorted array on the configured device (the other settings of {@code config} do not apply).
+     *
+     * @throws IllegalStateException where no GPU is usable ({@link GpuSupport#unavailableReason()})
+     */
+    public static GpuSortedArrayIndex open(FlixConfig config) {
+        if (config == null) {
+            throw new IllegalArgumentException("config must not be null");
+        }
+        final String reason = GpuSupport.unavailableReason();
+        if (reason != null) {
+            throw new IllegalStateException(reason);
+        }
+        try {
+            return new GpuSortedArrayIndex(GpuRuntime.device(config.device()));
+        } catch (IOException e) {
+            throw new IllegalStateException("GPU backend unavailable: " + e.getMessage(), e);
+        }
+    }
+
+    // -------------------------------------------------------------------------------------------------------------
+    // Updates
+
+    @Override
+    public void build(long[] keys, long[] values, int n, boolean keysSorted) {
+        enter();
+        checkPairArrays(keys, values, n, keysSorted);
+        final int m = n == 0 ? 0 : prepareBatch(uploadPairs(keys, values, n), batchValues.buffer(), n, keysSorted,
+                true);
+        ensureArrays(m);
+        if (m > 0) {
+            cuMemcpyDtoD(this.keys.pointer(), dedupedKeys.pointer(), m * 8L);
+            cuMemcpyDtoD(this.values.pointer(), dedupedValues.pointer(), m * 8L);
+        }
+        size = m;
+    }
+
+    @Override
+    public void upsert(long[] keys, long[] values, int n, boolean keysSorted) {
+        enter();
+        checkPairArrays(keys, values, n, keysSorted);
+        if (n == 0) {
+            return;
+        }
+        final DeviceBuffer batch = uploadPairs(keys, values, n);
+        upsertOnDevice(batch, batchValues.buffer(), n, keysSorted, true);
+    }
+
+    /**
+     * {@link #upsert(long[], long[], int, boolean)} of pairs already on the device: times the device work alone.
+     * The batch is not modified; returns once the device is done.
+     */
+    @Override
+    public void upsert(DeviceLongs keys, DeviceLongs values, int n, boolean keysSorted) {
+        enter();
+        checkDeviceArgs(n, keys, "keys", values, "values");
+        if (n == 0) {
+            return;
+        }
+        upsertOnDevice(keys.buffer(), values.buffer(), n, keysSorted, false);
+        cuCtxSynchronize();
+    }
+
+    private void upsertOnDevice(DeviceBuffer batchK, DeviceBuffer batchV, int n, boolean keysSorted,
+                                boolean hostChecked) {
+        final int m = prepareBatch(batchK, batchV, n, keysSorted, hostChecked);
+        final DeviceBuffer rankInArray = ranks.ensure(m * 4L);
+        final DeviceBuffer dup = flags.ensure((m + 1L) * 4);
+        final DeviceBuffer dupPrefix = flagPositions.ensure((m + 1L) * 4);
+        launch("sa_batch_ranks", m + 1L, keys, size, dedupedKeys, m, rankInArray, dup);
+        scanInt(dup, dupPrefix, m + 1);
+        final long replaced = readInt(dupPrefix, m);
+        final long newSize = size + m - replaced;
+        if (newSize > MAX_SIZE) {
+            throw new IllegalStateException("the sorted array holds at most " + MAX_SIZE + " keys, " + newSize
+                    + " requested");
+        }
+        ensureSpare(newSize); // the one allocation that can fail; nothing has changed yet
+        launch("sa_merge_batch", m, dedupedKeys, dedupedValues, m, rankInArray, dupPrefix, spareKeys, spareValues);
+        launch("sa_merge_array", size, keys, values, size, dedupedKeys, m, dupPrefix, spareKeys, spareValues);
+        swap((int) newSize);
+    }
+
+    @Override
+    public void delete(long[] keys, int n, boolean keysSorted) {
+        enter();
+        checkKeyArray(keys, n, keysSorted);
+        if (n == 0) {
+            return;
+        }
+        deleteOnDevice(uploadKeys(keys, n), n, keysSorted, true);
+    }
+
+    /**
+     * {@link #delete(long[], int, boolean)} of keys already on the device: times the device work alone. The batch is
+     * not modified; returns once the device is done.
+     */
+    @Override
+    public void delete(DeviceLongs keys, int n, boolean keysSorted) {
+        enter();
+        checkDeviceArgs(n, keys, "keys");
+        if (n == 0) {
+            return;
+        }
+        deleteOnDevice(keys.buffer(), n, keysSorted, false);
+        cuCtxSynchronize();
+    }
+
+    private void deleteOnDevice(DeviceBuffer batchK, int n, boolean keysSorted, boolean hostChecked) {
+        checkOnDevice(batchK, null, n, keysSorted, hostChecked);
+        if (size == 0) {
+            return;
+        }
+        CUdeviceptr batch = batchK.pointer();
+        if (!keysSorted) { // sorted probes walk the same search paths: faster than the sort costs
+            final long bytes = CubNative.checkBytes(CubNative.sortKeysScratchBytes(n), "sort scratch size");
+            CubNative.check(CubNative.sortKeys(cubScratch.ensure(bytes).address(), bytes, batchK.address(),
+                    sortedKeys.ensure(n * 8L).address(), n), "key sort");
+            batch = sortedKeys.pointer();
+        }
+        final DeviceBuffer keep = flags.ensure((size + 1L) * 4);
+        cuMemsetD32(keep.pointer(), 1, size);
+        cuMemsetD32(keep.at(size * 4L), 0, 1);
+        launch("sa_flag_deleted", n, keys, size, batch, n, keep);
+        final DeviceBuffer keptPositions = flagPositions.ensure((size + 1L) * 4);
+        scanInt(keep, keptPositions, size + 1);
+        final int kept = (int) readInt(keptPositions, size);
+        if (kept == size) {
+            return;
+        }
+        ensureSpare(kept);
+        launch("sa_compact_kept", size, keys, values, keep, keptPositions, size, spareKeys, spareValues);
+        swap(kept);
+    }
+
+    // -------------------------------------------------------------------------------------------------------------
+    // Lookups
+
+    @Override
+    public void get(long[] keys, int n, long[] valuesOut, boolean keysSorted) {
+        enter();
+        checkKeyArray(keys, n, keysSorted);
+        BatchArgs.checkArray(valuesOut, "valuesOut", n);
+        lookup(MODE_GET, keys, n, null, valuesOut, keysSorted);
+    }
+
+    @Override
+    public void ceiling(long[] keys, int n, long[] keysOut, long[] valuesOut, boolean keysSorted) {
+        enter();
+        checkKeyArray(keys, n, keysSorted);
+        BatchArgs.checkArray(keysOut, "keysOut", n);
+        BatchArgs.checkArray(valuesOut, "valuesOut", n);
+        lookup(MODE_CEILING, keys, n, keysOut, valuesOut, keysSorted);
+    }
+
+    @Override
+    public void floor(long[] keys, int n, long[] keysOut, long[] valuesOut, boolean keysSorted) {
+        enter();
+        checkKeyArray(keys, n, keysSorted);
+        BatchArgs.checkArray(keysOut, "keysOut", n);
+        BatchArgs.checkArray(valuesOut, "valuesOut", n);
+        lookup(MODE_FLOOR, keys, n, keysOut, valuesOut, keysSorted);
+    }
+
+    /**
+     * {@link #get(long[], int, long[], boolean)} with the keys and the results on the device: times the device work
+     * alone. Returns once the device is done. {@code keysSorted} is checked; the queries are searched in the order
+     * given either way.
+     */
+    @Override
+    public void get(DeviceLongs keys, int n, DeviceLongs valuesOut, boolean keysSorted) {
+        enter();
+        checkDeviceArgs(n, keys, "keys", valuesOut, "valuesOut");
+        if (n == 0) {
+            return;
+        }
+        lookupOnDevice(MODE_GET, keys.buffer(), n, keysSorted, false, null, valuesOut.buffer());
+        cuCtxSynchronize();
+    }
+
+    /** {@link #ceiling(long[], int, long[], long[], boolean)} on the device, as {@link #get(DeviceLongs, int, DeviceLongs, boolean)}. */
+    @Override
+    public void ceiling(DeviceLongs keys, int n, DeviceLongs keysOut, DeviceLongs valuesOut, boolean keysSorted) {
+        enter();
+        checkDeviceArgs(n, keys, "keys", keysOut, "keysOut", valuesOut, "valuesOut");
+        if (n == 0) {
+            return;
+        }
+        lookupOnDevice(MODE_CEILING, keys.buffer(), n, keysSorted, false, keysOut.buffer(), valuesOut.buffer());
+        cuCtxSynchronize();
+    }
+
+    private void lookup(int mode, long[] queries, int n, long[] keysOut, long[] valuesOut, boolean keysSorted) {
+        if (n == 0) {
+            return;
+        }
+        final DeviceBuffer q = uploadKeys(queries, n);
+        final DeviceBuffer valuesResult = outValues.ensure(n * 8L);
+        final DeviceBuffer keysResult = keysOut == null ? null : outKeys.ensure(n * 8L);
+        lookupOnDevice(mode, q, n, keysSorted, true, keysResult, valuesResult);
+        copies.download(valuesResult.pointer(), valuesOut, n);
+        if (keysOut != null) {
+            copies.download(keysResult.pointer(), keysOut, n);
+        }
+    }
+
+    private void lookupOnDevice(int mode, DeviceBuffer queries, int n, boolean keysSorted, boolean hostChecked,
+                                DeviceBuffer keysResult, DeviceBuffer valuesResult) {
+        checkOnDevice(queries, null, n, keysSorted, hostChecked);
+        launch("sa_lookup", n, mode, keys, values, size, queries, n, keysResult, valuesResult);
+    }
+
+    @Override
+    public RangeResult range(long[] lo, long[] hi, int n, int limitPerRange) {
+        enter();
+        BatchArgs.checkRanges(lo, hi, n, limitPerRange);
+        if (n == 0) {
+            return new RangeResult(new int[1], new long[0], new long[0]);
+        }
+        copies.upload(lo, n, batchKeys.ensure(n * 8L).pointer());
+        copies.upload(hi, n, batchValues.ensure(n * 8L).pointer());
+        final DeviceBuffer rangeCounts = counts.ensure((n + 1L) * Long.BYTES);
+        launch("sa_range_count", n + 1L, batchKeys.buffer(), batchValues.buffer(), n, limitPerRange, keys, size,
+                rangeCounts);
+        final DeviceBuffer rangeOffsets = offsets.ensure((n + 1L) * Long.BYTES);
+        scanLong(rangeCounts, rangeOffsets, n + 1);
+        final long total = readLong(rangeOffsets, n);
+        if (total > Integer.MAX_VALUE - 8) {
+            throw new IllegalStateException("ranges hold " + total + " pairs, too many for one result: lower "
+                    + "limitPerRange or split the batch");
+        }
+        final long[] keysResult = new long[(int) total];
+        final long[] valuesResult = new long[(int) total];
+        if (total > 0) {
+            launch("sa_range_fill", n, batchKeys.buffer(), n, keys, values, size, rangeOffsets,
+                    outKeys.ensure(total * 8), outValues.ensure(total * 8));
+            copies.download(outKeys.pointer(), keysResult, (int) total);
+            copies.download(outValues.pointer(), valuesResult, (int) total);
+        }
+        final long[] longOffsets = new long[n + 1];
+        copies.download(rangeOffsets.pointer(), longOffsets, n + 1);
+        final int[] csr = new int[n + 1];
+        for (int i = 0; i <= n; i++) {
+            csr[i] = (int) longOffsets[i];
+        }
+        return new RangeResult(csr, keysResult, valuesResult);
+    }
+
+    @Override
+    public int exportFrom(long fromKey, long[] keysOut, long[] valuesOut) {
+        enter();
+        BatchArgs.checkExport(keysOut, valuesOut);
+        if (keysOut.length == 0 || size == 0) {
+            return 0;
+        }
+        launch("sa_lower_bound_one", 1, keys, size, fromKey, counters);
+        final long first = readLong(counters, 0);
+        final int copied = (int) Math.min(keysOut.length, size - first);
+        if (copied > 0) {
+            copies.download(keys.at(first * 8), keysOut, copied);
+            copies.download(values.at(first * 8), valuesOut, copied);
+        }
+        return copied;
+    }
+
+    /** Trims the arrays to the keys held (a sorted array has nothing else to restructure); returns 0. */
+    @Override
+    public long restructure() {
+        enter();
+        final long target = Math.max(1, size);
+        if (capacity > target + target / 8) {
+            try {
+                final DeviceBuffer k = DeviceBuffer.allocate(target * 8, "sorted keys (" + target + ")");
+                final DeviceBuffer v;
+                try {
+                    v = DeviceBuffer.allocate(target * 8, "sorted values (" + target + ")");
+                } catch (RuntimeException e) {
+                    k.close();
+                    throw e;
+                }
+                if (size > 0) {
+                    cuMemcpyDtoD(k.pointer(), keys.pointer(), size * 8L);
+                    cuMemcpyDtoD(v.pointer(), values.pointer(), size * 8L);
+                }
+                keys.close();
+                values.close();
+                keys = k;
+                values = v;
+                capacity = target;
+            } catch (GpuOutOfMemoryException e) {
+                // keep the larger arrays: they hold the keys as well
+            }
+        }
+        return 0;
+    }
+
+    // -------------------------------------------------------------------------------------------------------------
+    // Shape
+
+    @Override
+    public long size() {
+        enter();
+        return size;
+    }
+
+    /** Size and the sorted arrays' bytes; no buckets or nodes. */
+    @Override
+    public IndexStats stats() {
+        enter();
+        return new IndexStats(Backend.GPU, size, 0, 0, 0, 1, 0, arrayBytes());
+    }
+
+    /** Device bytes held besides the sorted arrays: the second pair of arrays and batch scratch. */
+    @Override
+    public long scratchBytes() {
+        enter();
+        long bytes = counters.bytes() + (spareKeys == null ? 0 : spareKeys.bytes() + spareValues.bytes());
+        for (GpuFlixIndex.Scratch s : scratches) {
+            bytes += s.buffer() == null ? 0 : s.buffer().bytes();
+        }
+        return bytes;
+    }
+
+    @Override
+    public int deviceOrdinal() {
+        return device.ordinal;
+    }
+
+    @Override
+    public Backend backend() {
+        enter();
+        return Backend.GPU;
+    }
+
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        device.makeCurrent();
+        for (DeviceBuffer b : new DeviceBuffer[] {keys, values, spareKeys, spareValues}) {
+            if (b != null) {
+                b.close();
+            }
+        }
+        keys = values = spareKeys = spareValues = null;
+        for (GpuFlixIndex.Scratch s : scratches) {
+            s.close();
+        }
+        copies.close();
+        counters.close();
+    }
+
+    // -------------------------------------------------------------------------------------------------------------
+    // Internals
+
+    private long arrayBytes() {
+        return keys == null ? 0 : keys.bytes() + values.bytes();
+    }
+
+    /** Makes the sorted arrays hold exactly {@code n} longs (at least one) for a build; contents not kept. */
+    private void ensureArrays(long n) {
+        final long need = Math.max(1, n);
+        if (keys != null && capacity == need) {
+            return;
+        }
+        final DeviceBuffer k = DeviceBuffer.allocate(need * 8, "sorted keys (" + need + ")");
+        final DeviceBuffer v;
+        try {
+            v = DeviceBuffer.allocate(need * 8, "sorted values (" + need + ")");
+        } catch (RuntimeException e) {
+            k.close();
+            throw e;
+        }
+        if (keys != null) {
+            keys.close();
+            values.close();
+        }
+        keys = k;
+        values = v;
+        capacity = need;
+    }
+
+    /** Makes the spare arrays hold {@code n} longs, with an eighth more room when they grow. */
+    private void ensureSpare(long n) {
+        if (spareKeys != null && spareCapacity >= n) {
+            return;
+        }
+        final long grown = Math.max(1, Math.min(MAX_SIZE, n + n / 8));
+        final DeviceBuffer k = DeviceBuffer.allocate(grown * 8, "rebuilt keys (" + grown + ")");
+        final DeviceBuffer v;
+        try {
+            v = DeviceBuffer.allocate(grown * 8, "rebuilt values (" + grown + ")");
+        } catch (RuntimeException e) {
+            k.close();
+            throw e;
+        }
+        if (spareKeys != null) {
+            spareKeys.close();
+            spareValues.close();
+        }
+        spareKeys = k;
+        spareValues = v;
+        spareCapacity = grown;
+    }
+
+    /** The rebuilt arrays become the sorted arrays; the old ones are the next spare. */
+    private void swap(int newSize) {
+        final DeviceBuffer k = keys;
+        final DeviceBuffer v = values;
+        final long c = capacity;
+        keys = spareKeys;
+        values = spareValues;
+        capacity = spareCapacity;
+        spareKeys = k;
+        spareValues = v;
+        spareCapacity = c;
+        size = newSize;
+    }
+
+    /**
+     * Sorts a batch of pairs on the device and reduces it to the last occurrence of each key into dedupedKeys and
+     * dedupedValues; returns the count. The batch is only read.
+     */
+    private int prepareBatch(DeviceBuffer k, DeviceBuffer v, int n, boolean keysSorted, boolean hostChecked) {
+        checkOnDevice(k, v, n, keysSorted, hostChecked);
+        final DeviceBuffer kOut;
+        final DeviceBuffer vOut;
+        if (!keysSorted) {
+            final DeviceBuffer iota = identity.ensure(n * 4L);
+            launch("sa_iota_u32", n, iota, n);
+            final long bytes = CubNative.checkBytes(CubNative.sortPairsScratchBytes(n), "sort scratch size");
+            CubNative.check(CubNative.sortPairs(cubScratch.ensure(bytes).address(), bytes, k.address(),
+                    sortedKeys.ensure(n * 8L).address(), iota.address(), positions.ensure(n * 4L).address(), n),
+                    "pair sort");
+            launch("sa_gather_i64", n, v, positions.buffer(), sortedValues.ensure(n * 8L), n);
+            k = sortedKeys.buffer();
+            v = sortedValues.buffer();
+            kOut = batchKeys.ensure(n * 8L);
+            vOut = batchValues.ensure(n * 8L);
+        } else {
+            kOut = sortedKeys.ensure(n * 8L);
+            vOut = sortedValues.ensure(n * 8L);
+        }
+        final DeviceBuffer runFlags = flags.ensure(n * 4L);
+        final DeviceBuffer runPositions = flagPositions.ensure(n * 4L);
+        launch("sa_flag_last_of_run", n, k, n, runFlags);
+        scanInt(runFlags, runPositions, n);
+        launch("sa_compact_flagged", n, k, v, runFlags, runPositions, n, kOut, vOut, counters);
+        dedupedKeys = kOut;
+        dedupedValues = vOut;
+        return (int) readLong(counters, 0);
+    }
+
+    private DeviceBuffer uploadKeys(long[] src, int n) {
+        final DeviceBuffer b = batchKeys.ensure(n * 8L);
+        copies.upload(src, n, b.pointer());
+        return b;
+    }
+
+    private DeviceBuffer uploadPairs(long[] k, long[] v, int n) {
+        copies.upload(v, n, batchValues.ensure(n * 8L).pointer());
+        return uploadKeys(k, n);
+    }
+
+    private static void checkPairArrays(long[] keys, long[] values, int n, boolean keysSorted) {
+        if (n < DEVICE_CHECK_MIN) {
+            BatchArgs.checkPairs(keys, values, n, keysSorted);
+        } else {
+            BatchArgs.checkArray(keys, "keys", n);
+            BatchArgs.checkArray(values, "values", n);
+        }
+    }
+
+    private static void checkKeyArray(long[] keys, int n, boolean keysSorted) {
+        if (n < DEVICE_CHECK_MIN) {
+            BatchArgs.checkKeys(keys, n, keysSorted);
+        } else {
+            BatchArgs.checkArray(keys, "keys", n);
+        }
+    }
+
+    /** Reserved values and broken sort promises, found on the device and worded by BatchArgs (as GpuFlixIndex). */
+    private void checkOnDevice(DeviceBuffer k, DeviceBuffer v, int n, boolean keysSorted, boolean hostChecked) {
+        if ((hostChecked && n < DEVICE_CHECK_MIN) || (v == null && !keysSorted)) {
+            return;
+        }
+        final CUdeviceptr firstBad = counters.at(2L * Long.BYTES);
+        cuMemsetD32(firstBad, Integer.MAX_VALUE, 2);
+        launch("sa_check_batch", n, k, v, n, keysSorted ? 1 : 0, firstBad);
+        final int[] found = new int[2];
+        cuMemcpyDtoH(Pointer.to(found), firstBad, 8);
+        if (found[0] != Integer.MAX_VALUE || found[1] != Integer.MAX_VALUE) {
+            final long[] hostKeys = new long[n];
+            cuMemcpyDtoH(Pointer.to(hostKeys), k.pointer(), n * 8L);
+            if (v != null) {
+                final long[] hostValues = new long[n];
+                cuMemcpyDtoH(Pointer.to(hostValues), v.pointer(), n * 8L);
+                BatchArgs.checkPairs(hostKeys, hostValues, n, keysSorted);
+            } else {
+                BatchArgs.checkKeys(hostKeys, n, keysSorted);
+            }
+            throw new IllegalStateException("the device found a fault in the batch that the host check did not");
+        }
+    }
+
+    private void checkDeviceArgs(int n, Object... arraysAndNames) {
+        BatchArgs.checkCount(n);
+        for (int i = 0; i < arraysAndNames.length; i += 2) {
+            final String name = (String) arraysAndNames[i + 1];
+            final DeviceLongs d = (DeviceLongs) arraysAndNames[i];
+            DeviceLongs.checkDevice(d, name, device.ordinal);
+            d.checkHolds(n, name);
+        }
+    }
+
+    private void enter() {
+        if (closed) {
+            throw new IllegalStateException("index is closed");
+        }
+        device.makeCurrent();
+    }
+
+    private void scanInt(DeviceBuffer in, DeviceBuffer out, long n) {
+        final int count = (int) n;
+        final long bytes = CubNative.checkBytes(CubNative.scanIntScratchBytes(count), "scan scratch size");
+        CubNative.check(CubNative.scanInt(cubScratch.ensure(bytes).address(), bytes, in.address(), out.address(),
+                count), "scan");
+    }
+
+    private void scanLong(DeviceBuffer in, DeviceBuffer out, int n) {
+        final long bytes = CubNative.checkBytes(CubNative.scanLongScratchBytes(n), "scan scratch size");
+        CubNative.check(CubNative.scanLong(cubScratch.ensure(bytes).address(), bytes, in.address(), out.address(),
+                n), "scan");
+    }
+
+    private long readLong(DeviceBuffer buffer, long index) {
+        final long[] one = new long[1];
+        cuMemcpyDtoH(Pointer.to(one), buffer.at(index * 8), 8);
+        return one[0];
+    }
+
+    private long readInt(DeviceBuffer buffer, long index) {
+        final int[] one = new int[1];
+        cuMemcpyDtoH(Pointer.to(one), buffer.at(index * 4), 4);
+        return one[0];
+    }
+
+    /** One thread per item. */
+    private void launch(String kernel, long threads, Object... args) {
+        if (threads <= 0) {
+            return;
+        }
+        final long blocks = (threads + BLOCK - 1) / BLOCK;
+        if (blocks > Integer.MAX_VALUE) {
+            throw new IllegalStateException(kernel + ": " + threads + " threads exceed one launch");
+        }
+        final Pointer[] params = new Pointer[args.length];
+        for (int i = 0; i < args.length; i++) {
+            params[i] = GpuFlixIndex.parameter(args[i]);
+        }
+        cuLaunchKernel(device.function(GpuRuntime.SORTED_ARRAY_FATBIN_RESOURCE, kernel), (int) blocks, 1, 1, BLOCK,
+                1, 1, 0, null, Pointer.to(params), null);
+    }
+}
