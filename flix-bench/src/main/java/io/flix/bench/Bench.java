@@ -78,6 +78,19 @@ public final class Bench {
             return batchSize / (ms / 1e3);
         }
 
+        /** The inverse of {@link #csv()}. */
+        static Result parse(String line) {
+            final List<String> f = csvFields(line);
+            if (f.size() != 11) {
+                throw new IllegalArgumentException("results.csv row has " + f.size() + " fields, not 11: " + line);
+            }
+            final String[] opAtWorkload = f.get(3).split("@", 2);
+            return new Result(f.get(0), f.get(1), f.get(2), opAtWorkload[1], opAtWorkload[0],
+                    Integer.parseInt(f.get(4)), Integer.parseInt(f.get(5)), Integer.parseInt(f.get(6)),
+                    Long.parseLong(f.get(7)), f.get(8).isEmpty() ? Double.NaN : Double.parseDouble(f.get(8)),
+                    Long.parseLong(f.get(10)));
+        }
+
         String csv() {
             final boolean timed = !Double.isNaN(ms);
             return String.join(",", structure, backend, csvField(device), operation + "@" + workload,
@@ -127,6 +140,10 @@ public final class Bench {
     /** Runs the benchmark and writes its files; fails on a wrong answer or when nothing can run. */
     static void run(BenchOptions options) throws IOException {
         System.setProperty("java.awt.headless", "true");
+        if (options.plotOnly()) {
+            plotOnly(options);
+            return;
+        }
         new Bench(options).runAll();
     }
 
@@ -454,13 +471,41 @@ public final class Bench {
         }
     }
 
+    /**
+     * The plots, or none where this Java runtime cannot draw text (a trimmed runtime on a machine without the
+     * font libraries): the summary says so, and {@code --plot-only} draws them later from results.csv.
+     */
+    private List<Path> drawPlots() throws IOException {
+        try {
+            return Plots.write(options.out(), options, results);
+        } catch (LinkageError | java.awt.AWTError e) {
+            notes.add("plots not drawn here (" + e + "); draw them from results.csv elsewhere with the same"
+                    + " options plus --plot-only");
+            return List.of();
+        }
+    }
+
+    /** {@code --plot-only}: draws the plots of an earlier run from {@code out/results.csv}. */
+    private static void plotOnly(BenchOptions options) throws IOException {
+        final List<Result> results = new ArrayList<>();
+        final List<String> lines = Files.readAllLines(options.out().resolve("results.csv"));
+        if (lines.isEmpty() || !lines.get(0).equals(CSV_HEADER)) {
+            throw new IOException(options.out().resolve("results.csv") + " does not start with " + CSV_HEADER);
+        }
+        for (String line : lines.subList(1, lines.size())) {
+            results.add(Result.parse(line));
+        }
+        final List<Path> plots = Plots.write(options.out(), options, results);
+        System.out.println("drew " + plots.size() + " plots from " + results.size() + " rows into " + options.out());
+    }
+
     private void write() throws IOException {
         final Path csv = options.out().resolve("results.csv");
         try (PrintWriter w = new PrintWriter(Files.newBufferedWriter(csv))) {
             w.println(CSV_HEADER);
             results.forEach(r -> w.println(r.csv()));
         }
-        final List<Path> plots = Plots.write(options.out(), options, results);
+        final List<Path> plots = drawPlots();
         final String summary = Summary.markdown(options, results, restructures, notes, devices(), plots);
         Files.writeString(options.out().resolve("summary.md"), summary);
         System.out.println();
@@ -539,6 +584,35 @@ public final class Bench {
             }
         }
         return cause == null ? lines[0].trim() : lines[0].trim() + " ... " + cause;
+    }
+
+    /** The fields of one results.csv row, with {@link #csvField} quoting undone. */
+    static List<String> csvFields(String line) {
+        final List<String> fields = new ArrayList<>();
+        final StringBuilder field = new StringBuilder();
+        boolean quoted = false;
+        for (int i = 0; i < line.length(); i++) {
+            final char c = line.charAt(i);
+            if (quoted) {
+                if (c == '"' && i + 1 < line.length() && line.charAt(i + 1) == '"') {
+                    field.append('"');
+                    i++;
+                } else if (c == '"') {
+                    quoted = false;
+                } else {
+                    field.append(c);
+                }
+            } else if (c == '"') {
+                quoted = true;
+            } else if (c == ',') {
+                fields.add(field.toString());
+                field.setLength(0);
+            } else {
+                field.append(c);
+            }
+        }
+        fields.add(field.toString());
+        return fields;
     }
 
     static String csvField(String s) {

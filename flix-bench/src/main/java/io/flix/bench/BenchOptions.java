@@ -9,7 +9,7 @@ import java.util.Locale;
 record BenchOptions(String backend, Path out, boolean quick, int buildSize, int batchSize, int probeSize,
                     int rangeCount, int rangeKeys, int rounds, int warmup, long seed, int threads,
                     List<XyWorkload> workloads, KeyDistribution distribution, List<String> structures,
-                    String gpuTiming) {
+                    String gpuTiming, boolean plotOnly) {
 
     static final String USAGE = """
             usage: Bench --backend cpu|gpu|all --out DIR [--quick] [options]
@@ -33,6 +33,8 @@ record BenchOptions(String backend, Path out, boolean quick, int buildSize, int 
               --seed N           key generator seed (default 42)
               --threads N        threads for the CPU FliX backend (default: available processors)
               --quick            build 2^12, batches 2^10, probes 2^12, no warm-up: a smoke run of seconds
+              --plot-only        run nothing: draw the plots of an earlier run from DIR/results.csv (give the
+                                 run's options, for the workloads and probe size in the titles)
               sizes accept 2^k""";
 
     static final List<String> STRUCTURE_NAMES =
@@ -42,6 +44,7 @@ record BenchOptions(String backend, Path out, boolean quick, int buildSize, int 
         String backend = null;
         Path out = null;
         boolean quick = false;
+        boolean plotOnly = false;
         Integer buildSize = null;
         Integer batchSize = null;
         Integer probeSize = null;
@@ -59,6 +62,7 @@ record BenchOptions(String backend, Path out, boolean quick, int buildSize, int 
             final String arg = args[i];
             switch (arg) {
                 case "--quick" -> quick = true;
+                case "--plot-only" -> plotOnly = true;
                 case "--backend" -> backend = value(args, ++i, arg);
                 case "--out" -> out = Path.of(value(args, ++i, arg));
                 case "--build-size" -> buildSize = size(value(args, ++i, arg), arg);
@@ -92,7 +96,8 @@ record BenchOptions(String backend, Path out, boolean quick, int buildSize, int 
         final int probes = orDefault(probeSize, quick ? 1 << 12 : paperSizes ? 1 << 26 : 1 << 20);
         final BenchOptions o = new BenchOptions(backend, out, quick, build, batch, probes,
                 orDefault(rangeCount, Math.max(1, probes / 16)), rangeKeys, rounds,
-                orDefault(warmup, quick ? 0 : 1), seed, threads, workloads, distribution, structures, gpuTiming);
+                orDefault(warmup, quick ? 0 : 1), seed, threads, workloads, distribution, structures, gpuTiming,
+                plotOnly);
         final long generated = (long) o.buildSize() + (long) (o.rounds() + 1) * o.batchSize();
         if (generated > Integer.MAX_VALUE - 8) {
             throw new IllegalArgumentException("--build-size + (--rounds + 1) * --batch-size must stay below 2^31, was "

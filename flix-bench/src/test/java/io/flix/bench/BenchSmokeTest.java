@@ -63,6 +63,24 @@ class BenchSmokeTest {
             assertEquals('P', head[1], plot);
             assertTrue(summary.contains("](" + plot + ")"), plot);
         }
+
+        // --plot-only draws the same plots again from results.csv alone
+        for (String row : csv.subList(1, csv.size())) {
+            final List<String> reread = fields(Bench.Result.parse(row).csv());
+            final List<String> written = fields(row);
+            reread.remove(9); // ops_per_sec: derived from the rounded ms
+            written.remove(9);
+            assertEquals(written, reread, row);
+        }
+        final List<Path> plots = List.of(out.resolve("memory.png"), out.resolve("insert-time.png"));
+        for (Path plot : plots) {
+            Files.delete(plot);
+        }
+        Bench.main(new String[] {"--backend", "cpu", "--out", out.toString(), "--quick", "--plot-only"});
+        for (Path plot : plots) {
+            assertTrue(Files.size(plot) > 1000, plot.toString());
+        }
+        assertEquals(csv, Files.readAllLines(out.resolve("results.csv")), "--plot-only leaves results.csv as it was");
     }
 
     /** Rows of one structure ("name,backend") and operation column. */
@@ -70,23 +88,8 @@ class BenchSmokeTest {
         return csv.stream().filter(r -> r.startsWith(structure + ",") && fields(r).get(3).equals(operation)).toList();
     }
 
-    /** CSV fields; a quoted field may hold commas. */
     private static List<String> fields(String row) {
-        final List<String> fields = new java.util.ArrayList<>();
-        final StringBuilder field = new StringBuilder();
-        boolean quoted = false;
-        for (char c : row.toCharArray()) {
-            if (c == '"') {
-                quoted = !quoted;
-            } else if (c == ',' && !quoted) {
-                fields.add(field.toString());
-                field.setLength(0);
-            } else {
-                field.append(c);
-            }
-        }
-        fields.add(field.toString());
-        return fields;
+        return Bench.csvFields(row);
     }
 
     @Test
