@@ -2,6 +2,8 @@ package io.flix.examples.kafka;
 
 import io.flix.flink.testing.KafkaBrokerExtension;
 
+import org.apache.flink.configuration.CheckpointingOptions;
+import org.apache.flink.configuration.Configuration;
 import org.apache.flink.connector.kafka.source.enumerator.initializer.OffsetsInitializer;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.kafka.clients.admin.Admin;
@@ -12,6 +14,8 @@ import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
@@ -84,7 +88,11 @@ public final class KafkaEnrichmentJobRun {
         System.out.printf(Locale.ROOT, "generator: %s in %.1f s (%.0f records/s)%n", written, generateSeconds,
                 (written.catalog() + written.orders() + written.updates()) / generateSeconds);
 
-        final StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+        // the dimension outgrows the job manager's 5 MB memory checkpoints
+        final Configuration conf = new Configuration();
+        conf.set(CheckpointingOptions.CHECKPOINTS_DIRECTORY,
+                Files.createTempDirectory("flix-kafka-run").toUri().toString());
+        final StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
         env.setParallelism(parallelism);
         env.enableCheckpointing(checkpointMs);
         final KafkaEnrichmentJob.Options options = KafkaEnrichmentJob.Options.defaults()
@@ -97,6 +105,7 @@ public final class KafkaEnrichmentJobRun {
 
         long enriched = 0;
         long matched = 0;
+        final long sampleIndex = 1000;
         long firstAppend = Long.MAX_VALUE;
         long lastAppend = Long.MIN_VALUE;
         final Properties props = broker.clientProperties();
@@ -112,6 +121,9 @@ public final class KafkaEnrichmentJobRun {
             final Map<TopicPartition, Long> end = consumer.endOffsets(partitions);
             while (partitions.stream().anyMatch(p -> consumer.position(p) < end.get(p))) {
                 for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(200))) {
+                    if (enriched == sampleIndex) {
+                        System.out.println("an enriched order: " + new String(r.value(), StandardCharsets.UTF_8));
+                    }
                     enriched++;
                     if (!JsonCodec.tree(r.value()).path("product").isNull()) {
                         matched++;
