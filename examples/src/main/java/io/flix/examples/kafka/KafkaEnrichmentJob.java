@@ -40,13 +40,12 @@ import java.util.Properties;
  * product id, tombstones delete) through the FliX operator, written exactly once to an enriched topic (JSON);
  * records that cannot be used go to a dead-letter topic with the reason.
  *
- * <pre>
- * orders   --KafkaSource--> parse --(bad)--------------------------------------+
- * products --KafkaSource--> parse --(bad)-----------------------------------+  |
- *                              \                                            |  |
- *                               +--> FliX enrichment --> enriched (EOS)     |  |
- *                                         \--(rejected)------------------> dead letters (EOS)
- * </pre>
+ * <pre>{@code
+ * products --KafkaSource--> parse --+--> FliX enrichment --> KafkaSink (EOS) --> enriched
+ * orders   --KafkaSource--> parse --+         |
+ *                             |               | rejected
+ *                             +-- malformed --+----------> KafkaSink (EOS) --> dead letters
+ * }</pre>
  *
  * <h2>Running it</h2>
  * {@code flink run -c io.flix.examples.kafka.KafkaEnrichmentJob examples.jar [options]} (what the docker-compose

@@ -121,12 +121,12 @@ public final class KafkaEnrichmentJobRun {
             final Map<TopicPartition, Long> end = consumer.endOffsets(partitions);
             while (partitions.stream().anyMatch(p -> consumer.position(p) < end.get(p))) {
                 for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(200))) {
-                    if (enriched == sampleIndex) {
-                        System.out.println("an enriched order: " + new String(r.value(), StandardCharsets.UTF_8));
-                    }
                     enriched++;
                     if (!JsonCodec.tree(r.value()).path("product").isNull()) {
                         matched++;
+                        if (matched == sampleIndex) {
+                            System.out.println("an enriched order: " + new String(r.value(), StandardCharsets.UTF_8));
+                        }
                     }
                     firstAppend = Math.min(firstAppend, r.timestamp());
                     lastAppend = Math.max(lastAppend, r.timestamp());
