@@ -29,10 +29,11 @@ import java.util.concurrent.TimeUnit;
  * both topics in a local Flink cluster, and the enriched topic is read back with {@code read_committed}.
  *
  * <pre>
- * mvn -B -q -DskipTests test-compile -pl examples -am
- * mvn -B -q -pl examples exec:java -Dexec.classpathScope=test \
- *     -Dexec.mainClass=io.flix.examples.kafka.KafkaEnrichmentJobRun -Dexec.args="--products 200000 --orders 2000000"
- * </pre>
+ * mvn -B -q -pl examples -am test-compile dependency:build-classpath -Dmdep.includeScope=test \
+ *     -Dmdep.outputFile=/tmp/cp.txt
+ * java -Xmx6g -cp examples/target/test-classes:examples/target/classes:$(cat /tmp/cp.txt) \
+ *     io.flix.examples.kafka.KafkaEnrichmentJobRun --products 200000 --orders 2000000
+ *  * </pre>
  *
  * The enriched topic stamps records with the broker's append time, so the report gives both the job's wall time
  * (start-up and the final commit included) and the rate between the first and the last enriched record appended.
