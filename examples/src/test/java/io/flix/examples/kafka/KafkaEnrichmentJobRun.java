@@ -33,7 +33,7 @@ import java.util.concurrent.TimeUnit;
  *     -Dmdep.outputFile=/tmp/cp.txt
  * java -Xmx6g -cp examples/target/test-classes:examples/target/classes:$(cat /tmp/cp.txt) \
  *     io.flix.examples.kafka.KafkaEnrichmentJobRun --products 200000 --orders 2000000
- *  * </pre>
+ * </pre>
  *
  * The enriched topic stamps records with the broker's append time, so the report gives both the job's wall time
  * (start-up and the final commit included) and the rate between the first and the last enriched record appended.
