@@ -2,6 +2,7 @@ package io.flix.examples.kafka;
 
 import io.flix.flink.testing.KafkaBrokerExtension;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.connector.kafka.source.enumerator.initializer.OffsetsInitializer;
@@ -17,6 +18,7 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.time.Duration;
+import java.util.BitSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -107,6 +109,7 @@ public final class KafkaEnrichmentJobRun {
         long enriched = 0;
         long matched = 0;
         final long sampleIndex = 1000;
+        final BitSet seen = new BitSet();
         long firstAppend = Long.MAX_VALUE;
         long lastAppend = Long.MIN_VALUE;
         final Properties props = broker.clientProperties();
@@ -123,7 +126,9 @@ public final class KafkaEnrichmentJobRun {
             while (partitions.stream().anyMatch(p -> consumer.position(p) < end.get(p))) {
                 for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(200))) {
                     enriched++;
-                    if (!JsonCodec.tree(r.value()).path("product").isNull()) {
+                    final JsonNode node = JsonCodec.tree(r.value());
+                    seen.set(Math.toIntExact(node.path("orderId").asLong()));
+                    if (!node.path("product").isNull()) {
                         matched++;
                         if (matched == sampleIndex) {
                             System.out.println("an enriched order: " + new String(r.value(), StandardCharsets.UTF_8));
@@ -138,10 +143,11 @@ public final class KafkaEnrichmentJobRun {
         System.out.printf(Locale.ROOT, "job: parallelism=%d, checkpoints every %d ms, %.1f s wall (start-up and "
                         + "final commit included): %.0f orders/s%n", parallelism, checkpointMs, jobSeconds,
                 written.orders() / jobSeconds);
-        System.out.printf(Locale.ROOT, "enriched (read_committed)=%d of %d orders, with a product=%d; appended "
-                        + "over %.1f s: %.0f enriched orders/s%n", enriched, validOrders, matched,
+        System.out.printf(Locale.ROOT, "enriched (read_committed)=%d (%d distinct orders) of %d orders, with a "
+                        + "product=%d; appended over %.1f s: %.0f enriched orders/s%n", enriched, seen.cardinality(),
+                validOrders, matched,
                 (lastAppend - firstAppend) / 1e3, enriched / Math.max(1e-3, (lastAppend - firstAppend) / 1e3));
-        if (enriched != validOrders) {
+        if (enriched != validOrders || seen.cardinality() != validOrders) {
             throw new AssertionError("expected " + validOrders + " enriched orders, read " + enriched);
         }
     }
