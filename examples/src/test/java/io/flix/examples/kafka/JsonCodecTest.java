@@ -4,6 +4,7 @@ import io.flix.examples.Order;
 import io.flix.examples.Product;
 import io.flix.flink.Enriched;
 import io.flix.flink.LookupKind;
+import io.flix.flink.Rejected;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import org.junit.jupiter.api.Test;
@@ -101,6 +102,18 @@ class JsonCodecTest {
         assertTrue(missing.path("product").isNull());
         assertTrue(missing.path("totalCents").isNull());
         assertTrue(missing.path("orderTime").isNull());
+    }
+
+    @Test
+    void recordsTheOperatorRejectsBecomeDeadLettersWithTheirReason() throws Exception {
+        final DeadLetter letter = KafkaEnrichmentJob.deadLetter(
+                new Rejected("update", "the payload failed to serialize: boom", "lamp 19.99 (home)"));
+        final JsonNode json = JsonCodec.tree(JsonCodec.deadLetterJson(letter));
+        assertEquals("enrichment", json.path("stage").asText());
+        assertEquals("update: the payload failed to serialize: boom", json.path("reason").asText());
+        assertEquals("lamp 19.99 (home)", json.path("value").asText());
+        assertEquals(-1, json.path("offset").asLong());
+        assertTrue(json.path("topic").isNull());
     }
 
     private interface Parse {
