@@ -1,0 +1,214 @@
+package io.flix.examples.kafka;
+
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.yaml.snakeyaml.LoaderOptions;
+import org.yaml.snakeyaml.Yaml;
+import org.yaml.snakeyaml.constructor.SafeConstructor;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.Reader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Pattern;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Checks docker-compose.yml without a Docker engine: it parses (anchors and merge keys resolved, as Compose does),
+ * its services, images and ports are the intended ones, the images are pinned to the versions this build compiles
+ * against, the GPU task manager reserves the GPUs, and the jar the job-submission and generator services mount is
+ * the one the build writes, with arguments the job and the generator accept.
+ */
+class DockerComposeFileTest {
+
+    private static final String CONTAINER_BOOTSTRAP = "kafka:19092";
+    private static final String JAR_IN_CONTAINER = "/jobs/flix-examples.jar";
+
+    private static Properties build;
+    private static Path root;
+    private static Map<String, Object> services;
+
+    @BeforeAll
+    @SuppressWarnings("unchecked")
+    static void parse() throws IOException {
+        build = new Properties();
+        try (InputStream in = DockerComposeFileTest.class.getResourceAsStream("/flix-build.properties")) {
+            assertNotNull(in, "flix-build.properties is written by the build");
+            build.load(in);
+        }
+        root = Path.of(build.getProperty("repository.root"));
+        try (Reader reader = Files.newBufferedReader(root.resolve("docker-compose.yml"), StandardCharsets.UTF_8)) {
+            final Map<String, Object> compose = new Yaml(new SafeConstructor(new LoaderOptions())).load(reader);
+            services = (Map<String, Object>) compose.get("services");
+        }
+    }
+
+    @Test
+    void servicesAreTheDemosServices() {
+        assertEquals(new TreeSet<>(Set.of("kafka", "topics", "jobmanager", "taskmanager", "taskmanager-gpu",
+                "submit-job", "generator", "watch-enriched")), new TreeSet<>(services.keySet()));
+    }
+
+    @Test
+    void imagesArePinnedToTheVersionsOfTheBuild() {
+        final String kafkaImage = "apache/kafka:" + build.getProperty("kafka.version");
+        final String flinkImage = "flink:" + build.getProperty("flink.version") + "-java17";
+        for (String name : List.of("kafka", "topics", "watch-enriched")) {
+            assertEquals(kafkaImage, string(service(name), "image"), name);
+        }
+        for (String name : List.of("jobmanager", "taskmanager", "taskmanager-gpu", "submit-job", "generator")) {
+            assertEquals(flinkImage, string(service(name), "image"), name);
+        }
+        for (String name : services.keySet()) {
+            final String image = string(service(name), "image");
+            assertTrue(image.matches("[a-z0-9./-]+:\\d+\\.\\d+\\.\\d+[a-z0-9.-]*"), name + ": pinned tag, was " + image);
+        }
+    }
+
+    @Test
+    void onlyKafkaAndTheFlinkUiArePublished() {
+        for (String name : services.keySet()) {
+            final Object ports = service(name).get("ports");
+            switch (name) {
+                case "kafka" -> assertEquals(List.of("9092:9092"), ports);
+                case "jobmanager" -> assertEquals(List.of("8081:8081"), ports);
+                default -> assertNull(ports, name + " publishes no port");
+            }
+        }
+    }
+
+    @Test
+    void kafkaIsOneKraftNodeAdvertisingTheAddressTheContainersUse() {
+        final Map<String, Object> env = map(service("kafka"), "environment");
+        assertEquals("broker,controller", String.valueOf(env.get("KAFKA_PROCESS_ROLES")));
+        assertTrue(String.valueOf(env.get("KAFKA_ADVERTISED_LISTENERS")).contains("HOST://localhost:9092"));
+        assertTrue(String.valueOf(env.get("KAFKA_ADVERTISED_LISTENERS")).contains("DOCKER://" + CONTAINER_BOOTSTRAP));
+        assertEquals("1", String.valueOf(env.get("KAFKA_TRANSACTION_STATE_LOG_REPLICATION_FACTOR")),
+                "transactions need the state log on the one broker");
+        for (String name : List.of("topics", "submit-job", "generator", "watch-enriched")) {
+            final List<String> words = words(service(name));
+            final List<String> servers = valuesOf(words, "--bootstrap-server", "--bootstrap-servers");
+            assertFalse(servers.isEmpty(), name + " names the broker");
+            servers.forEach(s -> assertEquals(CONTAINER_BOOTSTRAP, s, name));
+        }
+    }
+
+    @Test
+    void theGpuTaskManagerReservesTheGpusAndTheDefaultOneRunsWithout() throws IOException {
+        final Map<String, Object> gpu = service("taskmanager-gpu");
+        final List<?> devices = (List<?>) map(map(map(gpu, "deploy"), "resources"), "reservations").get("devices");
+        assertEquals(1, devices.size());
+        @SuppressWarnings("unchecked") final Map<String, Object> device = (Map<String, Object>) devices.get(0);
+        assertEquals("nvidia", device.get("driver"));
+        assertEquals("all", device.get("count"));
+        assertEquals(List.of("gpu"), device.get("capabilities"));
+        assertEquals(List.of("gpu"), gpu.get("profiles"));
+        assertEquals("taskmanager", gpu.get("command"));
+
+        final Map<String, Object> cpu = service("taskmanager");
+        assertNull(cpu.get("deploy"), "the CPU task manager reserves nothing");
+        assertEquals(List.of("cpu"), cpu.get("profiles"));
+        assertEquals("taskmanager", cpu.get("command"));
+        // the same Flink configuration on both
+        assertEquals(map(cpu, "environment").get("FLINK_PROPERTIES"), map(gpu, "environment").get("FLINK_PROPERTIES"));
+        // `docker compose up` takes the CPU profile unless the shell sets COMPOSE_PROFILES
+        assertTrue(Files.readAllLines(root.resolve(".env")).contains("COMPOSE_PROFILES=cpu"));
+    }
+
+    @Test
+    void theMountedJarIsTheOneTheBuildWrites() {
+        final String mount = "./examples/target/" + build.getProperty("examples.jar") + ":" + JAR_IN_CONTAINER
+                + ":ro";
+        for (String name : List.of("submit-job", "generator")) {
+            assertEquals(List.of(mount), service(name).get("volumes"), name);
+            assertTrue(words(service(name)).stream().anyMatch(w -> w.contains(JAR_IN_CONTAINER)), name
+                    + " runs the mounted jar");
+        }
+    }
+
+    @Test
+    void theSubmittedJobAndTheGeneratorAcceptTheirArguments() {
+        final List<String> submit = words(service("submit-job"));
+        final List<String> jobArgs = submit.subList(submit.indexOf(JAR_IN_CONTAINER) + 1, submit.size());
+        assertEquals(KafkaEnrichmentJob.class.getName(), valuesOf(submit, "--class").get(0));
+        final KafkaEnrichmentJob.Options job = KafkaEnrichmentJob.Options.parse(jobArgs.toArray(String[]::new));
+
+        final List<String> generatorWords = words(service("generator"));
+        assertTrue(generatorWords.contains(OrderGenerator.class.getName()));
+        final List<?> generatorArgs = (List<?>) service("generator").get("command");
+        final OrderGenerator.Options generator = OrderGenerator.Options.parse(
+                generatorArgs.stream().map(String::valueOf).toArray(String[]::new));
+
+        // the generator writes what the job reads, the watcher reads what the job writes, the topics exist
+        assertEquals(job.ordersTopic(), generator.ordersTopic());
+        assertEquals(job.productsTopic(), generator.productsTopic());
+        assertEquals(List.of(job.enrichedTopic()), valuesOf(words(service("watch-enriched")), "--topic"));
+        assertTrue(words(service("watch-enriched")).contains("read_committed"), "the watcher sees committed output");
+        final String topicsScript = String.join(" ", words(service("topics")));
+        for (String topic : List.of(job.ordersTopic(), job.productsTopic(), job.enrichedTopic(),
+                job.deadLetterTopic())) {
+            assertTrue(Pattern.compile("(^|[\\s\"])" + Pattern.quote(topic) + "([\\s\";]|$)").matcher(topicsScript)
+                    .find(), "the topics service creates " + topic);
+        }
+    }
+
+    // ---- helpers ----
+
+    @SuppressWarnings("unchecked")
+    private static Map<String, Object> service(String name) {
+        final Map<String, Object> service = (Map<String, Object>) services.get(name);
+        assertNotNull(service, "service " + name);
+        return service;
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Map<String, Object> map(Map<String, Object> parent, String key) {
+        final Object value = parent.get(key);
+        assertTrue(value instanceof Map, key + " is a mapping");
+        return (Map<String, Object>) value;
+    }
+
+    private static String string(Map<String, Object> parent, String key) {
+        return String.valueOf(parent.get(key));
+    }
+
+    /** The entrypoint and command of a service as words (shell scripts split on blanks, line continuations joined). */
+    private static List<String> words(Map<String, Object> service) {
+        final List<String> words = new ArrayList<>();
+        for (String key : List.of("entrypoint", "command")) {
+            final Object value = service.get(key);
+            final List<?> parts = value instanceof List<?> l ? l : value == null ? List.of() : List.of(value);
+            for (Object part : parts) {
+                final String text = String.valueOf(part).replace("\\\n", " ");
+                words.addAll(Arrays.stream(text.split("\\s+")).filter(w -> !w.isEmpty()).toList());
+            }
+        }
+        return words;
+    }
+
+    private static List<String> valuesOf(List<String> words, String... options) {
+        final List<String> values = new ArrayList<>();
+        for (int i = 0; i + 1 < words.size(); i++) {
+            for (String option : options) {
+                if (words.get(i).equals(option)) {
+                    values.add(words.get(i + 1));
+                }
+            }
+        }
+        return values;
+    }
+}

@@ -1,0 +1,408 @@
+package io.flix.examples.kafka;
+
+import io.flix.examples.Order;
+import io.flix.examples.Product;
+import io.flix.flink.testing.KafkaBrokerExtension;
+import io.flix.index.Backend;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import org.apache.flink.api.common.JobID;
+import org.apache.flink.api.common.functions.MapFunction;
+import org.apache.flink.api.common.state.CheckpointListener;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.RestartStrategyOptions;
+import org.apache.flink.connector.kafka.source.enumerator.initializer.OffsetsInitializer;
+import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.metrics.Counter;
+import org.apache.flink.metrics.groups.OperatorMetricGroup;
+import org.apache.flink.runtime.state.FunctionInitializationContext;
+import org.apache.flink.runtime.state.FunctionSnapshotContext;
+import org.apache.flink.runtime.testutils.InMemoryReporter;
+import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
+import org.apache.flink.streaming.api.checkpoint.CheckpointedFunction;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.test.junit5.MiniClusterExtension;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The Kafka job against a real in-process broker, failed once in the middle of its orders: after it recovers from
+ * its checkpoint, the enriched topic, read with {@code read_committed}, holds each expected enriched order exactly
+ * once, and the dead-letter topic each malformed record once with its reason.
+ *
+ * <p>The job enriches an order with the product updates that reached the operator before it (see
+ * {@link KafkaEnrichmentJob}), so the test loads the changelog first: it starts the job, waits until the operator
+ * has received every product record (its {@code flixUpdates} counter), and only then writes the orders. The
+ * expected output is then one fixed answer, computed here from the records written. The failure comes in the
+ * second half of the orders, only after a checkpoint that includes orders has completed, so the job restarts from
+ * a checkpoint that holds the whole dimension; it replays the orders since then, and the transactions written
+ * before the failure are aborted.
+ */
+class KafkaEnrichmentJobITCase {
+
+    private static final int PRODUCTS = 400;
+    private static final int ORDERS = 3000;
+    private static final int FIRST_HALF = ORDERS / 2;
+    /** The failure comes at the first order past this one, in the second half. */
+    private static final long FAIL_AFTER_ORDER = 2200;
+    private static final int PARALLELISM = 2;
+    /** Event times near now: the broker deletes records older than its retention (7 days) by their timestamps. */
+    private static final long ORDER_TIME_BASE = System.currentTimeMillis();
+
+    @RegisterExtension
+    static final KafkaBrokerExtension KAFKA = new KafkaBrokerExtension();
+
+    private static final InMemoryReporter METRICS = InMemoryReporter.create();
+
+    @RegisterExtension
+    static final MiniClusterExtension MINI_CLUSTER = new MiniClusterExtension(
+            new MiniClusterResourceConfiguration.Builder()
+                    .setConfiguration(METRICS.addToConfiguration(new Configuration()))
+                    .setNumberTaskManagers(1)
+                    .setNumberSlotsPerTaskManager(PARALLELISM)
+                    .build());
+
+    @Test
+    void enrichedTopicHoldsEachOrderExactlyOnceAfterAFailure() throws Exception {
+        final long startNanos = System.nanoTime();
+        KAFKA.createTopics(Map.of("orders", 2, "products", 2, "orders-enriched", 2, "orders-dlq", 1));
+
+        // the changelog: listings, price changes, tombstones, withdrawals, re-listings, and bad records
+        final Map<Long, Product> dimension = new HashMap<>();
+        final List<String> expectedDeadLetters = new ArrayList<>();
+        long productRecords = 0;
+        try (KafkaProducer<byte[], byte[]> producer = producer()) {
+            final List<ProducerRecord<byte[], byte[]>> changelog = new ArrayList<>();
+            for (long id = 1; id <= PRODUCTS; id++) {
+                changelog.add(product(new Product(id, "product-" + id, 100 + id, category(id), false)));
+            }
+            for (long id = 7; id <= PRODUCTS; id += 7) {
+                changelog.add(product(new Product(id, "product-" + id + "-v2", 5000 + id, category(id), false)));
+            }
+            for (long id = 11; id <= PRODUCTS; id += 11) {
+                changelog.add(new ProducerRecord<>("products", null, ORDER_TIME_BASE - 1, key(id), (byte[]) null));
+            }
+            for (long id = 13; id <= PRODUCTS; id += 13) {
+                changelog.add(new ProducerRecord<>("products", null, ORDER_TIME_BASE - 1, key(id),
+                        ("{\"id\":" + id + ",\"withdrawn\":true}").getBytes(StandardCharsets.UTF_8)));
+            }
+            for (long id = 55; id <= PRODUCTS; id += 55) {
+                changelog.add(product(new Product(id, "product-" + id + "-back", 9000 + id, "returns", false)));
+            }
+            for (ProducerRecord<byte[], byte[]> r : changelog) {
+                applyTo(dimension, r);
+                producer.send(r);
+                productRecords++;
+            }
+            badProduct(producer, null, "{\"id\":1,\"name\":\"x\",\"priceCents\":1}", "missing key",
+                    expectedDeadLetters);
+            badProduct(producer, "abc", "{\"id\":1,\"priceCents\":1}", "is not a product id", expectedDeadLetters);
+            badProduct(producer, "5", "{not json", "not JSON", expectedDeadLetters);
+            badProduct(producer, "6", "{\"id\":6,\"name\":\"no price\"}", "no field 'priceCents'",
+                    expectedDeadLetters);
+            badProduct(producer, "8", "{\"id\":9,\"priceCents\":1}", "differs from the record key",
+                    expectedDeadLetters);
+            producer.flush();
+        }
+
+        // orders: two halves with two bad records each; the stopping offsets are known up front
+        final List<ProducerRecord<byte[], byte[]>> firstHalf = new ArrayList<>();
+        final List<ProducerRecord<byte[], byte[]>> secondHalf = new ArrayList<>();
+        final List<String> expectedEnriched = new ArrayList<>();
+        for (long orderId = 1; orderId <= ORDERS; orderId++) {
+            final Order order = new Order(orderId, 1 + (orderId * 7919) % (PRODUCTS + 50), 1 + (int) (orderId % 5));
+            final long time = ORDER_TIME_BASE + orderId;
+            (orderId <= FIRST_HALF ? firstHalf : secondHalf).add(new ProducerRecord<>("orders",
+                    (int) (orderId % 2), time, key(orderId), JsonCodec.orderJson(order)));
+            expectedEnriched.add(expected(order, time, dimension.get(order.productId)));
+        }
+        badOrder(firstHalf, 0, "{\"orderId\":", "not JSON", expectedDeadLetters);
+        badOrder(firstHalf, 1, "{\"orderId\":-1,\"quantity\":2}", "no field 'productId'", expectedDeadLetters);
+        badOrder(secondHalf, 0, "{\"orderId\":-2,\"productId\":3,\"quantity\":0}", "quantity 0",
+                expectedDeadLetters);
+        badOrder(secondHalf, 1, "[1,2,3]", "not a JSON object", expectedDeadLetters);
+        final Map<TopicPartition, Long> orderEnd = new HashMap<>();
+        for (List<ProducerRecord<byte[], byte[]>> half : List.of(firstHalf, secondHalf)) {
+            for (ProducerRecord<byte[], byte[]> r : half) {
+                orderEnd.merge(new TopicPartition("orders", r.partition()), 1L, Long::sum);
+            }
+        }
+
+        // the job: checkpoints every 200 ms, one restart allowed after the injected failure
+        FailingTap.reset();
+        final Configuration conf = new Configuration();
+        conf.set(RestartStrategyOptions.RESTART_STRATEGY, "fixed-delay");
+        conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_ATTEMPTS, 3);
+        conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY, Duration.ofMillis(100));
+        final StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
+        env.setParallelism(PARALLELISM);
+        env.enableCheckpointing(200);
+        final KafkaEnrichmentJob.Options options = KafkaEnrichmentJob.Options.defaults()
+                .with("--bootstrap-servers", KAFKA.bootstrapServers())
+                .with("--group-id", "it-enrichment")
+                .with("--batch-size", "256")
+                .with("--flush-interval-ms", "20")
+                .with("--backend", Backend.AUTO.name());
+        KafkaEnrichmentJob.define(env, options, OffsetsInitializer.latest(), OffsetsInitializer.offsets(orderEnd),
+                new FailingTap());
+        final JobClient job = env.executeAsync("kafka enrichment, failed once");
+        final long changelogRecords = productRecords;
+
+        final long submitted = System.nanoTime();
+        waitFor(() -> updatesReceived(job.getJobID()) >= changelogRecords,
+                "the operator received every product record");
+        final long loaded = System.nanoTime();
+        send(firstHalf);
+        waitFor(() -> FailingTap.ARMED_INSTANCES.get() >= PARALLELISM,
+                "a checkpoint with orders completed on every order subtask");
+        final long armed = System.nanoTime();
+        send(secondHalf);
+        job.getJobExecutionResult().get(60, TimeUnit.SECONDS);
+        final long finished = System.nanoTime();
+        System.out.printf("KafkaEnrichmentJobITCase phases: setup %.1f s, job start and changelog %.1f s, first half "
+                        + "until armed %.1f s, second half with the failure until the job finished %.1f s%n",
+                (submitted - startNanos) / 1e9, (loaded - submitted) / 1e9, (armed - loaded) / 1e9,
+                (finished - armed) / 1e9);
+        assertTrue(FailingTap.FAILED.get(), "the injected failure happened");
+
+        final List<ConsumerRecord<byte[], byte[]>> committed = readAll("orders-enriched", "read_committed");
+        final List<String> actual = new ArrayList<>();
+        for (ConsumerRecord<byte[], byte[]> r : committed) {
+            actual.add(canonical(JsonCodec.tree(r.value())));
+        }
+        Collections.sort(actual);
+        Collections.sort(expectedEnriched);
+        assertEquals(ORDERS, new HashSet<>(actual).size(), () -> "distinct enriched orders; " + difference(
+                expectedEnriched, actual));
+        assertEquals(expectedEnriched, actual, "the enriched topic, each order exactly once");
+
+        final List<String> letters = new ArrayList<>();
+        for (ConsumerRecord<byte[], byte[]> r : readAll("orders-dlq", "read_committed")) {
+            final JsonNode n = JsonCodec.tree(r.value());
+            final String reason = n.path("reason").asText();
+            String matched = null;
+            for (String expected : expectedDeadLetters) {
+                final String[] parts = expected.split("\\|", 3);
+                if (n.path("stage").asText().equals(parts[0]) && n.path("value").asText().equals(parts[1])
+                        && reason.contains(parts[2])) {
+                    matched = expected;
+                }
+            }
+            letters.add(matched == null ? "unexpected: " + n : matched);
+        }
+        Collections.sort(letters);
+        Collections.sort(expectedDeadLetters);
+        assertEquals(expectedDeadLetters, letters, "the dead-letter topic, each bad record once with its reason");
+
+        final int physical = readAll("orders-enriched", "read_uncommitted").size();
+        System.out.printf("KafkaEnrichmentJobITCase: %d product records (%d bad), %d orders (%d bad); enriched "
+                        + "read_committed=%d (%d distinct, %d with a product), records in the log incl. aborted=%d, "
+                        + "dead letters=%d; %.1f s%n", productRecords + 5, 5, ORDERS + 4, 4, committed.size(),
+                new HashSet<>(actual).size(), actual.stream().filter(s -> !s.contains("|null|")).count(), physical,
+                letters.size(), (System.nanoTime() - startNanos) / 1e9);
+    }
+
+    // ---- the expected output ----
+
+    private static void applyTo(Map<Long, Product> dimension, ProducerRecord<byte[], byte[]> r) throws Exception {
+        final Product p = JsonCodec.parseProduct(r.key(), r.value());
+        if (p.withdrawn) {
+            dimension.remove(p.id);
+        } else {
+            dimension.put(p.id, p);
+        }
+    }
+
+    private static String expected(Order o, long time, Product p) {
+        return o.orderId + "|" + o.productId + "|" + o.quantity + "|" + time + "|"
+                + (p == null ? "null|null" : p.id + "," + p.name + "," + p.priceCents + "," + p.category + "|"
+                + p.priceCents * o.quantity);
+    }
+
+    private static String canonical(JsonNode n) {
+        final JsonNode p = n.path("product");
+        return n.path("orderId").asLong() + "|" + n.path("productId").asLong() + "|" + n.path("quantity").asInt()
+                + "|" + n.path("orderTime").asLong() + "|"
+                + (p.isNull() ? "null|" + n.path("totalCents")
+                : p.path("id").asLong() + "," + p.path("name").asText() + "," + p.path("priceCents").asLong() + ","
+                + p.path("category").asText() + "|" + n.path("totalCents").asLong());
+    }
+
+    /** What is missing and what is extra, for the failure message. */
+    private static String difference(List<String> expected, List<String> actual) {
+        final List<String> missing = new ArrayList<>(expected);
+        actual.forEach(missing::remove);
+        final List<String> extra = new ArrayList<>(actual);
+        expected.forEach(extra::remove);
+        return "read " + actual.size() + ", missing " + missing.size() + " " + missing.subList(0,
+                Math.min(20, missing.size())) + ", extra " + extra.size() + " " + extra.subList(0,
+                Math.min(20, extra.size()));
+    }
+
+    // ---- Kafka helpers ----
+
+    private static ProducerRecord<byte[], byte[]> product(Product p) {
+        return new ProducerRecord<>("products", null, ORDER_TIME_BASE - 1, key(p.id), JsonCodec.productJson(p));
+    }
+
+    private static String category(long id) {
+        return id % 2 == 0 ? "books" : "toys";
+    }
+
+    private static byte[] key(long id) {
+        return Long.toString(id).getBytes(StandardCharsets.UTF_8);
+    }
+
+    private static void badProduct(KafkaProducer<byte[], byte[]> producer, String key, String value, String reason,
+                                   List<String> expected) {
+        producer.send(new ProducerRecord<>("products", null, ORDER_TIME_BASE - 1,
+                key == null ? null : key.getBytes(StandardCharsets.UTF_8), value.getBytes(StandardCharsets.UTF_8)));
+        expected.add("products|" + value + "|" + reason);
+    }
+
+    private static void badOrder(List<ProducerRecord<byte[], byte[]>> half, int partition, String value,
+                                 String reason, List<String> expected) {
+        half.add(half.size() / 2, new ProducerRecord<>("orders", partition, ORDER_TIME_BASE, null,
+                value.getBytes(StandardCharsets.UTF_8)));
+        expected.add("orders|" + value + "|" + reason);
+    }
+
+    private static KafkaProducer<byte[], byte[]> producer() {
+        final Properties props = KAFKA.clientProperties();
+        props.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+        props.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+        props.put(ProducerConfig.ACKS_CONFIG, "all");
+        return new KafkaProducer<>(props);
+    }
+
+    /** Sends in order (one idempotent producer keeps each partition's order) and waits for every ack. */
+    private static void send(List<ProducerRecord<byte[], byte[]>> records) throws Exception {
+        try (KafkaProducer<byte[], byte[]> producer = producer()) {
+            final List<java.util.concurrent.Future<?>> acks = new ArrayList<>();
+            for (ProducerRecord<byte[], byte[]> r : records) {
+                acks.add(producer.send(r));
+            }
+            for (java.util.concurrent.Future<?> ack : acks) {
+                ack.get();
+            }
+        }
+    }
+
+    /** Every record of a topic up to its end offsets (for read_committed: the last stable offsets). */
+    private static List<ConsumerRecord<byte[], byte[]>> readAll(String topic, String isolation) {
+        final Properties props = KAFKA.clientProperties();
+        props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, isolation);
+        props.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+        props.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+        final List<ConsumerRecord<byte[], byte[]>> records = new ArrayList<>();
+        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(props)) {
+            final List<TopicPartition> partitions = consumer.partitionsFor(topic).stream()
+                    .map(p -> new TopicPartition(topic, p.partition())).toList();
+            consumer.assign(partitions);
+            consumer.seekToBeginning(partitions);
+            final Map<TopicPartition, Long> end = consumer.endOffsets(partitions);
+            final long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+            while (partitions.stream().anyMatch(p -> consumer.position(p) < end.get(p))) {
+                if (System.nanoTime() > deadline) {
+                    throw new AssertionError("could not read " + topic + " to its end " + end);
+                }
+                consumer.poll(Duration.ofMillis(100)).forEach(records::add);
+            }
+        }
+        return records;
+    }
+
+    // ---- the job's progress ----
+
+    private static long updatesReceived(JobID job) {
+        long sum = 0;
+        for (OperatorMetricGroup group : METRICS.findOperatorMetricGroups(job, "FliX product enrichment")) {
+            if (METRICS.getMetricsByGroup(group).get("flixUpdates") instanceof Counter c) {
+                sum += c.getCount();
+            }
+        }
+        return sum;
+    }
+
+    private static void waitFor(BooleanSupplier condition, String what) throws InterruptedException {
+        final long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("timed out waiting until " + what);
+            }
+            Thread.sleep(20);
+        }
+    }
+
+    /**
+     * Throws once, at the first order past {@link #FAIL_AFTER_ORDER}, and only once this subtask is armed: a
+     * checkpoint taken after it had seen orders (so after the whole changelog was in the operator) has completed.
+     */
+    static final class FailingTap implements MapFunction<Order, Order>, CheckpointedFunction, CheckpointListener {
+        static final AtomicBoolean FAILED = new AtomicBoolean();
+        static final AtomicInteger ARMED_INSTANCES = new AtomicInteger();
+
+        private transient boolean seenOrder;
+        private transient long gateCheckpoint;
+        private transient boolean armed;
+
+        static void reset() {
+            FAILED.set(false);
+            ARMED_INSTANCES.set(0);
+        }
+
+        @Override
+        public Order map(Order order) {
+            seenOrder = true;
+            if (armed && order.orderId > FAIL_AFTER_ORDER && FAILED.compareAndSet(false, true)) {
+                throw new IllegalStateException("injected failure at order " + order.orderId);
+            }
+            return order;
+        }
+
+        @Override
+        public void snapshotState(FunctionSnapshotContext context) {
+            if (seenOrder && gateCheckpoint == 0) {
+                gateCheckpoint = context.getCheckpointId();
+            }
+        }
+
+        @Override
+        public void initializeState(FunctionInitializationContext context) {
+        }
+
+        @Override
+        public void notifyCheckpointComplete(long checkpointId) {
+            if (!armed && gateCheckpoint > 0 && checkpointId >= gateCheckpoint) {
+                armed = true;
+                ARMED_INSTANCES.incrementAndGet();
+            }
+        }
+    }
+}
