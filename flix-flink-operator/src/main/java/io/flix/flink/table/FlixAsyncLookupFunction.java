@@ -29,6 +29,7 @@ import java.util.concurrent.TimeUnit;
 public final class FlixAsyncLookupFunction extends AsyncLookupFunction {
 
     private static final long serialVersionUID = 1L;
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(FlixAsyncLookupFunction.class);
 
     private final DimensionSpec spec;
     /** Position in the table's row of each field of the key row. */
@@ -203,6 +204,8 @@ public final class FlixAsyncLookupFunction extends AsyncLookupFunction {
                     generation++;
                 }
                 dimension = null;
+                LOG.info("FliX lookup subtask closed: {} lookups in {} batches", lookups.getCount(),
+                        batches.getCount());
                 SharedDimensions.release(d);
             }
         }

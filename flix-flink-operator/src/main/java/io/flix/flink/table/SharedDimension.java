@@ -331,17 +331,19 @@ final class SharedDimension implements AutoCloseable {
         tasks.clear();
     }
 
-    /** Stops the reader, then the owner thread (after the queued work), and frees the index. */
+    /**
+     * Stops the reader and the owner thread (which fails lookups still queued and frees the index), and waits for
+     * both a while; an interrupt while waiting does not keep them from stopping.
+     */
     @Override
     public void close() throws InterruptedException {
         closing = true;
-        reader.stop();
-        readerThread.interrupt();
-        readerThread.join(30_000);
+        reader.stop(); // wakes a Kafka poll; an interrupt would cut the consumer's own close short
         queue.add(STOP);
-        owner.join(30_000);
         lingerTimer.shutdownNow();
         bootstrapped.completeExceptionally(new IllegalStateException("closed"));
+        readerThread.join(30_000);
+        owner.join(30_000);
     }
 
     // ---- for metrics and tests ----
