@@ -174,6 +174,79 @@ class FlixAsyncLookupFunctionTest {
         assertTrue(late.isCompletedExceptionally());
     }
 
+    /** A metric group that keeps what is registered on it. */
+    private static final class RecordingGroup extends org.apache.flink.metrics.groups.UnregisteredMetricsGroup {
+        final Map<String, Object> metrics = new java.util.concurrent.ConcurrentHashMap<>();
+
+        @Override
+        public <C extends org.apache.flink.metrics.Counter> C counter(String name, C counter) {
+            metrics.put(name, counter);
+            return counter;
+        }
+
+        @Override
+        public org.apache.flink.metrics.Counter counter(String name) {
+            return counter(name, new org.apache.flink.metrics.SimpleCounter());
+        }
+
+        @Override
+        public <T, G extends org.apache.flink.metrics.Gauge<T>> G gauge(String name, G gauge) {
+            metrics.put(name, gauge);
+            return gauge;
+        }
+
+        @Override
+        public <H extends org.apache.flink.metrics.Histogram> H histogram(String name, H histogram) {
+            metrics.put(name, histogram);
+            return histogram;
+        }
+
+        Object gaugeValue(String name) {
+            return ((org.apache.flink.metrics.Gauge<?>) metrics.get(name)).getValue();
+        }
+    }
+
+    @Test
+    void metricsCountLookupsBatchesAndTheIndex() throws Exception {
+        final Path file = dir.resolve("products.jsonl");
+        Files.write(file, List.of("{\"id\":1,\"name\":\"a\",\"price\":1.0}",
+                "{\"id\":2,\"name\":\"b\",\"price\":2.0}", "{\"id\":1,\"name\":\"a2\",\"price\":1.5}"));
+        final RecordingGroup group = new RecordingGroup();
+        final FlixAsyncLookupFunction function = function(fileOptions(file, "json"), new int[] {0});
+        function.open(new FunctionContext(null) {
+            @Override
+            public org.apache.flink.metrics.MetricGroup getMetricGroup() {
+                return group;
+            }
+        });
+        try {
+            final List<CompletableFuture<Collection<RowData>>> futures = new ArrayList<>();
+            for (long k = 0; k < 9; k++) { // batch size 4: two full batches, one sent by the linger timer
+                futures.add(function.asyncLookup(GenericRowData.of(k % 3)));
+            }
+            for (CompletableFuture<Collection<RowData>> f : futures) {
+                f.get(10, TimeUnit.SECONDS);
+            }
+            assertEquals(9, ((org.apache.flink.metrics.Counter) group.metrics.get("flixLookups")).getCount());
+            assertEquals(3, ((org.apache.flink.metrics.Counter) group.metrics.get("flixLookupBatches")).getCount());
+            final org.apache.flink.metrics.Histogram sizes =
+                    (org.apache.flink.metrics.Histogram) group.metrics.get("flixLookupBatchSize");
+            assertEquals(3, sizes.getCount());
+            assertEquals(4, sizes.getStatistics().getMax());
+            assertEquals(1, sizes.getStatistics().getMin());
+            assertEquals(3, ((org.apache.flink.metrics.Histogram) group.metrics.get("flixLookupLatencyNanos"))
+                    .getCount());
+            assertEquals(2L, group.gaugeValue("flixIndexSize"));
+            assertEquals(3L, group.gaugeValue("flixChangelogRecordsApplied"));
+            assertEquals(0L, group.gaugeValue("flixChangelogRecordsSkipped"));
+            assertEquals("cpu", group.gaugeValue("flixBackend"));
+            assertTrue((Long) group.gaugeValue("flixRowBytes") > 0);
+            assertTrue((Long) group.gaugeValue("flixBootstrapMillis") >= 0);
+        } finally {
+            function.close();
+        }
+    }
+
     @Test
     void aMissingFileFailsTheOpen() {
         final FlixAsyncLookupFunction function = function(fileOptions(dir.resolve("absent.jsonl"), "json"),
