@@ -131,22 +131,37 @@ public final class SqlLookupJoinBenchmark {
         properties.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
         properties.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
         properties.put(ProducerConfig.LINGER_MS_CONFIG, "20");
+        // a fresh topic may answer NOT_LEADER_OR_FOLLOWER for a moment, which an idempotent producer's retry
+        // can turn into a lost batch; without idempotence it is retried (the order does not matter here)
+        properties.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "false");
         properties.put(ProducerConfig.BATCH_SIZE_CONFIG, String.valueOf(1 << 20));
+        FAILED_SENDS.reset();
         final String listed = SQL_TIME.format(LISTED);
         final SplittableRandom random = new SplittableRandom(42);
         try (KafkaProducer<String, String> producer = new KafkaProducer<>(properties)) {
             for (long id = 1; id <= products; id++) {
                 producer.send(new ProducerRecord<>("products", "{\"id\":" + id + "}", "{\"id\":" + id
                         + ",\"name\":\"product-" + id + "\",\"price\":" + (id % 10_000) / 100.0
-                        + ",\"update_time\":\"" + listed + "\"}"));
+                        + ",\"update_time\":\"" + listed + "\"}"), SqlLookupJoinBenchmark::sent);
             }
             for (long i = 1; i <= orders; i++) {
                 final String time = SQL_TIME.format(LISTED.plusSeconds(1).plusNanos(i * 1_000_000L));
                 producer.send(new ProducerRecord<>("orders", "{\"order_id\":" + i + ",\"product_id\":"
                         + random.nextLong(1, products + 1) + ",\"quantity\":" + random.nextInt(1, 10)
-                        + ",\"event_time\":\"" + time + "\"}"));
+                        + ",\"event_time\":\"" + time + "\"}"), SqlLookupJoinBenchmark::sent);
             }
             producer.flush();
+        }
+        if (FAILED_SENDS.sum() > 0) {
+            throw new IllegalStateException(FAILED_SENDS.sum() + " records were not written to Kafka");
+        }
+    }
+
+    private static final LongAdder FAILED_SENDS = new LongAdder();
+
+    private static void sent(org.apache.kafka.clients.producer.RecordMetadata metadata, Exception e) {
+        if (e != null) {
+            FAILED_SENDS.increment();
         }
     }
 
