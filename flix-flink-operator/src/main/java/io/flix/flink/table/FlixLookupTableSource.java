@@ -1,6 +1,9 @@
 package io.flix.flink.table;
 
+import io.flix.flink.IndexSettings;
+
 import org.apache.flink.api.common.serialization.DeserializationSchema;
+import org.apache.flink.table.api.DataTypes;
 import org.apache.flink.table.api.TableException;
 import org.apache.flink.table.connector.format.DecodingFormat;
 import org.apache.flink.table.connector.source.DynamicTableSource;
@@ -10,7 +13,9 @@ import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.types.DataType;
 import org.apache.flink.table.types.logical.RowType;
 
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Map;
 
 /** The {@code 'flix'} table: lookups only, by the BIGINT primary key (see the package documentation). */
@@ -29,7 +34,7 @@ public final class FlixLookupTableSource implements LookupTableSource {
     private final String filePath;
     private final long pollTimeoutMillis;
     private final int changelogBatchSize;
-    private final io.flix.flink.IndexSettings indexSettings;
+    private final IndexSettings indexSettings;
     private final int lookupBatchSize;
     private final long lingerNanos;
     private final long bootstrapTimeoutMillis;
@@ -39,7 +44,7 @@ public final class FlixLookupTableSource implements LookupTableSource {
                           DecodingFormat<DeserializationSchema<RowData>> keyFormat,
                           DecodingFormat<DeserializationSchema<RowData>> valueFormat, int[] valueFields,
                           String filePath, long pollTimeoutMillis, int changelogBatchSize,
-                          io.flix.flink.IndexSettings indexSettings, int lookupBatchSize, long lingerNanos,
+                          IndexSettings indexSettings, int lookupBatchSize, long lingerNanos,
                           long bootstrapTimeoutMillis) {
         this.identity = identity;
         this.physicalType = physicalType;
@@ -84,10 +89,7 @@ public final class FlixLookupTableSource implements LookupTableSource {
         final DeserializationSchema<RowData> keyDecoder;
         final DeserializationSchema<RowData> valueDecoder;
         if (changelog.equals(DimensionSpec.KAFKA)) {
-            final DataType keyType = org.apache.flink.table.api.DataTypes.ROW(
-                    org.apache.flink.table.api.DataTypes.FIELD(
-                            DataType.getFieldNames(physicalType).get(keyIndex),
-                            DataType.getFieldDataTypes(physicalType).get(keyIndex)));
+            final DataType keyType = projected(new int[] {keyIndex});
             keyDecoder = keyFormat.createRuntimeDecoder(context, keyType);
             valueDecoder = valueFormat.createRuntimeDecoder(context, projected(valueFields));
         } else {
@@ -102,13 +104,14 @@ public final class FlixLookupTableSource implements LookupTableSource {
                 lingerNanos, bootstrapTimeoutMillis));
     }
 
+    /** A row of the given physical columns. */
     private DataType projected(int[] fields) {
-        final java.util.List<org.apache.flink.table.api.DataTypes.Field> projected = new java.util.ArrayList<>();
+        final List<DataTypes.Field> projected = new ArrayList<>();
         for (int f : fields) {
-            projected.add(org.apache.flink.table.api.DataTypes.FIELD(DataType.getFieldNames(physicalType).get(f),
+            projected.add(DataTypes.FIELD(DataType.getFieldNames(physicalType).get(f),
                     DataType.getFieldDataTypes(physicalType).get(f)));
         }
-        return org.apache.flink.table.api.DataTypes.ROW(projected.toArray(new org.apache.flink.table.api.DataTypes.Field[0]));
+        return DataTypes.ROW(projected.toArray(new DataTypes.Field[0]));
     }
 
     @Override
@@ -141,7 +144,7 @@ public final class FlixLookupTableSource implements LookupTableSource {
         return valueFields.clone();
     }
 
-    io.flix.flink.IndexSettings indexSettings() {
+    IndexSettings indexSettings() {
         return indexSettings;
     }
 
