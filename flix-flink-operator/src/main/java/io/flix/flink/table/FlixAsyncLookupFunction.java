@@ -7,6 +7,7 @@ import org.apache.flink.runtime.metrics.DescriptiveStatisticsHistogram;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.functions.AsyncLookupFunction;
 import org.apache.flink.table.functions.FunctionContext;
+import org.apache.flink.table.types.logical.LogicalType;
 
 import java.util.Arrays;
 import java.util.Collection;
@@ -82,7 +83,7 @@ public final class FlixAsyncLookupFunction extends AsyncLookupFunction {
             if (j == keyPosition) {
                 continue;
             }
-            final org.apache.flink.table.types.logical.LogicalType type = spec.rowType().getTypeAt(lookupFields[j]);
+            final LogicalType type = spec.rowType().getTypeAt(lookupFields[j]);
             extraGetters[extra] = RowData.createFieldGetter(type, lookupFields[j]);
             extraKeyGetters[extra] = RowData.createFieldGetter(type, j);
             extra++;

@@ -20,6 +20,7 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
@@ -142,7 +143,7 @@ final class SharedDimension implements AutoCloseable {
             throw new TimeoutException("the 'flix' table's changelog (" + describe() + ") was not read to its end "
                     + "within 'lookup.bootstrap-timeout' (" + timeoutMillis + " ms); " + appliedRecords.get()
                     + " records applied so far");
-        } catch (java.util.concurrent.ExecutionException e) {
+        } catch (ExecutionException e) {
             throw new IllegalStateException("the 'flix' table's changelog (" + describe() + ") failed",
                     e.getCause());
         }

@@ -1,6 +1,7 @@
 package io.flix.flink.table;
 
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -49,7 +50,7 @@ final class SharedDimensions {
     }
 
     /** Open dimensions whose changelog is the given Kafka topic or file; for tests. */
-    static java.util.List<SharedDimension> openOn(String topicOrPath) {
+    static List<SharedDimension> openOn(String topicOrPath) {
         synchronized (OPEN) {
             return OPEN.values().stream()
                     .filter(d -> topicOrPath.equals(d.spec.topic()) || topicOrPath.equals(d.spec.filePath()))
