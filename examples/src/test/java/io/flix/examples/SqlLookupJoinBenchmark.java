@@ -30,7 +30,8 @@ import java.util.concurrent.atomic.LongAdder;
  * </ul>
  * Both read the orders topic bounded (to its end offsets) and emit every order once (each product was listed
  * before the first order's time), into a counting discard sink. Throughput: orders / wall time of the job,
- * planning and start included. Run from the test classpath (the broker is Kafka's test kit):
+ * planning and start included. A third job reads the orders alone, with no join: the most the source, the JSON
+ * decoding and the sink allow on this machine. Run from the test classpath (the broker is Kafka's test kit):
  * {@code --products N --orders N --parallelism N}.
  */
 public final class SqlLookupJoinBenchmark {
@@ -64,13 +65,15 @@ public final class SqlLookupJoinBenchmark {
             write(broker, products, orders);
             System.out.printf(Locale.ROOT, "wrote %d products and %d orders to Kafka in %.1f s%n", products, orders,
                     (System.nanoTime() - written) / 1e9);
-            final Result flix = join(broker, parallelism, true);
+            final Result scan = join(broker, parallelism, Pipeline.SCAN);
+            print(scan);
+            final Result flix = join(broker, parallelism, Pipeline.FLIX);
             print(flix);
-            final Result flink = join(broker, parallelism, false);
+            final Result flink = join(broker, parallelism, Pipeline.TEMPORAL);
             print(flink);
             System.out.printf(Locale.ROOT, "flix/temporal throughput ratio=%.2f%n",
                     flix.throughput() / flink.throughput());
-            return new Result[] {flix, flink};
+            return new Result[] {flix, flink, scan};
         } finally {
             broker.afterAll(null);
         }
@@ -81,7 +84,10 @@ public final class SqlLookupJoinBenchmark {
                 r.seconds(), Math.round(r.throughput()));
     }
 
-    private static Result join(KafkaBrokerExtension broker, int parallelism, boolean flix) throws Exception {
+    /** The two joins, and the orders alone: the rate the source and the sink allow. */
+    enum Pipeline { SCAN, FLIX, TEMPORAL }
+
+    private static Result join(KafkaBrokerExtension broker, int parallelism, Pipeline pipeline) throws Exception {
         JOINED.reset();
         final StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
         env.setParallelism(parallelism);
@@ -94,7 +100,9 @@ public final class SqlLookupJoinBenchmark {
                 + "'properties.group.id' = 'bench', 'scan.startup.mode' = 'earliest-offset', "
                 + "'scan.bounded.mode' = 'latest-offset', 'format' = 'json')");
         final String query;
-        if (flix) {
+        if (pipeline == Pipeline.SCAN) {
+            query = "SELECT o.order_id, o.product_id, o.quantity FROM orders AS o";
+        } else if (pipeline == Pipeline.FLIX) {
             tEnv.getConfig().set("table.exec.async-lookup.buffer-capacity", "1024");
             tEnv.getConfig().set("table.exec.async-lookup.output-mode", "ALLOW_UNORDERED");
             tEnv.executeSql("CREATE TABLE products (id BIGINT, name STRING, price DOUBLE, "
@@ -115,9 +123,13 @@ public final class SqlLookupJoinBenchmark {
         tEnv.toDataStream(tEnv.sqlQuery(query)).filter(SqlLookupJoinBenchmark::count)
                 .sinkTo(new DiscardingSink<>());
         final long start = System.nanoTime();
-        env.execute(flix ? "flix lookup join" : "event-time temporal join");
-        return new Result(flix ? "flix lookup join (proc time)" : "Flink event-time temporal join (upsert-kafka)",
-                JOINED.sum(), (System.nanoTime() - start) / 1e9);
+        final String name = switch (pipeline) {
+            case SCAN -> "orders alone, no join";
+            case FLIX -> "flix lookup join (proc time)";
+            case TEMPORAL -> "Flink event-time temporal join (upsert-kafka)";
+        };
+        env.execute(name);
+        return new Result(name, JOINED.sum(), (System.nanoTime() - start) / 1e9);
     }
 
     private static boolean count(Row row) {
