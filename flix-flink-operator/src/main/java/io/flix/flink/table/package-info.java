@@ -58,8 +58,8 @@
  * subtasks of one job share it; with the connector in Flink's {@code lib/}, equal tables of several jobs on one
  * task manager share too. The index, the row store and the micro-batch engine belong to one owner thread per
  * table, which takes lookup batches (from every subtask) and update batches (from the reader) from one queue in
- * arrival order and runs whatever is queued as one engine batch: no locks on the index, and no lookup races an
- * update. The index uses the task manager's first visible GPU ({@code 'index.backend'}: auto, cpu, gpu) or, on
+ * arrival order and runs whatever is queued as one engine batch: no locks on the index, no lookup races an
+ * update, and every index call comes from one thread (which a GPU backend's context wants). The index uses the task manager's first visible GPU ({@code 'index.backend'}: auto, cpu, gpu) or, on
  * the CPU, all its cores ({@code 'index.threads'}).
  *
  * <h2>Lookups</h2>
