@@ -13,7 +13,7 @@ import java.util.Arrays;
  * <p>With a fixed row length (a payload serializer of fixed length, such as a {@code Long}'s), rows are packed
  * back to back and a row's place follows from its id: no per-row bookkeeping but one live bit. Not thread-safe.
  */
-final class RowStore {
+public final class RowStore {
 
     static final int SLAB_BYTES = 1 << 20;
     private static final int SMALL_LIMIT = 256;
@@ -57,7 +57,7 @@ final class RowStore {
     }
 
     /** A store of rows of {@code fixedLength} bytes each, or of any length where it is 0. */
-    RowStore(int fixedLength) {
+    public RowStore(int fixedLength) {
         if (fixedLength < 0 || fixedLength > MAX_ROW_BYTES) {
             throw new IllegalArgumentException("fixedLength must be in [0, " + MAX_ROW_BYTES + "], was "
                     + fixedLength);
@@ -75,7 +75,7 @@ final class RowStore {
     static final int MAX_ROW_BYTES = 1 << 30;
 
     /** Copies {@code length} bytes into a new row and returns its id. */
-    int add(byte[] source, int offset, int length) {
+    public int add(byte[] source, int offset, int length) {
         if (length < 0 || length > MAX_ROW_BYTES) {
             throw new IllegalArgumentException("a row holds 0 to " + MAX_ROW_BYTES + " bytes, was " + length);
         }
@@ -120,7 +120,7 @@ final class RowStore {
     }
 
     /** Frees a live row: its id and its space are reused by later rows. */
-    void free(int row) {
+    public void free(int row) {
         checkLive(row);
         if (fixedLength > 0) {
             liveBits[row >>> 6] &= ~(1L << row);
@@ -169,7 +169,7 @@ final class RowStore {
      * Points {@code in} at a row's bytes without checking that the row is live: for the lookup path, where the
      * index only holds live rows (one random memory access fewer per lookup).
      */
-    void readInto(int row, org.apache.flink.core.memory.DataInputDeserializer in) {
+    public void readInto(int row, org.apache.flink.core.memory.DataInputDeserializer in) {
         if (fixedLength > 0) {
             in.setBuffer(slabs[row / rowsPerSlab], (row % rowsPerSlab) * fixedLength, fixedLength);
         } else {
@@ -184,7 +184,7 @@ final class RowStore {
         return Arrays.copyOfRange(slab(row), offset, offset + length(row));
     }
 
-    int liveRows() {
+    public int liveRows() {
         return liveRows;
     }
 
@@ -194,7 +194,7 @@ final class RowStore {
     }
 
     /** Heap held: slabs plus the per-row arrays. */
-    long heapBytes() {
+    public long heapBytes() {
         final long perRow = fixedLength > 0 ? 8L * liveBits.length : 12L * rowAddress.length;
         return slabBytes + perRow + 4L * freeRowIds.length;
     }

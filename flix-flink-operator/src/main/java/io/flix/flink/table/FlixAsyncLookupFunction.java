@@ -1,0 +1,219 @@
+package io.flix.flink.table;
+
+import org.apache.flink.metrics.Counter;
+import org.apache.flink.metrics.Histogram;
+import org.apache.flink.metrics.MetricGroup;
+import org.apache.flink.runtime.metrics.DescriptiveStatisticsHistogram;
+import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.functions.AsyncLookupFunction;
+import org.apache.flink.table.functions.FunctionContext;
+import org.apache.flink.table.types.logical.LogicalType;
+
+import java.util.Arrays;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The {@code 'flix'} table's lookups: gathers the lookups of this subtask into a batch, sends it to the task
+ * manager's shared dimension when it holds {@code lookup.batch-size} lookups or when its first lookup has waited
+ * {@code lookup.linger}, and completes each lookup's future with the key's row (a collection of 0 or 1 rows).
+ *
+ * <p>Lookups by the primary key only; a join that also equates other columns of the table passes them as further
+ * lookup keys, and the row is returned only where those are equal too. A null key finds nothing.
+ *
+ * <p>{@link #open} acquires the shared dimension and waits until its changelog is applied up to where it ended
+ * when the dimension opened ({@code lookup.bootstrap-timeout}).
+ */
+public final class FlixAsyncLookupFunction extends AsyncLookupFunction {
+
+    private static final long serialVersionUID = 1L;
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(FlixAsyncLookupFunction.class);
+
+    private final DimensionSpec spec;
+    /** Position in the table's row of each field of the key row. */
+    private final int[] lookupFields;
+    /** Position of the primary key in the key row. */
+    private final int keyPosition;
+    private final int batchSize;
+    private final long lingerNanos;
+    private final long bootstrapTimeoutMillis;
+
+    private transient SharedDimension dimension;
+    private transient Object lock;
+    private transient long[] keys;
+    private transient CompletableFuture<Collection<RowData>>[] futures;
+    private transient int count;
+    private transient long firstNanos;
+    /** Counts sent batches, so that a linger timer of an already sent batch does nothing. */
+    private transient long generation;
+    /** Further lookup keys: their fields in the table's row and in the key row. */
+    private transient RowData.FieldGetter[] extraGetters;
+    private transient RowData.FieldGetter[] extraKeyGetters;
+
+    private transient Counter lookups;
+    private transient Counter batches;
+    private transient Histogram batchSizes;
+    private transient Histogram latencies;
+    private transient SharedDimension.LookupMetrics answered;
+
+    FlixAsyncLookupFunction(DimensionSpec spec, int[] lookupFields, int keyPosition, int batchSize,
+                            long lingerNanos, long bootstrapTimeoutMillis) {
+        this.spec = spec;
+        this.lookupFields = lookupFields;
+        this.keyPosition = keyPosition;
+        this.batchSize = batchSize;
+        this.lingerNanos = lingerNanos;
+        this.bootstrapTimeoutMillis = bootstrapTimeoutMillis;
+    }
+
+    @Override
+    @SuppressWarnings("unchecked")
+    public void open(FunctionContext context) throws Exception {
+        super.open(context);
+        lock = new Object();
+        keys = new long[batchSize];
+        futures = new CompletableFuture[batchSize];
+        extraGetters = new RowData.FieldGetter[lookupFields.length - 1];
+        extraKeyGetters = new RowData.FieldGetter[lookupFields.length - 1];
+        int extra = 0;
+        for (int j = 0; j < lookupFields.length; j++) {
+            if (j == keyPosition) {
+                continue;
+            }
+            final LogicalType type = spec.rowType().getTypeAt(lookupFields[j]);
+            extraGetters[extra] = RowData.createFieldGetter(type, lookupFields[j]);
+            extraKeyGetters[extra] = RowData.createFieldGetter(type, j);
+            extra++;
+        }
+        dimension = SharedDimensions.acquire(spec);
+        registerMetrics(context.getMetricGroup());
+        try {
+            dimension.awaitBootstrap(bootstrapTimeoutMillis);
+        } catch (Exception e) {
+            final SharedDimension d = dimension;
+            dimension = null;
+            SharedDimensions.release(d);
+            throw e;
+        }
+    }
+
+    private void registerMetrics(MetricGroup group) {
+        lookups = group.counter("flixLookups");
+        batches = group.counter("flixLookupBatches");
+        batchSizes = group.histogram("flixLookupBatchSize", new DescriptiveStatisticsHistogram(1000));
+        latencies = group.histogram("flixLookupLatencyNanos", new DescriptiveStatisticsHistogram(1000));
+        final SharedDimension d = dimension;
+        group.gauge("flixIndexSize", d::indexSize);
+        group.gauge("flixRowBytes", d::rowBytes);
+        group.gauge("flixBackend", d::backendName);
+        group.gauge("flixChangelogRecordsApplied", d::appliedRecords);
+        group.gauge("flixChangelogRecordsSkipped", d::skippedRecords);
+        group.gauge("flixBootstrapMillis", d::bootstrapMillis);
+        final Histogram latencyHistogram = latencies;
+        answered = (size, latencyNanos) -> latencyHistogram.update(latencyNanos);
+    }
+
+    @Override
+    public CompletableFuture<Collection<RowData>> asyncLookup(RowData keyRow) {
+        if (keyRow.isNullAt(keyPosition)) {
+            return CompletableFuture.completedFuture(Collections.emptyList());
+        }
+        final long key = keyRow.getLong(keyPosition);
+        final CompletableFuture<Collection<RowData>> found = new CompletableFuture<>();
+        final CompletableFuture<Collection<RowData>> result;
+        if (extraGetters.length == 0) {
+            result = found;
+        } else {
+            final Object[] wanted = otherKeys(keyRow);
+            result = found.thenApply(rows -> matchingOthers(rows, wanted));
+        }
+        lookups.inc();
+        synchronized (lock) {
+            if (count == 0) {
+                firstNanos = System.nanoTime();
+                final long batchGeneration = generation;
+                dimension.lingerTimer.schedule(() -> lingerExpired(batchGeneration), lingerNanos,
+                        TimeUnit.NANOSECONDS);
+            }
+            keys[count] = key;
+            futures[count] = found;
+            count++;
+            if (count == batchSize) {
+                sendLocked();
+            }
+        }
+        return result;
+    }
+
+    /** The values of the lookup keys other than the primary key, taken now: the key row may be reused. */
+    private Object[] otherKeys(RowData keyRow) {
+        final Object[] wanted = new Object[extraKeyGetters.length];
+        for (int j = 0; j < wanted.length; j++) {
+            wanted[j] = extraKeyGetters[j].getFieldOrNull(keyRow);
+        }
+        return wanted;
+    }
+
+    /** The row, where the other lookup keys equal its columns too (SQL equality: a null equals nothing). */
+    private Collection<RowData> matchingOthers(Collection<RowData> rows, Object[] wanted) {
+        if (rows.isEmpty()) {
+            return rows;
+        }
+        final RowData row = rows.iterator().next();
+        for (int j = 0; j < wanted.length; j++) {
+            if (wanted[j] == null || !Objects.equals(wanted[j], extraGetters[j].getFieldOrNull(row))) {
+                return Collections.emptyList();
+            }
+        }
+        return rows;
+    }
+
+    private void lingerExpired(long batchGeneration) {
+        synchronized (lock) {
+            if (generation == batchGeneration && count > 0) {
+                sendLocked();
+            }
+        }
+    }
+
+    private void sendLocked() {
+        final SharedDimension.LookupBatch batch = new SharedDimension.LookupBatch(Arrays.copyOf(keys, count),
+                Arrays.copyOf(futures, count), count, firstNanos, answered);
+        Arrays.fill(futures, 0, count, null);
+        batches.inc();
+        batchSizes.update(count);
+        count = 0;
+        generation++;
+        dimension.submit(batch);
+    }
+
+    @Override
+    public void close() throws Exception {
+        try {
+            super.close();
+        } finally {
+            final SharedDimension d = dimension;
+            if (d != null) {
+                synchronized (lock) {
+                    for (int i = 0; i < count; i++) {
+                        futures[i].completeExceptionally(new IllegalStateException("the lookup function closed"));
+                    }
+                    count = 0;
+                    generation++;
+                }
+                dimension = null;
+                LOG.info("FliX lookup subtask closed: {} lookups in {} batches", lookups.getCount(),
+                        batches.getCount());
+                SharedDimensions.release(d);
+            }
+        }
+    }
+
+    /** The shared dimension this subtask holds; for tests. */
+    SharedDimension dimension() {
+        return dimension;
+    }
+}

@@ -1,0 +1,123 @@
+package io.flix.flink.table;
+
+import io.flix.index.FlixConfig;
+
+import org.apache.flink.configuration.ConfigOption;
+import org.apache.flink.configuration.ConfigOptions;
+
+import java.time.Duration;
+
+/** Every option of the {@code 'flix'} table connector (see the package documentation for how they work together). */
+public final class FlixConnectorOptions {
+
+    private FlixConnectorOptions() {
+    }
+
+    /** Where the dimension's contents come from. */
+    public static final ConfigOption<String> CHANGELOG = ConfigOptions.key("changelog")
+            .stringType()
+            .defaultValue("kafka")
+            .withDescription("Where the table's contents come from: 'kafka' (an upsert topic: the record key is the "
+                    + "primary key, a null value deletes it) or 'file' (a file of rows read once when the first "
+                    + "lookup subtask opens).");
+
+    // ---- Kafka changelog ----
+
+    public static final ConfigOption<String> TOPIC = ConfigOptions.key("topic")
+            .stringType()
+            .noDefaultValue()
+            .withDescription("changelog = 'kafka': the upsert topic. All its partitions are read from the earliest "
+                    + "offset.");
+
+    public static final ConfigOption<String> PROPS_BOOTSTRAP_SERVERS = ConfigOptions.key("properties.bootstrap.servers")
+            .stringType()
+            .noDefaultValue()
+            .withDescription("changelog = 'kafka': the brokers. Any other 'properties.*' option is passed to the Kafka "
+                    + "consumer as it is (security settings, for example).");
+
+    /** Prefix of options passed to the Kafka consumer. */
+    public static final String PROPERTIES_PREFIX = "properties.";
+
+    public static final ConfigOption<String> KEY_FORMAT = ConfigOptions.key("key.format")
+            .stringType()
+            .defaultValue("json")
+            .withDescription("changelog = 'kafka': the format of record keys, decoded into a row of the primary key "
+                    + "column (with 'json': {\"id\": 42}). Its own options take the prefix 'key.<format>.'.");
+
+    public static final ConfigOption<String> VALUE_FORMAT = ConfigOptions.key("value.format")
+            .stringType()
+            .defaultValue("json")
+            .withDescription("The format of record values (changelog = 'kafka') or of the file's lines (changelog = "
+                    + "'file'). Its own options take the prefix 'value.<format>.'.");
+
+    public static final ConfigOption<String> VALUE_FIELDS_INCLUDE = ConfigOptions.key("value.fields-include")
+            .stringType()
+            .defaultValue("ALL")
+            .withDescription("changelog = 'kafka': 'ALL' when the value holds every column, the key column too (as "
+                    + "upsert-kafka's default), 'EXCEPT_KEY' when it holds the other columns only. The key column is "
+                    + "always taken from the record key.");
+
+    public static final ConfigOption<Duration> CHANGELOG_POLL_TIMEOUT = ConfigOptions.key("changelog.poll-timeout")
+            .durationType()
+            .defaultValue(Duration.ofMillis(100))
+            .withDescription("changelog = 'kafka': how long one poll of the consumer waits for records.");
+
+    public static final ConfigOption<Integer> CHANGELOG_BATCH_SIZE = ConfigOptions.key("changelog.batch-size")
+            .intType()
+            .defaultValue(16_384)
+            .withDescription("The most changelog records applied to the index in one micro-batch; a batch is applied "
+                    + "as soon as a poll returns, however small.");
+
+    // ---- file changelog ----
+
+    public static final ConfigOption<String> FILE_PATH = ConfigOptions.key("file.path")
+            .stringType()
+            .noDefaultValue()
+            .withDescription("changelog = 'file': a local file, one row per line in 'value.format' (JSON lines by "
+                    + "default), applied in file order. Rows a changelog format marks as deletes (for example "
+                    + "'debezium-json') delete their key; others insert or replace it. Read once, not watched.");
+
+    // ---- lookups ----
+
+    public static final ConfigOption<Integer> LOOKUP_BATCH_SIZE = ConfigOptions.key("lookup.batch-size")
+            .intType()
+            .defaultValue(1024)
+            .withDescription("A lookup subtask sends its gathered lookups to the index when it holds this many. "
+                    + "Flink keeps at most 'table.exec.async-lookup.buffer-capacity' lookups in flight per subtask "
+                    + "(default 100): raise it to at least this size, or batches wait for 'lookup.linger'.");
+
+    public static final ConfigOption<Duration> LOOKUP_LINGER = ConfigOptions.key("lookup.linger")
+            .durationType()
+            .defaultValue(Duration.ofMillis(2))
+            .withDescription("The longest a gathered lookup waits for its batch to fill before it is sent anyway.");
+
+    public static final ConfigOption<Duration> LOOKUP_BOOTSTRAP_TIMEOUT = ConfigOptions.key("lookup.bootstrap-timeout")
+            .durationType()
+            .defaultValue(Duration.ofMinutes(10))
+            .withDescription("A lookup subtask opens only after the changelog has been applied up to where it ended "
+                    + "when the table was first opened on this task manager; it fails after this long.");
+
+    // ---- index ----
+
+    public static final ConfigOption<String> INDEX_BACKEND = ConfigOptions.key("index.backend")
+            .stringType()
+            .defaultValue("auto")
+            .withDescription("'gpu', 'cpu', or 'auto' (the GPU where one is usable, else the CPU index of identical "
+                    + "semantics).");
+
+    public static final ConfigOption<Integer> INDEX_NODE_SIZE = ConfigOptions.key("index.node-size")
+            .intType()
+            .defaultValue(FlixConfig.DEFAULT_NODE_SIZE)
+            .withDescription("Keys per index node.");
+
+    public static final ConfigOption<Double> INDEX_INITIAL_FILL = ConfigOptions.key("index.initial-fill")
+            .doubleType()
+            .defaultValue(FlixConfig.DEFAULT_INITIAL_FILL)
+            .withDescription("Fill of a node after a bulk build or restructure, in (0, 1].");
+
+    public static final ConfigOption<Integer> INDEX_THREADS = ConfigOptions.key("index.threads")
+            .intType()
+            .defaultValue(0)
+            .withDescription("CPU index threads; 0 for the machine's cores (the index is shared by the task "
+                    + "manager's lookup subtasks).");
+}

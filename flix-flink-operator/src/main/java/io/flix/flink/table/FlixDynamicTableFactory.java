@@ -1,0 +1,224 @@
+package io.flix.flink.table;
+
+import io.flix.flink.IndexSettings;
+import io.flix.index.Backend;
+
+import org.apache.flink.api.common.serialization.DeserializationSchema;
+import org.apache.flink.configuration.ConfigOption;
+import org.apache.flink.configuration.ReadableConfig;
+import org.apache.flink.table.api.ValidationException;
+import org.apache.flink.table.catalog.Column;
+import org.apache.flink.table.catalog.ResolvedSchema;
+import org.apache.flink.table.catalog.UniqueConstraint;
+import org.apache.flink.table.connector.format.DecodingFormat;
+import org.apache.flink.table.connector.source.DynamicTableSource;
+import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.factories.DeserializationFormatFactory;
+import org.apache.flink.table.factories.DynamicTableSourceFactory;
+import org.apache.flink.table.factories.FactoryUtil;
+import org.apache.flink.table.types.DataType;
+import org.apache.flink.table.types.logical.LogicalTypeRoot;
+
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+
+import static io.flix.flink.table.FlixConnectorOptions.CHANGELOG;
+import static io.flix.flink.table.FlixConnectorOptions.CHANGELOG_BATCH_SIZE;
+import static io.flix.flink.table.FlixConnectorOptions.CHANGELOG_POLL_TIMEOUT;
+import static io.flix.flink.table.FlixConnectorOptions.FILE_PATH;
+import static io.flix.flink.table.FlixConnectorOptions.INDEX_BACKEND;
+import static io.flix.flink.table.FlixConnectorOptions.INDEX_INITIAL_FILL;
+import static io.flix.flink.table.FlixConnectorOptions.INDEX_NODE_SIZE;
+import static io.flix.flink.table.FlixConnectorOptions.INDEX_THREADS;
+import static io.flix.flink.table.FlixConnectorOptions.KEY_FORMAT;
+import static io.flix.flink.table.FlixConnectorOptions.LOOKUP_BATCH_SIZE;
+import static io.flix.flink.table.FlixConnectorOptions.LOOKUP_BOOTSTRAP_TIMEOUT;
+import static io.flix.flink.table.FlixConnectorOptions.LOOKUP_LINGER;
+import static io.flix.flink.table.FlixConnectorOptions.PROPERTIES_PREFIX;
+import static io.flix.flink.table.FlixConnectorOptions.PROPS_BOOTSTRAP_SERVERS;
+import static io.flix.flink.table.FlixConnectorOptions.TOPIC;
+import static io.flix.flink.table.FlixConnectorOptions.VALUE_FIELDS_INCLUDE;
+import static io.flix.flink.table.FlixConnectorOptions.VALUE_FORMAT;
+
+/** Creates {@code 'connector' = 'flix'} tables; registered through {@code META-INF/services}. */
+public final class FlixDynamicTableFactory implements DynamicTableSourceFactory {
+
+    public static final String IDENTIFIER = "flix";
+
+    @Override
+    public String factoryIdentifier() {
+        return IDENTIFIER;
+    }
+
+    @Override
+    public Set<ConfigOption<?>> requiredOptions() {
+        return Set.of();
+    }
+
+    @Override
+    public Set<ConfigOption<?>> optionalOptions() {
+        return Set.of(CHANGELOG, TOPIC, PROPS_BOOTSTRAP_SERVERS, KEY_FORMAT, VALUE_FORMAT, VALUE_FIELDS_INCLUDE,
+                CHANGELOG_POLL_TIMEOUT, CHANGELOG_BATCH_SIZE, FILE_PATH, LOOKUP_BATCH_SIZE, LOOKUP_LINGER,
+                LOOKUP_BOOTSTRAP_TIMEOUT, INDEX_BACKEND, INDEX_NODE_SIZE, INDEX_INITIAL_FILL, INDEX_THREADS);
+    }
+
+    @Override
+    public DynamicTableSource createDynamicTableSource(Context context) {
+        final FactoryUtil.TableFactoryHelper helper = FactoryUtil.createTableFactoryHelper(this, context);
+        final ReadableConfig options = helper.getOptions();
+
+        final String changelog = options.get(CHANGELOG).trim().toLowerCase(Locale.ROOT);
+        if (!changelog.equals(DimensionSpec.KAFKA) && !changelog.equals(DimensionSpec.FILE)) {
+            throw new ValidationException("Option '" + CHANGELOG.key() + "' must be 'kafka' or 'file', was '"
+                    + options.get(CHANGELOG) + "'.");
+        }
+        final boolean kafka = changelog.equals(DimensionSpec.KAFKA);
+        final DecodingFormat<DeserializationSchema<RowData>> keyFormat =
+                kafka ? helper.discoverDecodingFormat(DeserializationFormatFactory.class, KEY_FORMAT) : null;
+        final DecodingFormat<DeserializationSchema<RowData>> valueFormat =
+                helper.discoverDecodingFormat(DeserializationFormatFactory.class, VALUE_FORMAT);
+        helper.validateExcept(PROPERTIES_PREFIX);
+
+        final ResolvedSchema schema = context.getCatalogTable().getResolvedSchema();
+        final DataType physicalType = context.getPhysicalRowDataType();
+        final int keyIndex = primaryKeyIndex(schema, physicalType);
+        final List<String> fieldNames = DataType.getFieldNames(physicalType);
+
+        final Map<String, String> tableOptions = context.getCatalogTable().getOptions();
+        final Map<String, String> consumerProperties = new HashMap<>();
+        String topic = null;
+        String filePath = null;
+        int[] valueFields;
+        if (kafka) {
+            topic = required(options, TOPIC, changelog);
+            required(options, PROPS_BOOTSTRAP_SERVERS, changelog);
+            tableOptions.forEach((k, v) -> {
+                if (k.startsWith(PROPERTIES_PREFIX)) {
+                    consumerProperties.put(k.substring(PROPERTIES_PREFIX.length()), v);
+                }
+            });
+            final String include = options.get(VALUE_FIELDS_INCLUDE).trim().toUpperCase(Locale.ROOT);
+            if (include.equals("ALL")) {
+                valueFields = allFields(fieldNames.size(), -1);
+            } else if (include.equals("EXCEPT_KEY")) {
+                valueFields = allFields(fieldNames.size(), keyIndex);
+            } else {
+                throw new ValidationException("Option '" + VALUE_FIELDS_INCLUDE.key()
+                        + "' must be 'ALL' or 'EXCEPT_KEY', was '" + options.get(VALUE_FIELDS_INCLUDE) + "'.");
+            }
+        } else {
+            filePath = required(options, FILE_PATH, changelog);
+            valueFields = allFields(fieldNames.size(), -1);
+        }
+
+        atLeast(options, LOOKUP_BATCH_SIZE, 1);
+        atLeast(options, CHANGELOG_BATCH_SIZE, 1);
+        final Duration linger = options.get(LOOKUP_LINGER);
+        if (linger.isNegative()) {
+            throw new ValidationException("Option '" + LOOKUP_LINGER.key() + "' must not be negative, was "
+                    + linger + ".");
+        }
+        positive(options, LOOKUP_BOOTSTRAP_TIMEOUT);
+        positive(options, CHANGELOG_POLL_TIMEOUT);
+        final IndexSettings indexSettings = indexSettings(options);
+
+        // equal tables (options, columns, key) share one dimension per task manager
+        final String identity = new TreeMap<>(tableOptions) + "|" + physicalType.getLogicalType().asSerializableString()
+                + "|key=" + keyIndex;
+        return new FlixLookupTableSource(identity, physicalType, keyIndex, changelog, topic, consumerProperties,
+                keyFormat, valueFormat, valueFields, filePath, options.get(CHANGELOG_POLL_TIMEOUT).toMillis(),
+                options.get(CHANGELOG_BATCH_SIZE), indexSettings, options.get(LOOKUP_BATCH_SIZE), linger.toNanos(),
+                options.get(LOOKUP_BOOTSTRAP_TIMEOUT).toMillis());
+    }
+
+    /** The position among the physical columns of the primary key: exactly one BIGINT column. */
+    private static int primaryKeyIndex(ResolvedSchema schema, DataType physicalType) {
+        final UniqueConstraint key = schema.getPrimaryKey().orElseThrow(() -> new ValidationException(
+                "A 'flix' table needs a PRIMARY KEY of exactly one BIGINT column (the index key), "
+                        + "declared as PRIMARY KEY (id) NOT ENFORCED; the table has none."));
+        final List<String> columns = key.getColumns();
+        if (columns.size() != 1) {
+            throw new ValidationException("A 'flix' table needs a PRIMARY KEY of exactly one BIGINT column (the index "
+                    + "key); the table's primary key has " + columns.size() + " columns: " + columns + ".");
+        }
+        final String name = columns.get(0);
+        final Column column = schema.getColumn(name).orElseThrow();
+        if (!column.isPhysical()) {
+            throw new ValidationException("The primary key column '" + name + "' of a 'flix' table must be a "
+                    + "physical column.");
+        }
+        if (column.getDataType().getLogicalType().getTypeRoot() != LogicalTypeRoot.BIGINT) {
+            throw new ValidationException("The primary key column '" + name + "' of a 'flix' table must be BIGINT "
+                    + "(the index key), was " + column.getDataType() + ".");
+        }
+        return DataType.getFieldNames(physicalType).indexOf(name);
+    }
+
+    private static String required(ReadableConfig options, ConfigOption<String> option, String changelog) {
+        final String value = options.getOptional(option).orElse(null);
+        if (value == null || value.isBlank()) {
+            throw new ValidationException("Option '" + option.key() + "' is required when '" + CHANGELOG.key()
+                    + "' = '" + changelog + "'.");
+        }
+        return value;
+    }
+
+    private static void atLeast(ReadableConfig options, ConfigOption<Integer> option, int min) {
+        final int value = options.get(option);
+        if (value < min) {
+            throw new ValidationException("Option '" + option.key() + "' must be at least " + min + ", was " + value
+                    + ".");
+        }
+    }
+
+    private static void positive(ReadableConfig options, ConfigOption<Duration> option) {
+        final Duration value = options.get(option);
+        if (value.isNegative() || value.isZero()) {
+            throw new ValidationException("Option '" + option.key() + "' must be positive, was " + value + ".");
+        }
+    }
+
+    private static IndexSettings indexSettings(ReadableConfig options) {
+        final String backendName = options.get(INDEX_BACKEND).trim().toUpperCase(Locale.ROOT);
+        final Backend backend;
+        try {
+            backend = Backend.valueOf(backendName);
+        } catch (IllegalArgumentException e) {
+            throw new ValidationException("Option '" + INDEX_BACKEND.key() + "' must be 'auto', 'cpu' or 'gpu', was '"
+                    + options.get(INDEX_BACKEND) + "'.");
+        }
+        final int nodeSize = options.get(INDEX_NODE_SIZE);
+        if (nodeSize < 4 || nodeSize > 1024 || Integer.bitCount(nodeSize) != 1) {
+            throw new ValidationException("Option '" + INDEX_NODE_SIZE.key() + "' must be a power of two in "
+                    + "[4, 1024], was " + nodeSize + ".");
+        }
+        final double fill = options.get(INDEX_INITIAL_FILL);
+        if (!(fill > 0.0 && fill <= 1.0)) {
+            throw new ValidationException("Option '" + INDEX_INITIAL_FILL.key() + "' must be in (0, 1], was " + fill
+                    + ".");
+        }
+        final int threads = options.get(INDEX_THREADS);
+        if (threads < 0) {
+            throw new ValidationException("Option '" + INDEX_THREADS.key() + "' must be at least 0, was " + threads
+                    + ".");
+        }
+        return new IndexSettings(backend, nodeSize, fill, threads, 0);
+    }
+
+    /** 0..n-1 without {@code except} (or all where it is -1). */
+    private static int[] allFields(int n, int except) {
+        final int[] fields = new int[except < 0 ? n : n - 1];
+        int at = 0;
+        for (int i = 0; i < n; i++) {
+            if (i != except) {
+                fields[at++] = i;
+            }
+        }
+        return fields;
+    }
+}

@@ -1,0 +1,67 @@
+package io.flix.flink.table;
+
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The task manager's open dimensions, by {@link DimensionSpec#identity()}: the first lookup subtask of a table
+ * opens its dimension (index, changelog reader), later ones with an equal identity share it, and the last one to
+ * close frees it. Static, so per class loader: with the connector in the job's jar the subtasks of one job share;
+ * with it in Flink's {@code lib/}, equal tables of several jobs on one task manager share too.
+ */
+final class SharedDimensions {
+
+    private static final Map<String, SharedDimension> OPEN = new HashMap<>();
+
+    private SharedDimensions() {
+    }
+
+    /** The dimension for a table, opened and started if no subtask holds it yet; pair with {@link #release}. */
+    static SharedDimension acquire(DimensionSpec spec) {
+        synchronized (OPEN) {
+            SharedDimension dimension = OPEN.get(spec.identity());
+            if (dimension == null) {
+                dimension = new SharedDimension(spec);
+                dimension.start();
+                OPEN.put(spec.identity(), dimension);
+            }
+            dimension.references++;
+            return dimension;
+        }
+    }
+
+    /** Drops one subtask's hold; the last one closes the dimension (outside the registry's lock). */
+    static void release(SharedDimension dimension) throws InterruptedException {
+        synchronized (OPEN) {
+            if (--dimension.references > 0) {
+                return;
+            }
+            OPEN.remove(dimension.spec.identity(), dimension);
+        }
+        dimension.close();
+    }
+
+    /** The open dimension of a table, or null; for tests. */
+    static SharedDimension find(String identity) {
+        synchronized (OPEN) {
+            return OPEN.get(identity);
+        }
+    }
+
+    /** Open dimensions whose changelog is the given Kafka topic or file; for tests. */
+    static List<SharedDimension> openOn(String topicOrPath) {
+        synchronized (OPEN) {
+            return OPEN.values().stream()
+                    .filter(d -> topicOrPath.equals(d.spec.topic()) || topicOrPath.equals(d.spec.filePath()))
+                    .toList();
+        }
+    }
+
+    /** Holders of an open dimension; for tests. */
+    static int references(SharedDimension dimension) {
+        synchronized (OPEN) {
+            return dimension.references;
+        }
+    }
+}

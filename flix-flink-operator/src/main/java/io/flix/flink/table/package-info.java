@@ -1,0 +1,87 @@
+/**
+ * The {@code 'flix'} SQL/Table connector: a lookup table held in a task-manager-local FliX index and kept current
+ * from a changelog, for processing-time lookup joins.
+ * <pre>{@code
+ * CREATE TABLE products (
+ *   id BIGINT, name STRING, price DECIMAL(10, 2),
+ *   PRIMARY KEY (id) NOT ENFORCED
+ * ) WITH (
+ *   'connector' = 'flix',
+ *   'topic' = 'products',                            -- an upsert topic: key {"id": 42}, value the row, null deletes
+ *   'properties.bootstrap.servers' = 'broker:9092',
+ *   'key.format' = 'json', 'value.format' = 'json'
+ * );
+ *
+ * SELECT o.order_id, p.name, p.price
+ * FROM orders AS o
+ * JOIN products FOR SYSTEM_TIME AS OF o.proc_time AS p ON o.product_id = p.id;
+ * }</pre>
+ *
+ * <h2>Table</h2>
+ * A primary key of exactly one {@code BIGINT} column (the index key) and any other physical columns. Each key's row
+ * (every physical column) is kept serialized with Flink's {@code RowDataSerializer} in a
+ * {@link io.flix.flink.RowStore}; the index maps the key to the row id. The table is a lookup source only: no
+ * scans, no event-time temporal joins. A join must equate the primary key; where it also equates other columns,
+ * a row is returned only where those are equal too.
+ *
+ * <h2>Changelog</h2>
+ * <ul>
+ *   <li>{@code 'changelog' = 'kafka'} (the default): an upsert topic, read by a Kafka consumer of the connector's
+ *       own on a background thread, with every partition assigned (no consumer group, no committed offsets) from
+ *       the earliest offset, for as long as the table is open. Record keys are decoded with {@code 'key.format'}
+ *       into a row of the key column, values with {@code 'value.format'} (Flink's format factories, as upsert-kafka
+ *       discovers them, with their options under {@code 'key.<format>.'} and {@code 'value.<format>.'}); with
+ *       {@code 'value.fields-include' = 'ALL'} the value holds every column, with {@code 'EXCEPT_KEY'} every
+ *       column but the key; the key column is always the record key's. A null value (a tombstone) deletes the
+ *       key. Records without a usable key, and values a format decodes to nothing (for example with
+ *       {@code 'value.json.ignore-parse-errors' = 'true'}), are skipped and counted. Partitions added to the topic
+ *       while the table is open are not picked up. {@code 'properties.*'} options go to the consumer as they are.</li>
+ *   <li>{@code 'changelog' = 'file'}: a local file of rows, one per line in {@code 'value.format'} (JSON lines by
+ *       default), applied in order when the table opens; a changelog format (for example {@code 'debezium-json'})
+ *       can delete keys. Read once, not watched: for a dimension that changes while the job runs, use Kafka.</li>
+ * </ul>
+ * Changes are applied in micro-batches ({@code 'changelog.batch-size'} at most; a poll's records as soon as they
+ * arrive) through {@link io.flix.index.batch.MicroBatchEngine}: upserts and deletes with exactly the effect of
+ * applying them one at a time.
+ *
+ * <h2>Bootstrap</h2>
+ * A lookup subtask's {@code open} waits until the changelog has been applied up to where it ended when the table
+ * opened on this task manager (the end offsets of every partition at the consumer's start; the whole file), for
+ * at most {@code 'lookup.bootstrap-timeout'}. So every lookup sees at least the data that was in the topic when
+ * the job started, and results on data already in the topic are deterministic. Later changes are applied as they
+ * arrive; a lookup sees exactly the changes applied before its batch, like any processing-time lookup join.
+ *
+ * <h2>One index per task manager</h2>
+ * The lookup subtasks of a task manager share one index and one changelog reader per table: a reference-counted
+ * static registry keyed by the table's identity (its options, columns and key) opens it for the first subtask and
+ * frees it when the last one closes. Static means per class loader: with the connector in the job's jar the
+ * subtasks of one job share it; with the connector in Flink's {@code lib/}, equal tables of several jobs on one
+ * task manager share too. The index, the row store and the micro-batch engine belong to one owner thread per
+ * table, which takes lookup batches (from every subtask) and update batches (from the reader) from one queue in
+ * arrival order and runs whatever is queued as one engine batch: no locks on the index, no lookup races an
+ * update, and every index call comes from one thread (which a GPU backend's context wants). The index uses the task manager's first visible GPU ({@code 'index.backend'}: auto, cpu, gpu) or, on
+ * the CPU, all its cores ({@code 'index.threads'}).
+ *
+ * <h2>Lookups</h2>
+ * {@link io.flix.flink.table.FlixAsyncLookupFunction} gathers a subtask's lookups and sends them as one batch when
+ * it holds {@code 'lookup.batch-size'} lookups or its first one has waited {@code 'lookup.linger'}; each lookup's
+ * future completes with 0 or 1 row, or exceptionally where the changelog or the index failed (which fails the
+ * job, and its restart reads the changelog afresh). Flink keeps at most
+ * {@code 'table.exec.async-lookup.buffer-capacity'} lookups in flight per subtask (default 100): set it to at least
+ * the batch size, and {@code 'table.exec.async-lookup.output-mode' = 'ALLOW_UNORDERED'} where order need not be
+ * kept. Nothing is cached in front of the index: every lookup reads it.
+ *
+ * <h2>Checkpoints</h2>
+ * The table holds no Flink state: after a failure or a restore, its contents are read again from the changelog.
+ *
+ * <h2>Metrics</h2>
+ * On each lookup subtask's metric group: counters {@code flixLookups}, {@code flixLookupBatches}; histograms
+ * {@code flixLookupBatchSize} and {@code flixLookupLatencyNanos} (from a batch's first lookup to its answer);
+ * gauges of the shared table: {@code flixIndexSize}, {@code flixRowBytes}, {@code flixBackend},
+ * {@code flixChangelogRecordsApplied}, {@code flixChangelogRecordsSkipped}, {@code flixBootstrapMillis}.
+ *
+ * <h2>Options</h2>
+ * See {@link io.flix.flink.table.FlixConnectorOptions}. Validation errors name the option; the primary key must be
+ * exactly one BIGINT column.
+ */
+package io.flix.flink.table;

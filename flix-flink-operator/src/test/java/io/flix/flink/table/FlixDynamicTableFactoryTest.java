@@ -1,0 +1,199 @@
+package io.flix.flink.table;
+
+import io.flix.index.Backend;
+
+import org.apache.flink.table.api.DataTypes;
+import org.apache.flink.table.api.TableException;
+import org.apache.flink.table.catalog.Column;
+import org.apache.flink.table.catalog.ResolvedSchema;
+import org.apache.flink.table.catalog.UniqueConstraint;
+import org.apache.flink.table.connector.source.DynamicTableSource;
+import org.apache.flink.table.connector.source.lookup.AsyncLookupFunctionProvider;
+import org.apache.flink.table.factories.utils.FactoryMocks;
+import org.junit.jupiter.api.Test;
+
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Consumer;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class FlixDynamicTableFactoryTest {
+
+    /** name STRING, id BIGINT (the key), price DOUBLE: the key in the middle. */
+    private static final ResolvedSchema SCHEMA = new ResolvedSchema(
+            List.of(Column.physical("name", DataTypes.STRING()),
+                    Column.physical("id", DataTypes.BIGINT().notNull()),
+                    Column.physical("price", DataTypes.DOUBLE())),
+            List.of(), UniqueConstraint.primaryKey("pk", List.of("id")), List.of());
+
+    private static Map<String, String> kafkaOptions() {
+        final Map<String, String> options = new HashMap<>();
+        options.put("connector", "flix");
+        options.put("topic", "products");
+        options.put("properties.bootstrap.servers", "broker:9092");
+        options.put("properties.security.protocol", "PLAINTEXT");
+        return options;
+    }
+
+    private static Map<String, String> fileOptions() {
+        final Map<String, String> options = new HashMap<>();
+        options.put("connector", "flix");
+        options.put("changelog", "file");
+        options.put("file.path", "/tmp/products.jsonl");
+        return options;
+    }
+
+    private static FlixLookupTableSource create(ResolvedSchema schema, Map<String, String> options) {
+        final DynamicTableSource source = FactoryMocks.createTableSource(schema, options);
+        return assertInstanceOf(FlixLookupTableSource.class, source);
+    }
+
+    private static Map<String, String> with(Map<String, String> options, Consumer<Map<String, String>> change) {
+        change.accept(options);
+        return options;
+    }
+
+    /** The whole cause chain's messages: the planner wraps the factory's exception. */
+    private static String failure(ResolvedSchema schema, Map<String, String> options) {
+        final Throwable thrown = assertThrows(Throwable.class, () -> FactoryMocks.createTableSource(schema, options));
+        final StringBuilder messages = new StringBuilder();
+        for (Throwable t = thrown; t != null; t = t.getCause()) {
+            messages.append(t.getMessage()).append('\n');
+        }
+        return messages.toString();
+    }
+
+    @Test
+    void kafkaTableWithDefaults() {
+        final FlixLookupTableSource source = create(SCHEMA, kafkaOptions());
+        assertEquals("kafka", source.changelog());
+        assertEquals(1, source.keyIndex());
+        assertArrayEquals(new int[] {0, 1, 2}, source.valueFields(), "ALL: the value holds every column");
+        assertEquals(Map.of("bootstrap.servers", "broker:9092", "security.protocol", "PLAINTEXT"),
+                source.consumerProperties());
+        assertEquals(1024, source.lookupBatchSize());
+        assertEquals(2_000_000L, source.lingerNanos());
+        assertEquals(Backend.AUTO, source.indexSettings().backend());
+        assertEquals(32, source.indexSettings().nodeSize());
+    }
+
+    @Test
+    void kafkaTableWithOptionsSet() {
+        final FlixLookupTableSource source = create(SCHEMA, with(kafkaOptions(), o -> {
+            o.put("value.fields-include", "EXCEPT_KEY");
+            o.put("key.format", "json");
+            o.put("key.json.ignore-parse-errors", "true");
+            o.put("value.format", "json");
+            o.put("value.json.fail-on-missing-field", "false");
+            o.put("lookup.batch-size", "64");
+            o.put("lookup.linger", "5 ms");
+            o.put("index.backend", "cpu");
+            o.put("index.node-size", "64");
+            o.put("index.threads", "2");
+        }));
+        assertArrayEquals(new int[] {0, 2}, source.valueFields(), "EXCEPT_KEY: the value holds the other columns");
+        assertEquals(64, source.lookupBatchSize());
+        assertEquals(5_000_000L, source.lingerNanos());
+        assertEquals(Backend.CPU, source.indexSettings().backend());
+        assertEquals(64, source.indexSettings().nodeSize());
+        assertEquals(2, source.indexSettings().threads());
+    }
+
+    @Test
+    void fileTable() {
+        final FlixLookupTableSource source = create(SCHEMA, fileOptions());
+        assertEquals("file", source.changelog());
+        assertArrayEquals(new int[] {0, 1, 2}, source.valueFields());
+    }
+
+    @Test
+    void equalTablesShareAnIdentityAndOthersDoNot() {
+        final String a = create(SCHEMA, kafkaOptions()).identity();
+        assertEquals(a, create(SCHEMA, kafkaOptions()).identity());
+        assertNotEquals(a, create(SCHEMA, with(kafkaOptions(), o -> o.put("topic", "other"))).identity());
+        final ResolvedSchema fewer = new ResolvedSchema(
+                List.of(Column.physical("name", DataTypes.STRING()), Column.physical("id", DataTypes.BIGINT().notNull())),
+                List.of(), UniqueConstraint.primaryKey("pk", List.of("id")), List.of());
+        assertNotEquals(a, create(fewer, kafkaOptions()).identity());
+    }
+
+    @Test
+    void lookupFunctionOnThePrimaryKey() {
+        final FlixLookupTableSource source = create(SCHEMA, kafkaOptions());
+        final Object provider = source.getLookupRuntimeProvider(new TestLookupContext(new int[] {1}));
+        final AsyncLookupFunctionProvider async = assertInstanceOf(AsyncLookupFunctionProvider.class, provider);
+        assertInstanceOf(FlixAsyncLookupFunction.class, async.createAsyncLookupFunction());
+        // the key with another column, in either order
+        source.getLookupRuntimeProvider(new TestLookupContext(new int[] {0}, new int[] {1}));
+    }
+
+    @Test
+    void lookupWithoutThePrimaryKeyIsRejected() {
+        final FlixLookupTableSource source = create(SCHEMA, kafkaOptions());
+        final TableException e = assertThrows(TableException.class,
+                () -> source.getLookupRuntimeProvider(new TestLookupContext(new int[] {0})));
+        assertTrue(e.getMessage().contains("'id'"), e.getMessage());
+    }
+
+    @Test
+    void requiredOptionsPerChangelogAreNamed() {
+        assertTrue(failure(SCHEMA, with(kafkaOptions(), o -> o.remove("topic")))
+                .contains("Option 'topic' is required when 'changelog' = 'kafka'"));
+        assertTrue(failure(SCHEMA, with(kafkaOptions(), o -> o.remove("properties.bootstrap.servers")))
+                .contains("Option 'properties.bootstrap.servers' is required"));
+        assertTrue(failure(SCHEMA, with(fileOptions(), o -> o.remove("file.path")))
+                .contains("Option 'file.path' is required when 'changelog' = 'file'"));
+    }
+
+    @Test
+    void badValuesNameTheirOption() {
+        final Map<String, String> cases = new HashMap<>();
+        cases.put("changelog", "jdbc");
+        cases.put("lookup.batch-size", "0");
+        cases.put("changelog.batch-size", "-1");
+        cases.put("lookup.linger", "-1 ms");
+        cases.put("lookup.bootstrap-timeout", "0 s");
+        cases.put("index.backend", "tpu");
+        cases.put("index.node-size", "100");
+        cases.put("index.initial-fill", "1.5");
+        cases.put("index.threads", "-2");
+        cases.put("value.fields-include", "SOME");
+        cases.forEach((option, value) -> {
+            final String message = failure(SCHEMA, with(kafkaOptions(), o -> o.put(option, value)));
+            assertTrue(message.contains("'" + option + "'"), option + " -> " + message);
+        });
+    }
+
+    @Test
+    void unknownOptionsAndFormatsAreNamed() {
+        assertTrue(failure(SCHEMA, with(kafkaOptions(), o -> o.put("lookup.cache", "FULL"))).contains("lookup.cache"));
+        assertTrue(failure(SCHEMA, with(kafkaOptions(), o -> o.put("key.format", "no-such-format")))
+                .contains("key.format"));
+        // properties.* pass through unchecked
+        create(SCHEMA, with(kafkaOptions(), o -> o.put("properties.max.poll.records", "50")));
+    }
+
+    @Test
+    void primaryKeyMustBeOneBigintColumn() {
+        final ResolvedSchema none = new ResolvedSchema(
+                List.of(Column.physical("id", DataTypes.BIGINT())), List.of(), null, List.of());
+        assertTrue(failure(none, kafkaOptions()).contains("needs a PRIMARY KEY"));
+        final ResolvedSchema intKey = new ResolvedSchema(
+                List.of(Column.physical("id", DataTypes.INT().notNull())),
+                List.of(), UniqueConstraint.primaryKey("pk", List.of("id")), List.of());
+        assertTrue(failure(intKey, kafkaOptions()).contains("must be BIGINT"));
+        final ResolvedSchema twoColumns = new ResolvedSchema(
+                List.of(Column.physical("a", DataTypes.BIGINT().notNull()),
+                        Column.physical("b", DataTypes.BIGINT().notNull())),
+                List.of(), UniqueConstraint.primaryKey("pk", Arrays.asList("a", "b")), List.of());
+        assertTrue(failure(twoColumns, kafkaOptions()).contains("has 2 columns"));
+    }
+}
