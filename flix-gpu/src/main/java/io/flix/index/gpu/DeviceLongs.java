@@ -130,6 +130,20 @@ public final class DeviceLongs implements AutoCloseable {
         }
     }
 
+    /**
+     * The argument check of a device-resident call, before anything changes: n, and each (device array, name) pair
+     * on {@code device} and holding at least n longs.
+     */
+    static void checkArgs(int n, int device, Object... arraysAndNames) {
+        io.flix.index.BatchArgs.checkCount(n);
+        for (int i = 0; i < arraysAndNames.length; i += 2) {
+            final String name = (String) arraysAndNames[i + 1];
+            final DeviceLongs d = (DeviceLongs) arraysAndNames[i];
+            checkDevice(d, name, device);
+            d.checkHolds(n, name);
+        }
+    }
+
     private void checkFits(int n) {
         if (n > length) {
             throw new IllegalArgumentException("n = " + n + " exceeds the " + length + " longs on the device");

@@ -219,7 +219,7 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
     @Override
     public void upsert(DeviceLongs keys, DeviceLongs values, int n, boolean keysSorted) {
         enter();
-        checkDeviceArgs(n, keys, "keys", values, "values");
+        DeviceLongs.checkArgs(n, device.ordinal, keys, "keys", values, "values");
         if (n == 0) {
             return;
         }
@@ -303,7 +303,7 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
     @Override
     public void delete(DeviceLongs keys, int n, boolean keysSorted) {
         enter();
-        checkDeviceArgs(n, keys, "keys");
+        DeviceLongs.checkArgs(n, device.ordinal, keys, "keys");
         if (n == 0) {
             return;
         }
@@ -358,7 +358,7 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
     @Override
     public void get(DeviceLongs keys, int n, DeviceLongs valuesOut, boolean keysSorted) {
         enter();
-        checkDeviceArgs(n, keys, "keys", valuesOut, "valuesOut");
+        DeviceLongs.checkArgs(n, device.ordinal, keys, "keys", valuesOut, "valuesOut");
         if (n == 0) {
             return;
         }
@@ -376,7 +376,7 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
     @Override
     public void ceiling(DeviceLongs keys, int n, DeviceLongs keysOut, DeviceLongs valuesOut, boolean keysSorted) {
         enter();
-        checkDeviceArgs(n, keys, "keys", keysOut, "keysOut", valuesOut, "valuesOut");
+        DeviceLongs.checkArgs(n, device.ordinal, keys, "keys", keysOut, "keysOut", valuesOut, "valuesOut");
         if (n == 0) {
             return;
         }
@@ -445,10 +445,7 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
             final int[] at = new int[1];
             cuMemcpyDtoH(Pointer.to(at), unsortedAt, 4);
             if (at[0] != Integer.MAX_VALUE) {
-                final long[] hostKeys = new long[n];
-                cuMemcpyDtoH(Pointer.to(hostKeys), queries.pointer(), n * 8L);
-                BatchArgs.checkKeys(hostKeys, n, true);
-                throw new IllegalStateException("the device found a broken sort promise that the host check did not");
+                DeviceBatchFaults.report(queries, null, n, true);
             }
         }
     }
@@ -672,27 +669,7 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
         final int[] found = new int[2];
         cuMemcpyDtoH(Pointer.to(found), firstBad, 8);
         if (found[0] != Integer.MAX_VALUE || found[1] != Integer.MAX_VALUE) {
-            final long[] hostKeys = new long[n];
-            cuMemcpyDtoH(Pointer.to(hostKeys), keys.pointer(), n * 8L);
-            if (values != null) {
-                final long[] hostValues = new long[n];
-                cuMemcpyDtoH(Pointer.to(hostValues), values.pointer(), n * 8L);
-                BatchArgs.checkPairs(hostKeys, hostValues, n, keysSorted);
-            } else {
-                BatchArgs.checkKeys(hostKeys, n, keysSorted);
-            }
-            throw new IllegalStateException("the device found a fault in the batch that the host check did not");
-        }
-    }
-
-    /** Checks n and each (device array, name) pair of a device-resident call, before anything changes. */
-    private void checkDeviceArgs(int n, Object... arraysAndNames) {
-        BatchArgs.checkCount(n);
-        for (int i = 0; i < arraysAndNames.length; i += 2) {
-            final String name = (String) arraysAndNames[i + 1];
-            final DeviceLongs d = (DeviceLongs) arraysAndNames[i];
-            DeviceLongs.checkDevice(d, name, device.ordinal);
-            d.checkHolds(n, name);
+            DeviceBatchFaults.report(keys, values, n, keysSorted);
         }
     }
 

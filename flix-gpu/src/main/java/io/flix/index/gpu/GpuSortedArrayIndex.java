@@ -148,7 +148,7 @@ public final class GpuSortedArrayIndex implements DeviceResidentIndex {
     @Override
     public void upsert(DeviceLongs keys, DeviceLongs values, int n, boolean keysSorted) {
         enter();
-        checkDeviceArgs(n, keys, "keys", values, "values");
+        DeviceLongs.checkArgs(n, device.ordinal, keys, "keys", values, "values");
         if (n == 0) {
             return;
         }
@@ -193,7 +193,7 @@ public final class GpuSortedArrayIndex implements DeviceResidentIndex {
     @Override
     public void delete(DeviceLongs keys, int n, boolean keysSorted) {
         enter();
-        checkDeviceArgs(n, keys, "keys");
+        DeviceLongs.checkArgs(n, device.ordinal, keys, "keys");
         if (n == 0) {
             return;
         }
@@ -265,7 +265,7 @@ public final class GpuSortedArrayIndex implements DeviceResidentIndex {
     @Override
     public void get(DeviceLongs keys, int n, DeviceLongs valuesOut, boolean keysSorted) {
         enter();
-        checkDeviceArgs(n, keys, "keys", valuesOut, "valuesOut");
+        DeviceLongs.checkArgs(n, device.ordinal, keys, "keys", valuesOut, "valuesOut");
         if (n == 0) {
             return;
         }
@@ -277,7 +277,7 @@ public final class GpuSortedArrayIndex implements DeviceResidentIndex {
     @Override
     public void ceiling(DeviceLongs keys, int n, DeviceLongs keysOut, DeviceLongs valuesOut, boolean keysSorted) {
         enter();
-        checkDeviceArgs(n, keys, "keys", keysOut, "keysOut", valuesOut, "valuesOut");
+        DeviceLongs.checkArgs(n, device.ordinal, keys, "keys", keysOut, "keysOut", valuesOut, "valuesOut");
         if (n == 0) {
             return;
         }
@@ -587,26 +587,7 @@ public final class GpuSortedArrayIndex implements DeviceResidentIndex {
         final int[] found = new int[2];
         cuMemcpyDtoH(Pointer.to(found), firstBad, 8);
         if (found[0] != Integer.MAX_VALUE || found[1] != Integer.MAX_VALUE) {
-            final long[] hostKeys = new long[n];
-            cuMemcpyDtoH(Pointer.to(hostKeys), k.pointer(), n * 8L);
-            if (v != null) {
-                final long[] hostValues = new long[n];
-                cuMemcpyDtoH(Pointer.to(hostValues), v.pointer(), n * 8L);
-                BatchArgs.checkPairs(hostKeys, hostValues, n, keysSorted);
-            } else {
-                BatchArgs.checkKeys(hostKeys, n, keysSorted);
-            }
-            throw new IllegalStateException("the device found a fault in the batch that the host check did not");
-        }
-    }
-
-    private void checkDeviceArgs(int n, Object... arraysAndNames) {
-        BatchArgs.checkCount(n);
-        for (int i = 0; i < arraysAndNames.length; i += 2) {
-            final String name = (String) arraysAndNames[i + 1];
-            final DeviceLongs d = (DeviceLongs) arraysAndNames[i];
-            DeviceLongs.checkDevice(d, name, device.ordinal);
-            d.checkHolds(n, name);
+            DeviceBatchFaults.report(k, v, n, keysSorted);
         }
     }
 
