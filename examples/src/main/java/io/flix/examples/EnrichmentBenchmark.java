@@ -60,8 +60,12 @@ import java.util.stream.Stream;
  * </ul>
  * For each: the load rate (updates applied per second), live heap after the load (used heap after full GCs, all
  * else idle; RocksDB's state lives off the heap), the wall time of a savepoint of the loaded dimension, and the
- * lookup rate (orders enriched per second, from the first order to the end of the job). The orders wait until the
+ * lookup rate (orders enriched per second, from the first order to the end of the job). With each rate, the
+ * process's CPU time per key loaded and per lookup over the same interval (all threads, JIT and GC included): on a
+ * machine shared with other work it moves less than the rates. The orders wait until the
  * dimension is loaded, so the phases do not overlap. {@code --quick} runs tiny sizes in seconds (a smoke test).
+ * {@code --warmup N} first runs every contestant once with N keys (printed, prefixed {@code warmup}), so that no
+ * contestant pays alone for compiling the Flink code all of them share.
  *
  * <pre>
  * java -Xmx8g -cp ... io.flix.examples.EnrichmentBenchmark --keys 10000000 --lookups 20000000 --parallelism 2
@@ -71,14 +75,16 @@ public final class EnrichmentBenchmark {
 
     /** One contestant's numbers. */
     public record Result(String variant, long keys, long lookups, long hits, double loadPerSecond,
-                         double lookupsPerSecond, long liveHeapBytes, double savepointSeconds) {
+                         double lookupsPerSecond, long liveHeapBytes, double savepointSeconds,
+                         double loadCpuNanosPerKey, double lookupCpuNanosPerLookup) {
         @Override
         public String toString() {
             return String.format(Locale.ROOT,
                     "%-8s keys=%d load=%.3f M/s lookups=%d hits=%d lookup=%.3f M/s liveHeap=%.1f MiB (%.0f B/key)"
-                            + " savepoint=%.2f s", variant, keys, loadPerSecond / 1e6, lookups, hits,
-                    lookupsPerSecond / 1e6, liveHeapBytes / 1048576.0, (double) liveHeapBytes / Math.max(1, keys),
-                    savepointSeconds);
+                            + " savepoint=%.2f s cpu: load=%.0f ns/key lookup=%.0f ns", variant, keys,
+                    loadPerSecond / 1e6, lookups, hits, lookupsPerSecond / 1e6, liveHeapBytes / 1048576.0,
+                    (double) liveHeapBytes / Math.max(1, keys), savepointSeconds, loadCpuNanosPerKey,
+                    lookupCpuNanosPerLookup);
         }
     }
 
@@ -87,6 +93,10 @@ public final class EnrichmentBenchmark {
     private static final AtomicLong LOAD_START = new AtomicLong();
     private static final AtomicLong LOAD_END = new AtomicLong();
     private static final AtomicLong LOOKUP_START = new AtomicLong();
+    // process CPU time (all threads, JIT and GC included) at the same moments
+    private static final AtomicLong LOAD_START_CPU = new AtomicLong();
+    private static final AtomicLong LOAD_END_CPU = new AtomicLong();
+    private static final AtomicLong LOOKUP_START_CPU = new AtomicLong();
     private static final LongAdder ENRICHED = new LongAdder();
     private static final LongAdder HITS = new LongAdder();
     private static volatile long expectedUpdates;
@@ -109,6 +119,14 @@ public final class EnrichmentBenchmark {
         System.out.printf(Locale.ROOT, "keys=%d lookups=%d (half hits) payload=%s parallelism=%d cores=%d "
                         + "maxHeap=%.1f GiB%n", keys, lookups, payload, parallelism, Runtime.getRuntime().availableProcessors(),
                 Runtime.getRuntime().maxMemory() / 1073741824.0);
+        final long warmupKeys = option(args, "--warmup", 0);
+        if (warmupKeys > 0) {
+            // the JIT compiles Flink's code paths in whichever job runs them first: warm every contestant up
+            for (String variant : variants.split(",")) {
+                System.out.println("warmup " + run(variant.trim(), payload, warmupKeys, 2 * warmupKeys, parallelism,
+                        backend, rocksdbManaged, false));
+            }
+        }
         for (String variant : variants.split(",")) {
             System.out.println(run(variant.trim(), payload, keys, lookups, parallelism, backend, rocksdbManaged,
                     savepoint));
@@ -122,6 +140,9 @@ public final class EnrichmentBenchmark {
         LOAD_START.set(0);
         LOAD_END.set(0);
         LOOKUP_START.set(0);
+        LOAD_START_CPU.set(0);
+        LOAD_END_CPU.set(0);
+        LOOKUP_START_CPU.set(0);
         ENRICHED.reset();
         HITS.reset();
         expectedUpdates = keys;
@@ -177,6 +198,7 @@ public final class EnrichmentBenchmark {
         lookupsReleased.complete(null);
         job.getJobExecutionResult().get(1, TimeUnit.HOURS);
         final long end = System.nanoTime();
+        final long endCpu = processCpuNanos();
         deleteRecursively(checkpoints);
         final double loadSeconds = (LOAD_END.get() - LOAD_START.get()) / 1e9;
         final double lookupSeconds = (end - LOOKUP_START.get()) / 1e9;
@@ -184,7 +206,8 @@ public final class EnrichmentBenchmark {
             throw new IllegalStateException(variant + ": " + ENRICHED.sum() + " of " + lookups + " lookups came out");
         }
         return new Result(variant, keys, lookups, HITS.sum(), keys / loadSeconds, lookups / lookupSeconds, liveHeap,
-                savepointSeconds);
+                savepointSeconds, (double) (LOAD_END_CPU.get() - LOAD_START_CPU.get()) / keys,
+                (double) (endCpu - LOOKUP_START_CPU.get()) / lookups);
     }
 
     /** The contestant's enrichment of the orders against the updates' payloads. */
@@ -224,12 +247,19 @@ public final class EnrichmentBenchmark {
     private static void updateApplied() {
         final long n = UPDATES_APPLIED.incrementAndGet();
         if (n == 1) {
+            LOAD_START_CPU.set(processCpuNanos());
             LOAD_START.set(System.nanoTime());
         }
         if (n == expectedUpdates) {
             LOAD_END.set(System.nanoTime());
+            LOAD_END_CPU.set(processCpuNanos());
             loaded.complete(null);
         }
+    }
+
+    private static long processCpuNanos() {
+        return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
+                .getProcessCpuTime();
     }
 
     private static long liveHeap() throws InterruptedException {
@@ -247,8 +277,8 @@ public final class EnrichmentBenchmark {
             @Override
             public CompletionStage<Void> acquire(int permits) {
                 final CompletableFuture<Void> released = lookupsReleased;
-                if (released.isDone()) {
-                    LOOKUP_START.compareAndSet(0, System.nanoTime());
+                if (released.isDone() && LOOKUP_START.compareAndSet(0, System.nanoTime())) {
+                    LOOKUP_START_CPU.set(processCpuNanos());
                 }
                 return released;
             }
