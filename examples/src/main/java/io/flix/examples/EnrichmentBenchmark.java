@@ -102,6 +102,9 @@ public final class EnrichmentBenchmark {
     private static volatile long expectedUpdates;
     private static volatile CompletableFuture<Void> loaded;
     private static volatile CompletableFuture<Void> lookupsReleased;
+    /** The FliX operator's micro-batch size and flush interval ({@code --batch-size}, {@code --flush-ms}). */
+    private static volatile int flixBatchSize = 1 << 15;
+    private static volatile long flixFlushMillis = 50;
 
     private EnrichmentBenchmark() {
     }
@@ -119,6 +122,8 @@ public final class EnrichmentBenchmark {
         System.out.printf(Locale.ROOT, "keys=%d lookups=%d (half hits) payload=%s parallelism=%d cores=%d "
                         + "maxHeap=%.1f GiB%n", keys, lookups, payload, parallelism, Runtime.getRuntime().availableProcessors(),
                 Runtime.getRuntime().maxMemory() / 1073741824.0);
+        flixBatchSize = (int) option(args, "--batch-size", flixBatchSize);
+        flixFlushMillis = option(args, "--flush-ms", flixFlushMillis);
         final long warmupKeys = option(args, "--warmup", 0);
         if (warmupKeys > 0) {
             // the JIT compiles Flink's code paths in whichever job runs them first: warm every contestant up
@@ -185,7 +190,7 @@ public final class EnrichmentBenchmark {
 
         final JobClient job = env.executeAsync(variant);
         loaded.get(1, TimeUnit.HOURS);
-        Thread.sleep(300); // the last updates' micro-batch: flushed within the 50 ms interval
+        Thread.sleep(flixFlushMillis + 250); // the last updates' micro-batch: flushed within the flush interval
         final long liveHeap = liveHeap();
         double savepointSeconds = Double.NaN;
         if (savepoint) {
@@ -221,8 +226,8 @@ public final class EnrichmentBenchmark {
                         updateApplied();
                         return payloadOf.apply(u);
                     }, payloadType)
-                    .batchSize(1 << 15)
-                    .flushInterval(Duration.ofMillis(50))
+                    .batchSize(flixBatchSize)
+                    .flushInterval(Duration.ofMillis(flixFlushMillis))
                     .backend(backend)
                     .build();
             case "heap", "rocksdb" -> updates.keyBy(key, Types.LONG)

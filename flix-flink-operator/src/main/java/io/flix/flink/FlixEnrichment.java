@@ -163,7 +163,10 @@ public final class FlixEnrichment<U, E, P> {
         return this;
     }
 
-    /** GPUs to spread the subtasks over (default: those {@code CUDA_VISIBLE_DEVICES} lists). */
+    /**
+     * GPUs to spread the subtasks over, by subtask index (default: those {@code CUDA_VISIBLE_DEVICES} lists). The
+     * subtasks on one device share its context and serialise their GPU work; see {@link FlixEnrichmentOperator}.
+     */
     public FlixEnrichment<U, E, P> devices(int devices) {
         this.settings = settings.withDevices(devices);
         return this;

@@ -86,6 +86,19 @@ import java.util.List;
  * are written as the payload serializer wrote them, so a restore needs a payload serializer that reads the same
  * format.
  *
+ * <h2>GPUs</h2>
+ * With the GPU backend ({@code Backend.GPU}, or {@code AUTO} where a GPU is usable) each subtask opens its own index
+ * on device {@code subtask index % devices}, where devices is {@link IndexSettings#devices()} or, where that is 0,
+ * the number of entries in {@code CUDA_VISIBLE_DEVICES} (one where it is unset). CUDA numbers the visible devices
+ * 0, 1, ... in the order listed, so give each task manager the GPUs it should use through that variable. The
+ * subtasks of one task manager (one JVM) share one CUDA context per device: the device's primary context,
+ * retained once per process and made current on each calling thread; the kernel module is loaded once into it.
+ * Each subtask's index has its own device memory. All index work (kernels, CUB sorts, the copies through pinned
+ * staging buffers) goes to the context's legacy default stream, and each index call waits for its results, so the
+ * subtasks on one device run their GPU work one after the other, in the order they issue it, while their host work
+ * (deserializing, buffering, the micro-batch engine's sort, emitting) overlaps. More subtasks than GPUs on a task
+ * manager add host parallelism, not GPU parallelism.
+ *
  * <h2>Metrics</h2>
  * On the operator's metric group: {@code flixBatchSize} and {@code flixFlushLatencyNanos} (histograms),
  * {@code flixIndexSize}, {@code flixIndexBytes}, {@code flixRowBytes}, {@code flixBackend} (gauges, refreshed
