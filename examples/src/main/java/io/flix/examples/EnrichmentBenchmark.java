@@ -19,12 +19,19 @@ import org.apache.flink.api.connector.source.lib.NumberSequenceSource.NumberSequ
 import org.apache.flink.api.connector.source.util.ratelimit.RateLimiter;
 import org.apache.flink.api.connector.source.util.ratelimit.RateLimiterStrategy;
 import org.apache.flink.configuration.CheckpointingOptions;
+import org.apache.flink.configuration.ConfigOptions;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.MemorySize;
 import org.apache.flink.configuration.StateBackendOptions;
 import org.apache.flink.configuration.TaskManagerOptions;
 import org.apache.flink.connector.datagen.source.DataGeneratorSource;
 import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.metrics.Gauge;
+import org.apache.flink.metrics.Metric;
+import org.apache.flink.metrics.MetricConfig;
+import org.apache.flink.metrics.MetricGroup;
+import org.apache.flink.metrics.reporter.MetricReporter;
+import org.apache.flink.metrics.reporter.MetricReporterFactory;
 import org.apache.flink.core.execution.SavepointFormatType;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
@@ -76,15 +83,15 @@ public final class EnrichmentBenchmark {
     /** One contestant's numbers. */
     public record Result(String variant, long keys, long lookups, long hits, double loadPerSecond,
                          double lookupsPerSecond, long liveHeapBytes, double savepointSeconds,
-                         double loadCpuNanosPerKey, double lookupCpuNanosPerLookup) {
+                         double loadCpuNanosPerKey, double lookupCpuNanosPerLookup, String backend) {
         @Override
         public String toString() {
             return String.format(Locale.ROOT,
                     "%-8s keys=%d load=%.3f M/s lookups=%d hits=%d lookup=%.3f M/s liveHeap=%.1f MiB (%.0f B/key)"
-                            + " savepoint=%.2f s cpu: load=%.0f ns/key lookup=%.0f ns", variant, keys,
+                            + " savepoint=%.2f s cpu: load=%.0f ns/key lookup=%.0f ns backend=%s", variant, keys,
                     loadPerSecond / 1e6, lookups, hits, lookupsPerSecond / 1e6, liveHeapBytes / 1048576.0,
                     (double) liveHeapBytes / Math.max(1, keys), savepointSeconds, loadCpuNanosPerKey,
-                    lookupCpuNanosPerLookup);
+                    lookupCpuNanosPerLookup, backend);
         }
     }
 
@@ -165,6 +172,10 @@ public final class EnrichmentBenchmark {
         } else {
             conf.set(StateBackendOptions.STATE_BACKEND, "hashmap");
         }
+        // the FliX operator's backend gauge, as its subtasks report it
+        conf.set(ConfigOptions.key("metrics.reporter.flixbackend.factory.class").stringType().noDefaultValue(),
+                BackendReporter.class.getName());
+        BackendReporter.BACKENDS.clear();
         final StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(parallelism, conf);
         final long space = 2 * keys; // ids beyond the dimension: half the orders miss
         final DataStream<Order> orders = env.fromSource(new DataGeneratorSource<>(
@@ -212,7 +223,7 @@ public final class EnrichmentBenchmark {
         }
         return new Result(variant, keys, lookups, HITS.sum(), keys / loadSeconds, lookups / lookupSeconds, liveHeap,
                 savepointSeconds, (double) (LOAD_END_CPU.get() - LOAD_START_CPU.get()) / keys,
-                (double) (endCpu - LOOKUP_START_CPU.get()) / lookups);
+                (double) (endCpu - LOOKUP_START_CPU.get()) / lookups, backendUsed(variant));
     }
 
     /** The contestant's enrichment of the orders against the updates' payloads. */
@@ -259,6 +270,51 @@ public final class EnrichmentBenchmark {
             LOAD_END.set(System.nanoTime());
             LOAD_END_CPU.set(processCpuNanos());
             loaded.complete(null);
+        }
+    }
+
+    /** The backends the FliX subtasks reported (joined where they differ); for the others their state backend. */
+    private static String backendUsed(String variant) {
+        if (!variant.equals("flix")) {
+            return variant.equals("rocksdb") ? "rocksdb" : "hashmap";
+        }
+        final java.util.TreeSet<String> names = new java.util.TreeSet<>();
+        for (Gauge<?> gauge : BackendReporter.BACKENDS) {
+            names.add(String.valueOf(gauge.getValue()));
+        }
+        return names.isEmpty() ? "unknown" : String.join("+", names);
+    }
+
+    /**
+     * Keeps the FliX operator's {@code flixBackend} gauges, registered with the local cluster by
+     * {@code metrics.reporter.flixbackend.factory.class} (and META-INF/services).
+     */
+    public static final class BackendReporter implements MetricReporter, MetricReporterFactory {
+        static final java.util.Set<Gauge<?>> BACKENDS = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+        @Override
+        public MetricReporter createMetricReporter(java.util.Properties properties) {
+            return new BackendReporter();
+        }
+
+        @Override
+        public void open(MetricConfig config) {
+        }
+
+        @Override
+        public void close() {
+        }
+
+        @Override
+        public void notifyOfAddedMetric(Metric metric, String metricName, MetricGroup group) {
+            if (metricName.equals("flixBackend") && metric instanceof Gauge<?> gauge) {
+                BACKENDS.add(gauge);
+            }
+        }
+
+        @Override
+        public void notifyOfRemovedMetric(Metric metric, String metricName, MetricGroup group) {
+            // kept: the job's gauges are read after it ends
         }
     }
 
