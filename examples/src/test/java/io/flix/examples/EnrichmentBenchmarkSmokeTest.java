@@ -9,7 +9,7 @@ import org.junit.jupiter.params.provider.CsvSource;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** The benchmark's --quick sizes, each contestant: all lookups come out, half of them (about) hits. */
+/** The benchmark's --quick sizes, each contestant: all lookups come out, half of them (about) hits, the backend used. */
 class EnrichmentBenchmarkSmokeTest {
 
     @ParameterizedTest
@@ -21,5 +21,11 @@ class EnrichmentBenchmarkSmokeTest {
         assertTrue(result.hits() > 16_000 && result.hits() < 24_000, "about half hits: " + result.hits());
         assertTrue(result.loadPerSecond() > 0 && result.lookupsPerSecond() > 0, result.toString());
         assertTrue(result.liveHeapBytes() > 0 && result.savepointSeconds() >= 0, result.toString());
+        // FliX: the backend its subtasks reported through their metrics
+        assertEquals(switch (variant) {
+            case "flix" -> "cpu";
+            case "rocksdb" -> "rocksdb";
+            default -> "hashmap";
+        }, result.backend());
     }
 }

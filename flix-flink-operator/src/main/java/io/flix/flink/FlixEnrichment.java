@@ -62,8 +62,6 @@ public final class FlixEnrichment<U, E, P> {
     private String name = "FliX enrichment";
     private String uid;
     private int parallelism = -1;
-    private SingleOutputStreamOperator<U> checkedUpdates;
-    private SingleOutputStreamOperator<E> checkedLookups;
     private SingleOutputStreamOperator<Enriched<E, P>> built;
 
     private FlixEnrichment(DataStream<U> updates, DataStream<E> lookups, PayloadFunction<U, P> payload,
@@ -165,7 +163,10 @@ public final class FlixEnrichment<U, E, P> {
         return this;
     }
 
-    /** GPUs to spread the subtasks over (default: those {@code CUDA_VISIBLE_DEVICES} lists). */
+    /**
+     * GPUs to spread the subtasks over, by subtask index (default: those {@code CUDA_VISIBLE_DEVICES} lists). The
+     * subtasks on one device share its context and serialise their GPU work; see {@link FlixEnrichmentOperator}.
+     */
     public FlixEnrichment<U, E, P> devices(int devices) {
         this.settings = settings.withDevices(devices);
         return this;
@@ -185,11 +186,7 @@ public final class FlixEnrichment<U, E, P> {
         return this;
     }
 
-    /**
-     * The operator's uid: set it so savepoints find the dimension. The key checks before the key-by hold no state
-     * and get no uid, so a job resumed from a savepoint may feed them from other sources (a fully finished
-     * operator with a uid cannot get new, unfinished predecessors).
-     */
+    /** The operator's uid: set it so savepoints find the dimension. */
     public FlixEnrichment<U, E, P> uid(String operatorUid) {
         this.uid = operatorUid;
         return this;
@@ -212,12 +209,9 @@ public final class FlixEnrichment<U, E, P> {
         final FlixEnrichmentOperator<U, E, P> operator = new FlixEnrichmentOperator<>(payload,
                 payloadType.createSerializer(serializerConfig), lookups.getType().createSerializer(serializerConfig),
                 kind, rangeEnd, rangeLimit, batchSize, flushInterval.toMillis(), settings);
-        checkedUpdates = updates.process(new KeyCheck<>(updateKey, "update"), updates.getType())
-                .name(name + ": update keys");
-        checkedLookups = lookups.process(new KeyCheck<>(lookupKey, "lookup"), lookups.getType())
-                .name(name + ": lookup keys");
-        built = checkedUpdates.keyBy(updateKey, Types.LONG)
-                .connect(checkedLookups.keyBy(lookupKey, Types.LONG))
+        // null keys are routed to one subtask and rejected by the operator, which applies the key functions again
+        built = updates.keyBy(new IndexKey<>(updateKey), Types.LONG)
+                .connect(lookups.keyBy(new IndexKey<>(lookupKey), Types.LONG))
                 .transform(name, enrichedType(lookups.getType(), payloadType), operator);
         if (uid != null) {
             built.uid(uid);
@@ -228,13 +222,12 @@ public final class FlixEnrichment<U, E, P> {
         return built;
     }
 
-    /** The records rejected by the key checks and by the operator. Call after {@link #build()}. */
+    /** The records the operator rejected. Call after {@link #build()}. */
     public DataStream<Rejected> rejected() {
         if (built == null) {
             throw new IllegalStateException("call build() first");
         }
-        return checkedUpdates.getSideOutput(REJECTED)
-                .union(checkedLookups.getSideOutput(REJECTED), built.getSideOutput(REJECTED));
+        return built.getSideOutput(REJECTED);
     }
 
     /** Type information of {@link Enriched} for an event and a payload type: a POJO, no Kryo. */

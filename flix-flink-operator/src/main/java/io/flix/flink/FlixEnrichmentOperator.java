@@ -61,9 +61,16 @@ import java.util.List;
  * (such an update is flushed in a batch of its own). Each lookup result is a fresh deserialized copy.
  *
  * <h2>Bad records</h2>
- * An update whose payload function throws, or whose payload fails to serialize, and a range lookup without a valid
- * end, go to the side output {@link FlixEnrichment#REJECTED} with the reason; the job goes on. (Null keys are
- * caught before the key-by, see {@link FlixEnrichment}.)
+ * A record whose key is null or whose key function throws, an update whose payload function throws or whose
+ * payload fails to serialize, and a range lookup without a valid end, go to the side output
+ * {@link FlixEnrichment#REJECTED} with the reason; the job goes on. ({@link FlixEnrichment} keys the inputs so
+ * that records without a key reach the operator instead of failing the partitioner.)
+ *
+ * <h2>Keys</h2>
+ * The operator reads each record's key with the inputs' key selectors itself and does not set Flink's per-record
+ * key context ({@link #setKeyContextElement1} and {@link #setKeyContextElement2} do nothing): it keeps no keyed
+ * state per record and no keyed timers, and its raw keyed state is grouped by key group from the index's keys at
+ * snapshot time. This saves, per record, the key group computation and the key backend's bookkeeping.
  *
  * <h2>State: raw keyed state, one chunk per key group</h2>
  * The dimension is checkpointed as raw keyed state ({@link #isUsingCustomRawKeyedState()} is true): in
@@ -78,6 +85,19 @@ import java.util.List;
  * 0.23 s, on a busy machine; the rest is the export, the grouping by key group and the writing). Payload bytes
  * are written as the payload serializer wrote them, so a restore needs a payload serializer that reads the same
  * format.
+ *
+ * <h2>GPUs</h2>
+ * With the GPU backend ({@code Backend.GPU}, or {@code AUTO} where a GPU is usable) each subtask opens its own index
+ * on device {@code subtask index % devices}, where devices is {@link IndexSettings#devices()} or, where that is 0,
+ * the number of entries in {@code CUDA_VISIBLE_DEVICES} (one where it is unset). CUDA numbers the visible devices
+ * 0, 1, ... in the order listed, so give each task manager the GPUs it should use through that variable. The
+ * subtasks of one task manager (one JVM) share one CUDA context per device: the device's primary context,
+ * retained once per process and made current on each calling thread; the kernel module is loaded once into it.
+ * Each subtask's index has its own device memory. All index work (kernels, CUB sorts, the copies through pinned
+ * staging buffers) goes to the context's legacy default stream, and each index call waits for its results, so the
+ * subtasks on one device run their GPU work one after the other, in the order they issue it, while their host work
+ * (deserializing, buffering, the micro-batch engine's sort, emitting) overlaps. More subtasks than GPUs on a task
+ * manager add host parallelism, not GPU parallelism.
  *
  * <h2>Metrics</h2>
  * On the operator's metric group: {@code flixBatchSize} and {@code flixFlushLatencyNanos} (histograms),
@@ -278,12 +298,19 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
     @Override
     public void processElement1(StreamRecord<U> element) throws Exception {
         final U update = element.getValue();
-        final Object currentKey = getCurrentKey();
-        if (!(currentKey instanceof Long)) {
-            reject("update", "the key must be a non-null Long, was " + currentKey, update, element);
+        final Object recordKey;
+        try {
+            recordKey = keyOf(stateKeySelector1, update);
+        } catch (Exception e) {
+            reject("update", "the key function failed: " + e, update, element);
             return;
         }
-        final long key = (Long) currentKey;
+        if (!(recordKey instanceof Long)) {
+            reject("update", recordKey == null ? "the key is null" : "the key must be a Long, was " + recordKey,
+                    update, element);
+            return;
+        }
+        final long key = (Long) recordKey;
         final P payload;
         try {
             payload = payloadFunction.payloadOf(update);
@@ -313,6 +340,27 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
         }
         updates.inc();
         afterBuffering();
+    }
+
+    /** A record's key by its input's key selector; for the enrichment's own key-by, the user's key (maybe null). */
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    private static Object keyOf(KeySelector selector, Object record) throws Exception {
+        if (selector == null) {
+            throw new IllegalStateException("the operator's inputs must be keyed");
+        }
+        return selector instanceof IndexKey indexKey ? indexKey.indexKey(record) : selector.getKey(record);
+    }
+
+    /** Nothing to do: the operator reads each record's key itself, see the class comment. */
+    @Override
+    @SuppressWarnings("rawtypes")
+    public void setKeyContextElement1(StreamRecord record) {
+    }
+
+    /** Nothing to do: the operator reads each record's key itself, see the class comment. */
+    @Override
+    @SuppressWarnings("rawtypes")
+    public void setKeyContextElement2(StreamRecord record) {
     }
 
     private void processInlineUpdate(long key, P payload, U update, StreamRecord<U> element) {
@@ -381,12 +429,19 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
     @Override
     public void processElement2(StreamRecord<E> element) throws Exception {
         final E event = copyEvents ? eventSerializer.copy(element.getValue()) : element.getValue();
-        final Object currentKey = getCurrentKey();
-        if (!(currentKey instanceof Long)) {
-            reject("lookup", "the key must be a non-null Long, was " + currentKey, event, element);
+        final Object recordKey;
+        try {
+            recordKey = keyOf(stateKeySelector2, event);
+        } catch (Exception e) {
+            reject("lookup", "the key function failed: " + e, event, element);
             return;
         }
-        final long key = (Long) currentKey;
+        if (!(recordKey instanceof Long)) {
+            reject("lookup", recordKey == null ? "the key is null" : "the key must be a Long, was " + recordKey,
+                    event, element);
+            return;
+        }
+        final long key = (Long) recordKey;
         final int position;
         switch (lookupKind) {
             case EXACT -> position = batch.get(key);

@@ -54,9 +54,17 @@ public record IndexSettings(Backend backend, int nodeSize, double initialFill, i
      * @param sharingCores  subtasks of this operator that run on this machine
      */
     public FlixConfig configFor(int subtaskIndex, int sharingCores) {
+        return configFor(subtaskIndex, sharingCores, System.getenv("CUDA_VISIBLE_DEVICES"));
+    }
+
+    /**
+     * As {@link #configFor(int, int)}, with the value of {@code CUDA_VISIBLE_DEVICES} given. CUDA numbers the
+     * visible devices 0, 1, ... in the order listed, whatever their physical ids: those are the ordinals used.
+     */
+    FlixConfig configFor(int subtaskIndex, int sharingCores, String cudaVisibleDevices) {
         final int cores = Runtime.getRuntime().availableProcessors();
         final int subtaskThreads = threads > 0 ? threads : Math.max(1, cores / Math.max(1, sharingCores));
-        final int deviceCount = devices > 0 ? devices : visibleDevices(System.getenv("CUDA_VISIBLE_DEVICES"));
+        final int deviceCount = devices > 0 ? devices : visibleDevices(cudaVisibleDevices);
         return new FlixConfig(backend, nodeSize, initialFill, subtaskThreads, subtaskIndex % deviceCount);
     }
 

@@ -2,6 +2,8 @@ package io.flix.flink;
 
 import io.flix.index.Backend;
 
+import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.api.java.functions.KeySelector;
 import org.apache.flink.streaming.api.watermark.Watermark;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.streaming.util.KeyedTwoInputStreamOperatorTestHarness;
@@ -155,6 +157,40 @@ class FlixEnrichmentOperatorTest {
             assertEquals(3, rejected.get(0).getTimestamp());
             assertTrue(rejected.get(1).getValue().reason.contains("payload function"));
             assertEquals(1, operator.liveRows());
+        }
+    }
+
+    @Test
+    void recordsWithoutAKeyAreRejectedByTheOperatorAndKeyZeroStillWorks() throws Exception {
+        // keyed as FlixEnrichment keys them: records without a key take the unkeyed route, key 0
+        final KeySelector<Update, Long> updateKey = u -> u.key == -1 ? null : u.key;
+        final KeySelector<Lookup, Long> lookupKey = l -> {
+            if (l.key == -2) {
+                throw new IllegalStateException("no key here");
+            }
+            return l.key == -1 ? null : l.key;
+        };
+        try (var harness = new KeyedTwoInputStreamOperatorTestHarness<>(Harnesses.operator(LookupKind.EXACT, 1000, 0),
+                new IndexKey<>(updateKey), new IndexKey<>(lookupKey), Types.LONG, Harnesses.MAX_PARALLELISM, 1, 0)) {
+            harness.open();
+            harness.processElement1(new StreamRecord<>(Update.upsert(0, "zero")));
+            harness.processElement1(new StreamRecord<>(Update.upsert(-1, "no key"), 4));
+            harness.processElement2(new StreamRecord<>(new Lookup(0, -1, -1)));
+            harness.processElement2(new StreamRecord<>(new Lookup(1, -2, -2)));
+            harness.processElement2(new StreamRecord<>(new Lookup(2, 0, 0)));
+            harness.prepareSnapshotPreBarrier(1);
+            assertEquals(List.of(new Enriched<>(new Lookup(2, 0, 0), LookupKind.EXACT, "zero", null, null)),
+                    new ArrayList<>(harness.extractOutputValues()));
+            final List<StreamRecord<Rejected>> rejected = new ArrayList<>(harness.getSideOutput(FlixEnrichment.REJECTED));
+            assertEquals(3, rejected.size(), rejected.toString());
+            assertEquals("update", rejected.get(0).getValue().input);
+            assertEquals("the key is null", rejected.get(0).getValue().reason);
+            assertEquals(4, rejected.get(0).getTimestamp());
+            assertEquals("lookup", rejected.get(1).getValue().input);
+            assertEquals("the key is null", rejected.get(1).getValue().reason);
+            assertTrue(rejected.get(2).getValue().reason.startsWith("the key function failed")
+                    && rejected.get(2).getValue().reason.contains("no key here"), rejected.get(2).getValue().reason);
+            assertEquals(new Lookup(1, -2, -2).toString(), rejected.get(2).getValue().record);
         }
     }
 

@@ -7,6 +7,7 @@ import org.junit.jupiter.api.Test;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class IndexSettingsTest {
 
@@ -17,6 +18,34 @@ class IndexSettingsTest {
             final FlixConfig config = settings.configFor(subtask, 8);
             assertEquals(subtask % 3, config.device());
             assertEquals(Backend.GPU, config.backend());
+        }
+    }
+
+    @Test
+    void withoutADeviceCountTheSubtasksSpreadOverTheVisibleDevices() {
+        final IndexSettings settings = IndexSettings.defaults().withBackend(Backend.GPU);
+        final int subtasks = 7;
+        for (String visible : new String[] {"0,1", "4,5,6", "GPU-8a1b,GPU-77ff,GPU-0c3d,GPU-1e2f", "3"}) {
+            final int deviceCount = visible.split(",").length;
+            final int[] perDevice = new int[deviceCount];
+            for (int subtask = 0; subtask < subtasks; subtask++) {
+                final int device = settings.configFor(subtask, subtasks, visible).device();
+                // CUDA renumbers the visible devices from 0, whatever ids the variable lists
+                assertTrue(device >= 0 && device < deviceCount, visible + ": device " + device);
+                assertEquals(subtask % deviceCount, device, visible);
+                perDevice[device]++;
+            }
+            for (int count : perDevice) {
+                // every visible device is used, none takes more than its share rounded up
+                assertTrue(count >= subtasks / deviceCount && count <= (subtasks + deviceCount - 1) / deviceCount,
+                        visible + ": " + java.util.Arrays.toString(perDevice));
+            }
+        }
+        for (int subtask = 0; subtask < subtasks; subtask++) {
+            assertEquals(0, settings.configFor(subtask, subtasks, null).device(), "unset: device 0");
+            assertEquals(0, settings.configFor(subtask, subtasks, "").device(), "empty: device 0");
+            // an explicit count wins over the variable
+            assertEquals(subtask % 2, settings.withDevices(2).configFor(subtask, subtasks, "0,1,2,3").device());
         }
     }
 

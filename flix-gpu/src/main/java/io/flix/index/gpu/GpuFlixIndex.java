@@ -182,6 +182,11 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
         return device.name;
     }
 
+    /** The process-wide context of this index's device, shared by every index open on it (for tests). */
+    GpuRuntime.DeviceContext deviceContext() {
+        return device;
+    }
+
     // -------------------------------------------------------------------------------------------------------------
     // Updates
 
