@@ -170,8 +170,8 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
     private transient boolean[] lookupHasTimestamp;
     private transient int[] lookupPositions;
     private transient int lookupCount;
-    /** Buffered updates: position of the get just before each, which reads the row the update supersedes. */
-    private transient int[] supersededPositions;
+    /** Buffered updates where payloads go to the row store; null for inline payloads. */
+    private transient RowUpdates rowUpdates;
     private transient int updateCount;
     private transient boolean flushTimerPending;
     /** Processing time at which the current batch is flushed at the latest. */
@@ -278,6 +278,7 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
         } else {
             // a fixed-length payload needs no per-row bookkeeping
             rows = new RowStore(Math.max(0, payloadLength));
+            rowUpdates = new RowUpdates(rows, Math.min(batchSize, 1 << 16));
         }
         eventSerializer = eventSerializerTemplate.duplicate();
         serializeBuffer = new DataOutputSerializer(256);
@@ -288,7 +289,6 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
         lookupTimestamps = new long[initial];
         lookupHasTimestamp = new boolean[initial];
         lookupPositions = new int[initial];
-        supersededPositions = new int[initial];
         updateKeys = new long[initial];
         backendName = index.backend().name().toLowerCase(java.util.Locale.ROOT);
     }
@@ -323,8 +323,8 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
             return;
         }
         if (payload == null) {
-            bufferUpdate(batch.get(key));
-            batch.delete(key);
+            rowUpdates.delete(batch, key);
+            updateCount++;
         } else {
             final int row;
             try {
@@ -335,8 +335,8 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
                 reject("update", "the payload failed to serialize: " + e, update, element);
                 return;
             }
-            bufferUpdate(batch.get(key));
-            batch.upsert(key, row);
+            rowUpdates.upsert(batch, key, row);
+            updateCount++;
         }
         updates.inc();
         afterBuffering();
@@ -467,13 +467,6 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
         afterBuffering();
     }
 
-    private void bufferUpdate(int getPosition) {
-        if (updateCount == supersededPositions.length) {
-            supersededPositions = Arrays.copyOf(supersededPositions, updateCount * 2);
-        }
-        supersededPositions[updateCount++] = getPosition;
-    }
-
     private void bufferLookup(E event, StreamRecord<E> element, int position) {
         if (lookupCount == lookupEvents.length) {
             final int capacity = lookupCount * 2;
@@ -560,13 +553,7 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
                 escapedPending = false;
             }
         } else {
-            // the rows replaced or deleted by this batch's updates: each update's preceding get read one
-            for (int u = 0; u < updateCount; u++) {
-                final long superseded = results.value(supersededPositions[u]);
-                if (superseded != NOT_FOUND) {
-                    rows.free((int) superseded);
-                }
-            }
+            rowUpdates.releaseSuperseded(results);
         }
         Arrays.fill(lookupEvents, 0, lookupCount, null);
         lookupCount = 0;
@@ -689,6 +676,7 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
                 index = null;
             }
             rows = null;
+            rowUpdates = null;
         }
     }
 

@@ -1,6 +1,7 @@
 package io.flix.flink.table;
 
 import io.flix.flink.RowStore;
+import io.flix.flink.RowUpdates;
 import io.flix.index.FlixIndex;
 import io.flix.index.batch.BatchResults;
 import io.flix.index.batch.MicroBatchEngine;
@@ -14,7 +15,6 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Collection;
 import java.util.Collections;
 import java.util.List;
@@ -69,7 +69,7 @@ final class SharedDimension implements AutoCloseable {
     private final RowStore rows = new RowStore(0);
     private final RowDataSerializer serializer;
     private final DataInputDeserializer in = new DataInputDeserializer();
-    private int[] supersededPositions = new int[1024];
+    private final RowUpdates rowUpdates = new RowUpdates(rows, 1024);
 
     // read by gauges and tests from other threads
     private volatile long indexSize;
@@ -226,21 +226,16 @@ final class SharedDimension implements AutoCloseable {
     /** Runs the tasks as one engine batch; true when told to stop. */
     private boolean process(List<Object> tasks) {
         batch.clear();
-        int updates = 0;
+        rowUpdates.discard(); // after a failed batch: nothing of it was applied
         boolean stop = false;
         boolean markReached = false;
         for (Object task : tasks) {
             if (task instanceof UpdateBatch u) {
                 for (int i = 0; i < u.size(); i++) {
-                    if (updates == supersededPositions.length) {
-                        supersededPositions = Arrays.copyOf(supersededPositions, updates * 2);
-                    }
-                    final long key = u.key(i);
-                    supersededPositions[updates++] = batch.get(key);
                     if (u.isDelete(i)) {
-                        batch.delete(key);
+                        rowUpdates.delete(batch, u.key(i));
                     } else {
-                        batch.upsert(key, rows.add(u.bytes(), u.rowStart(i), u.rowLength(i)));
+                        rowUpdates.upsert(batch, u.key(i), rows.add(u.bytes(), u.rowStart(i), u.rowLength(i)));
                     }
                 }
             } else if (task instanceof LookupBatch l) {
@@ -272,12 +267,8 @@ final class SharedDimension implements AutoCloseable {
                 answer(l, results);
             }
         }
-        for (int u = 0; u < updates; u++) {
-            final long superseded = results.value(supersededPositions[u]);
-            if (superseded != NOT_FOUND) {
-                rows.free((int) superseded);
-            }
-        }
+        final int updates = rowUpdates.size();
+        rowUpdates.releaseSuperseded(results);
         if (updates > 0) {
             appliedRecords.addAndGet(updates);
             appliedBatches.incrementAndGet();
