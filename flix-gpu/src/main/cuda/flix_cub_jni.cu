@@ -19,6 +19,8 @@ static void* ptr(jlong address) { return reinterpret_cast<void*>(static_cast<int
 
 extern "C" {
 
+// Pairs (64-bit key, 32-bit position) sorted by key bits [beginBit, endBit) only: 0 and 64 sort fully; fewer
+// bits take fewer passes (a locality sort where the bits above endBit are the same in every key).
 JNIEXPORT jlong JNICALL Java_io_flix_index_gpu_CubNative_sortPairsScratchBytes(JNIEnv*, jclass, jint n) {
     size_t bytes = 0;
     cudaError_t err = cub::DeviceRadixSort::SortPairs(nullptr, bytes, (const int64_t*)nullptr, (int64_t*)nullptr,
@@ -29,11 +31,30 @@ JNIEXPORT jlong JNICALL Java_io_flix_index_gpu_CubNative_sortPairsScratchBytes(J
 JNIEXPORT jint JNICALL Java_io_flix_index_gpu_CubNative_sortPairs(JNIEnv*, jclass, jlong scratch,
                                                                   jlong scratchBytes, jlong keysIn,
                                                                   jlong keysOut, jlong valuesIn,
-                                                                  jlong valuesOut, jint n) {
+                                                                  jlong valuesOut, jint n, jint beginBit,
+                                                                  jint endBit) {
     size_t bytes = (size_t)scratchBytes;
     return (jint)cub::DeviceRadixSort::SortPairs(ptr(scratch), bytes, (const int64_t*)ptr(keysIn),
                                                  (int64_t*)ptr(keysOut), (const uint32_t*)ptr(valuesIn),
-                                                 (uint32_t*)ptr(valuesOut), n);
+                                                 (uint32_t*)ptr(valuesOut), n, beginBit, endBit);
+}
+
+// Pairs of 64-bit keys and 64-bit values, fully sorted and stable (updates: the last of equal keys wins).
+JNIEXPORT jlong JNICALL Java_io_flix_index_gpu_CubNative_sortWidePairsScratchBytes(JNIEnv*, jclass, jint n) {
+    size_t bytes = 0;
+    cudaError_t err = cub::DeviceRadixSort::SortPairs(nullptr, bytes, (const int64_t*)nullptr, (int64_t*)nullptr,
+                                                      (const int64_t*)nullptr, (int64_t*)nullptr, n);
+    return err == cudaSuccess ? (jlong)bytes : -(jlong)err;
+}
+
+JNIEXPORT jint JNICALL Java_io_flix_index_gpu_CubNative_sortWidePairs(JNIEnv*, jclass, jlong scratch,
+                                                                      jlong scratchBytes, jlong keysIn,
+                                                                      jlong keysOut, jlong valuesIn,
+                                                                      jlong valuesOut, jint n) {
+    size_t bytes = (size_t)scratchBytes;
+    return (jint)cub::DeviceRadixSort::SortPairs(ptr(scratch), bytes, (const int64_t*)ptr(keysIn),
+                                                 (int64_t*)ptr(keysOut), (const int64_t*)ptr(valuesIn),
+                                                 (int64_t*)ptr(valuesOut), n);
 }
 
 JNIEXPORT jlong JNICALL Java_io_flix_index_gpu_CubNative_sortKeysScratchBytes(JNIEnv*, jclass, jint n) {

@@ -75,16 +75,40 @@ extern "C" __global__ void iota_u32(unsigned* out, int n) {
     if (i < n) out[i] = (unsigned)i;
 }
 
-extern "C" __global__ void gather_i64(const i64* src, const unsigned* perm, i64* dst, int n) {
+// flags[i] = 1 where keys[i] is the last of its run of equal keys: after a stable sort that is the key's last
+// occurrence in batch order, the one that wins. *runs counts the flags (once per block), so that a batch without
+// duplicates skips the compaction.
+extern "C" __global__ void flag_last_of_run(const i64* keys, int n, int* flags, int* runs) {
+    __shared__ int blockRuns;
+    if (threadIdx.x == 0) blockRuns = 0;
+    __syncthreads();
     int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) dst[i] = src[perm[i]];
+    int flag = 0;
+    if (i < n) {
+        flag = (i == n - 1 || keys[i] != keys[i + 1]) ? 1 : 0;
+        flags[i] = flag;
+    }
+    const int warpRuns = __popc(__ballot_sync(FULL_MASK, flag));
+    if ((threadIdx.x & 31) == 0 && warpRuns) atomicAdd(&blockRuns, warpRuns);
+    __syncthreads();
+    if (threadIdx.x == 0 && blockRuns) atomicAdd(runs, blockRuns);
 }
 
-// flags[i] = 1 where keys[i] is the last of its run of equal keys: after a stable sort that is the key's last
-// occurrence in batch order, the one that wins.
-extern "C" __global__ void flag_last_of_run(const i64* keys, int n, int* flags) {
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) flags[i] = (i == n - 1 || keys[i] != keys[i + 1]) ? 1 : 0;
+// *spread |= keys[i] ^ keys[0] over the batch (grid-stride, one global atomic per block): its highest set bit is
+// the highest bit in which the batch's keys differ, so the bits above it need no sorting.
+extern "C" __global__ void key_spread(const i64* keys, int n, unsigned long long* spread) {
+    __shared__ unsigned long long blockBits;
+    if (threadIdx.x == 0) blockBits = 0;
+    __syncthreads();
+    const i64 first = keys[0];
+    unsigned long long bits = 0;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        bits |= (unsigned long long)(keys[i] ^ first);
+    }
+    for (int offset = 16; offset > 0; offset >>= 1) bits |= __shfl_xor_sync(FULL_MASK, bits, offset);
+    if ((threadIdx.x & 31) == 0 && bits) atomicOr(&blockBits, bits);
+    __syncthreads();
+    if (threadIdx.x == 0 && blockBits) atomicOr(spread, blockBits);
 }
 
 extern "C" __global__ void compact_flagged(const i64* keys, const i64* values, const int* flags, const int* pos,
@@ -377,6 +401,32 @@ extern "C" __global__ void __launch_bounds__(256, 6) lookup_ceiling(LOOKUP_PARAM
 
 extern "C" __global__ void __launch_bounds__(256, 5) lookup_floor(LOOKUP_PARAMS) {
     lookup_items<MODE_FLOOR>(LOOKUP_ARGS);
+}
+
+// Get for queries in any order, one thread a query: its bucket by a binary search of bucketMax, along the chain to
+// the first node whose range holds it, a binary search of that node. The answer goes to perm[j] (perm may be
+// null). Unsorted batches come here either as they are (small batches: queries in distinct buckets share nothing)
+// or sorted by their top bits only, which costs a fraction of a full sort and gives the same locality: the lanes
+// of a warp follow one search path and read one or two nodes.
+extern "C" __global__ void __launch_bounds__(256) lookup_get_any_order(
+        const i64* __restrict__ bucketMax, int numBuckets, const int* __restrict__ bucketHead,
+        const i64* __restrict__ nodeKeys, const i64* __restrict__ nodeValues, const int* __restrict__ nodeCount,
+        const int* __restrict__ nodeNext, const i64* __restrict__ nodeMax, const i64* __restrict__ queries,
+        const unsigned* __restrict__ perm, int n, i64* __restrict__ valuesOut) {
+    const int j = blockIdx.x * blockDim.x + threadIdx.x;
+    if (j >= n) return;
+    const i64 q = queries[j];
+    int node = bucketHead[bucket_of(bucketMax, numBuckets, q)];
+    i64 v = NOT_FOUND_VALUE;
+    if (node >= 0) {
+        int next;
+        while ((next = nodeNext[node]) >= 0 && nodeMax[node] < q) node = next;
+        const i64* keys = nodeKeys + (i64)node * NODE_SIZE;
+        const int cnt = nodeCount[node];
+        const int at = lower_bound_global(keys, 0, cnt, q);
+        if (at < cnt && keys[at] == q) v = nodeValues[(i64)node * NODE_SIZE + at];
+    }
+    valuesOut[perm ? perm[j] : (unsigned)j] = v;
 }
 
 // Counters that every work item adds to or raises: the items of a block combine theirs in shared memory first and
@@ -961,11 +1011,9 @@ extern "C" __global__ void export_pairs(int pass, int numBuckets, const i64* buc
 extern "C" __global__ void chain_stats(int numBuckets, const int* bucketHead, const int* nodeNext,
                                        i64* counters) {
     const int b = blockIdx.x * blockDim.x + threadIdx.x;
-    if (b >= numBuckets) return;
-    long long len = 0;
-    for (int node = bucketHead[b]; node >= 0; node = nodeNext[node]) len++;
-    if (len) {
-        atomicAdd((unsigned long long*)&counters[0], (unsigned long long)len);
-        atomicMax((unsigned long long*)&counters[1], (unsigned long long)len);
+    unsigned long long len = 0;
+    if (b < numBuckets) {
+        for (int node = bucketHead[b]; node >= 0; node = nodeNext[node]) len++;
     }
+    block_counts_to_global({len, len, 0, 0}, counters, 0, 1, -1, -1);
 }

@@ -1,7 +1,7 @@
 // Kernels of the sorted-array baseline (io.flix.index.gpu.GpuSortedArrayIndex): keys and values in two device
 // arrays sorted by key. Lookups are one binary search per thread, queries in the order given; updates sort the
 // batch (CUB, on the host side) and merge it with the array into a new array ("full rebuild" in the FliX paper).
-// Also the iota fill that the stand-alone sort timing (DevicePairSort) uses. Built into sorted_array_kernels.fatbin.
+// Built into sorted_array_kernels.fatbin.
 //
 // Sizes are below 2^31 (CUB's item counts are int); products of indices are taken in 64 bits.
 
@@ -39,47 +39,7 @@ __device__ __forceinline__ int thread_index() {
 }
 
 // ------------------------------------------------------------------------------------------------------------
-// Batch preparation (the same steps as the FliX index's, kept here so that the two modules evolve apart)
-
-extern "C" __global__ void sa_iota_u32(unsigned* out, int n) {
-    const int i = thread_index();
-    if (i < n) out[i] = (unsigned)i;
-}
-
-extern "C" __global__ void sa_gather_i64(const i64* __restrict__ src, const unsigned* __restrict__ perm,
-                                         i64* __restrict__ dst, int n) {
-    const int i = thread_index();
-    if (i < n) dst[i] = src[perm[i]];
-}
-
-// flags[i] = 1 where keys[i] is the last of its run of equal keys: after a stable sort, the occurrence that wins.
-extern "C" __global__ void sa_flag_last_of_run(const i64* __restrict__ keys, int n, int* __restrict__ flags) {
-    const int i = thread_index();
-    if (i < n) flags[i] = (i == n - 1 || keys[i] != keys[i + 1]) ? 1 : 0;
-}
-
-// Writes the flagged pairs to their scanned positions; *countOut = how many were flagged.
-extern "C" __global__ void sa_compact_flagged(const i64* __restrict__ keys, const i64* __restrict__ values,
-                                              const int* __restrict__ flags, const int* __restrict__ pos, int n,
-                                              i64* __restrict__ keysOut, i64* __restrict__ valuesOut,
-                                              i64* countOut) {
-    const int i = thread_index();
-    if (i < n && flags[i]) {
-        keysOut[pos[i]] = keys[i];
-        valuesOut[pos[i]] = values[i];
-    }
-    if (i == n - 1) *countOut = (i64)pos[i] + flags[i];
-}
-
-// firstBad[0] = smallest i with values[i] == NOT_FOUND (values may be null), firstBad[1] = smallest i with
-// keys[i - 1] > keys[i] (when checkSorted).
-extern "C" __global__ void sa_check_batch(const i64* __restrict__ keys, const i64* __restrict__ values, int n,
-                                          int checkSorted, int* firstBad) {
-    const int i = thread_index();
-    if (i >= n) return;
-    if (values && values[i] == NOT_FOUND) atomicMin(&firstBad[0], i);
-    if (checkSorted && i > 0 && keys[i - 1] > keys[i]) atomicMin(&firstBad[1], i);
-}
+// Batch preparation (checks, sorts, dedupe) runs on the FliX index's kernels: io.flix.index.gpu.DeviceSteps.
 
 // ------------------------------------------------------------------------------------------------------------
 // Lookups: one binary search per query, in the order given (sorted queries make neighbouring threads walk the

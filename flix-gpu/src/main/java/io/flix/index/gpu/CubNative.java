@@ -21,8 +21,15 @@ final class CubNative {
 
     static native long sortPairsScratchBytes(int n);
 
+    /** Sorts (64-bit key, 32-bit position) pairs by key bits [beginBit, endBit); 0 and 64 sort fully. */
     static native int sortPairs(long scratch, long scratchBytes, long keysIn, long keysOut, long valuesIn,
-                                long valuesOut, int n);
+                                long valuesOut, int n, int beginBit, int endBit);
+
+    static native long sortWidePairsScratchBytes(int n);
+
+    /** Sorts (64-bit key, 64-bit value) pairs by key, stable. */
+    static native int sortWidePairs(long scratch, long scratchBytes, long keysIn, long keysOut, long valuesIn,
+                                    long valuesOut, int n);
 
     static native long sortKeysScratchBytes(int n);
 

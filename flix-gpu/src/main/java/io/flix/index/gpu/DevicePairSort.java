@@ -1,7 +1,6 @@
 package io.flix.index.gpu;
 
 import static jcuda.driver.JCudaDriver.cuCtxSynchronize;
-import static jcuda.driver.JCudaDriver.cuLaunchKernel;
 import static jcuda.driver.JCudaDriver.cuMemcpyDtoH;
 
 import java.io.IOException;
@@ -15,17 +14,15 @@ import jcuda.Pointer;
  */
 public final class DevicePairSort implements AutoCloseable {
 
-    private static final int BLOCK = 256;
-
     private final GpuRuntime.DeviceContext device;
-    private final GpuFlixIndex.Scratch identity = new GpuFlixIndex.Scratch("sort positions");
-    private final GpuFlixIndex.Scratch sortedKeys = new GpuFlixIndex.Scratch("sorted keys");
-    private final GpuFlixIndex.Scratch sortedPositions = new GpuFlixIndex.Scratch("sorted positions");
-    private final GpuFlixIndex.Scratch cubScratch = new GpuFlixIndex.Scratch("sort scratch");
+    /** The indexes' own sort step. */
+    private final DeviceSteps steps;
+    private int lastSorted;
     private boolean closed;
 
     private DevicePairSort(GpuRuntime.DeviceContext device) {
         this.device = device;
+        this.steps = new DeviceSteps(device, null, step -> { });
     }
 
     /** Opens the sort on CUDA device {@code deviceOrdinal}. */
@@ -59,15 +56,9 @@ public final class DevicePairSort implements AutoCloseable {
         if (n == 0) {
             return;
         }
-        final DeviceBuffer iota = identity.ensure(n * 4L);
-        final Pointer params = Pointer.to(Pointer.to(iota.pointer()), Pointer.to(new int[] {n}));
-        cuLaunchKernel(device.function(GpuRuntime.SORTED_ARRAY_FATBIN_RESOURCE, "sa_iota_u32"),
-                (n + BLOCK - 1) / BLOCK, 1, 1, BLOCK, 1, 1, 0, null, params, null);
-        final long bytes = CubNative.checkBytes(CubNative.sortPairsScratchBytes(n), "sort scratch size");
-        CubNative.check(CubNative.sortPairs(cubScratch.ensure(bytes).address(), bytes, keys.buffer().address(),
-                sortedKeys.ensure(n * 8L).address(), iota.address(), sortedPositions.ensure(n * 4L).address(), n),
-                "pair sort");
+        steps.sortWithPositions(keys.buffer(), n, 0, 64);
         cuCtxSynchronize();
+        lastSorted = n;
     }
 
     /** Copies the first {@code n} sorted keys and their positions of the last sort to the host (for checks). */
@@ -76,12 +67,14 @@ public final class DevicePairSort implements AutoCloseable {
             throw new IllegalStateException("sort is closed");
         }
         if (n < 0 || keysOut == null || positionsOut == null || keysOut.length < n || positionsOut.length < n
-                || sortedKeys.buffer() == null || sortedKeys.buffer().bytes() < n * 8L) {
+                || n > lastSorted) {
             throw new IllegalArgumentException("n = " + n + " is more than the last sort or the arrays hold");
         }
         device.makeCurrent();
-        cuMemcpyDtoH(Pointer.to(keysOut), sortedKeys.pointer(), n * 8L);
-        cuMemcpyDtoH(Pointer.to(positionsOut), sortedPositions.pointer(), n * 4L);
+        if (n > 0) {
+            cuMemcpyDtoH(Pointer.to(keysOut), steps.sortedKeys().pointer(), n * 8L);
+            cuMemcpyDtoH(Pointer.to(positionsOut), steps.positions().pointer(), n * 4L);
+        }
     }
 
     @Override
@@ -91,9 +84,6 @@ public final class DevicePairSort implements AutoCloseable {
         }
         closed = true;
         device.makeCurrent();
-        identity.close();
-        sortedKeys.close();
-        sortedPositions.close();
-        cubScratch.close();
+        steps.close();
     }
 }

@@ -65,6 +65,22 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
     private static final int MAX_GRID_Y = 65535;
     /** Below this many keys per touched bucket an upsert runs the single-thread kernel. */
     private static final double LIGHT_KEYS_PER_BUCKET = 2.0;
+    /**
+     * Unsorted gets of at least buckets / this many keys are sorted by their top bits first: enough queries that
+     * a warp's share nodes and search paths.
+     */
+    private static final int LOCALITY_SORT_RATIO = Integer.getInteger("flix.gpu.localitySortRatio", 8);
+    /**
+     * The locality sort orders the queries by log2(buckets) + this many top bits: about 2^this sort digits a
+     * bucket, so that a warp's 32 queries fall in one or two nodes.
+     */
+    private static final int LOCALITY_EXTRA_BITS = Integer.getInteger("flix.gpu.localityExtraBits", 3);
+    /**
+     * Unsorted gets take the one-thread-a-query path while no chain can have grown by more than this many nodes
+     * since the buckets were cut: each thread walks its chain from the head, where a warp walks it once for the
+     * sorted queries of its bucket.
+     */
+    private static final int ANY_ORDER_CHAIN_MAX = 32;
 
     private final int keysPerBuiltNode;
     private final GpuRuntime.DeviceContext device;
@@ -95,16 +111,11 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
     // reused scratch, grown on demand
     private final Scratch batchKeys = new Scratch("batch keys");
     private final Scratch batchValues = new Scratch("batch values");
-    private final Scratch sortedKeys = new Scratch("sorted keys");
-    private final Scratch sortedValues = new Scratch("sorted values");
-    private final Scratch identity = new Scratch("batch positions");
-    private final Scratch positions = new Scratch("sorted positions");
     private final Scratch flags = new Scratch("run flags");
     private final Scratch flagPositions = new Scratch("run positions");
     private final Scratch segStart = new Scratch("bucket slices");
     private final Scratch needNodes = new Scratch("nodes per bucket");
     private final Scratch allocBase = new Scratch("node allocation offsets");
-    private final Scratch cubScratch = new Scratch("sort and scan scratch");
     private final Scratch outKeys = new Scratch("result keys");
     private final Scratch outValues = new Scratch("result values");
     private final Scratch counts = new Scratch("counts");
@@ -112,12 +123,10 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
     private final Scratch keyBuckets = new Scratch("bucket of each batch key");
     private final Scratch touchedBuckets = new Scratch("touched buckets");
     private final Scratch wideMerges = new Scratch("wide merge records");
-    private final Scratch[] scratches = {batchKeys, batchValues, sortedKeys, sortedValues, identity, positions,
-        flags, flagPositions, segStart, needNodes, allocBase, cubScratch, outKeys, outValues, counts, offsets,
-        keyBuckets, touchedBuckets, wideMerges};
-    /** Where prepareUpdateBatch left the sorted, deduplicated batch. */
-    private DeviceBuffer dedupedKeys;
-    private DeviceBuffer dedupedValues;
+    private final Scratch[] scratches = {batchKeys, batchValues, flags, flagPositions, segStart, needNodes,
+        allocBase, outKeys, outValues, counts, offsets, keyBuckets, touchedBuckets, wideMerges};
+    /** Launches, CUB, and the batch checks, sorts and dedupe shared with the sorted-array baseline. */
+    private final DeviceSteps steps;
     private StagedCopies copies;
 
     private boolean closed;
@@ -126,6 +135,8 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
 
     /** Upper bound on how much the longest chain grew since the buckets were last cut. */
     private long chainGrowthBound;
+    /** Whether chainGrowthBound was cut to the longest chain measured since the last upsert. */
+    private boolean chainBoundMeasured;
     /** -Dflix.gpu.autoRestructure=false turns the automatic restructure of long chains off. */
     private boolean autoRestructure = Boolean.parseBoolean(System.getProperty("flix.gpu.autoRestructure", "true"));
 
@@ -136,6 +147,7 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
     private GpuFlixIndex(FlixConfig config, GpuRuntime.DeviceContext device) {
         this.keysPerBuiltNode = config.keysPerBuiltNode();
         this.device = device;
+        this.steps = new DeviceSteps(device, null, this::trace);
         DeviceBuffer c = null;
         try {
             c = DeviceBuffer.allocate(6L * Long.BYTES, "counters");
@@ -193,20 +205,20 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
     @Override
     public void build(long[] keys, long[] values, int n, boolean keysSorted) {
         enter();
-        checkPairArrays(keys, values, n, keysSorted);
+        DeviceSteps.checkPairArrays(keys, values, n, keysSorted);
         if (n == 0) {
             cut(null, null, 0);
             return;
         }
         final DeviceBuffer batch = uploadLongs(keys, values, n);
         final int m = prepareUpdateBatch(batch, batchValues.buffer(), n, keysSorted, true);
-        cut(dedupedKeys, dedupedValues, m);
+        cut(steps.dedupedKeys(), steps.dedupedValues(), m);
     }
 
     @Override
     public void upsert(long[] keys, long[] values, int n, boolean keysSorted) {
         enter();
-        checkPairArrays(keys, values, n, keysSorted);
+        DeviceSteps.checkPairArrays(keys, values, n, keysSorted);
         if (n == 0) {
             return;
         }
@@ -236,7 +248,8 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
     private void upsertOnDevice(DeviceBuffer keys, DeviceBuffer values, int n, boolean keysSorted,
                                 boolean hostChecked) {
         final int m = prepareUpdateBatch(keys, values, n, keysSorted, hostChecked);
-        final CUdeviceptr batch = dedupedKeys.pointer();
+        final CUdeviceptr batch = steps.dedupedKeys().pointer();
+        final CUdeviceptr batchValues = steps.dedupedValues().pointer();
         final int items = sliceBatch(batch, m);
         final DeviceBuffer itemBucket = itemBuckets();
         zeroCounters();
@@ -253,18 +266,18 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
         final boolean fewKeysPerBucket = m < LIGHT_KEYS_PER_BUCKET * touched && mostKeysInABucket <= 64;
         if (fewKeysPerBucket) {
             launch("upsert_apply_single", items, items, itemBucket, bucketHead, nodeKeys, nodeValues, nodeCount,
-                    nodeNext, nodeMax, freeStack, freeTop, batch, dedupedValues.pointer(), segStart.buffer(),
+                    nodeNext, nodeMax, freeStack, freeTop, batch, batchValues, segStart.buffer(),
                     allocBase.buffer(), counters);
         } else {
             final CUdeviceptr wideCount = counters.at(4L * Long.BYTES);
             launchWarps("upsert_apply", items, items, itemBucket, bucketHead, nodeKeys, nodeValues, nodeCount,
-                    nodeNext, nodeMax, freeStack, freeTop, batch, dedupedValues.pointer(), segStart.buffer(),
+                    nodeNext, nodeMax, freeStack, freeTop, batch, batchValues, segStart.buffer(),
                     allocBase.buffer(), counters, wide, wideCount);
             final int wideMergeCount = (int) readInt(counters, 8);
             for (int first = 0; first < wideMergeCount; first += MAX_GRID_Y) {
                 final int jobs = Math.min(MAX_GRID_Y, wideMergeCount - first);
                 final CUdeviceptr jobsAt = wide.at((long) first * WIDE_MERGE_BYTES);
-                launchPerJob("wide_merge_write", jobs, jobsAt, batch, dedupedValues.pointer(), freeStack, freeTop,
+                launchPerJob("wide_merge_write", jobs, jobsAt, batch, batchValues, freeStack, freeTop,
                         nodeKeys, nodeValues);
                 launchPerJob("wide_merge_meta", jobs, jobsAt, freeStack, freeTop, nodeKeys, nodeCount, nodeNext,
                         nodeMax);
@@ -273,6 +286,7 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
         freeTop -= nodesNeeded;
         size += readLong(counters, 1);
         chainGrowthBound += readLong(counters, 5);
+        chainBoundMeasured = false;
         if (autoRestructure && chainGrowthBound > autoRestructureChain()) {
             restructure();
         }
@@ -291,7 +305,7 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
     @Override
     public void delete(long[] keys, int n, boolean keysSorted) {
         enter();
-        checkKeyArray(keys, n, keysSorted);
+        DeviceSteps.checkKeyArray(keys, n, keysSorted);
         if (n == 0) {
             return;
         }
@@ -317,17 +331,14 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
     }
 
     private void deleteOnDevice(DeviceBuffer keys, int n, boolean keysSorted, boolean hostChecked) {
-        checkOnDevice(keys, null, n, keysSorted, hostChecked);
+        steps.checkOnDevice(keys, null, n, keysSorted, hostChecked);
         if (size == 0) {
             return;
         }
         CUdeviceptr batch = keys.pointer();
         if (!keysSorted) {
-            final long scratchBytes = CubNative.checkBytes(CubNative.sortKeysScratchBytes(n), "sort scratch size");
-            CubNative.check(CubNative.sortKeys(cubScratch.ensure(scratchBytes).address(), scratchBytes,
-                    keys.address(), sortedKeys.ensure(n * 8L).address(), n), "key sort");
-            trace("CUB sort keys " + n);
-            batch = sortedKeys.pointer();
+            steps.sortKeys(keys, n);
+            batch = steps.sortedKeys().pointer();
         }
         final int items = sliceBatch(batch, n);
         hostCounters[0] = freeTop;
@@ -348,7 +359,7 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
     @Override
     public void get(long[] keys, int n, long[] valuesOut, boolean keysSorted) {
         enter();
-        checkKeyArray(keys, n, keysSorted);
+        DeviceSteps.checkKeyArray(keys, n, keysSorted);
         BatchArgs.checkArray(valuesOut, "valuesOut", n);
         lookup(MODE_GET, keys, n, null, valuesOut, keysSorted);
     }
@@ -392,7 +403,7 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
     @Override
     public void ceiling(long[] keys, int n, long[] keysOut, long[] valuesOut, boolean keysSorted) {
         enter();
-        checkKeyArray(keys, n, keysSorted);
+        DeviceSteps.checkKeyArray(keys, n, keysSorted);
         BatchArgs.checkArray(keysOut, "keysOut", n);
         BatchArgs.checkArray(valuesOut, "valuesOut", n);
         lookup(MODE_CEILING, keys, n, keysOut, valuesOut, keysSorted);
@@ -401,7 +412,7 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
     @Override
     public void floor(long[] keys, int n, long[] keysOut, long[] valuesOut, boolean keysSorted) {
         enter();
-        checkKeyArray(keys, n, keysSorted);
+        DeviceSteps.checkKeyArray(keys, n, keysSorted);
         BatchArgs.checkArray(keysOut, "keysOut", n);
         BatchArgs.checkArray(valuesOut, "valuesOut", n);
         lookup(MODE_FLOOR, keys, n, keysOut, valuesOut, keysSorted);
@@ -424,16 +435,20 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
     /** Looks up {@code queries[0, n)} on the device into keysResult (null for get) and valuesResult. */
     private void lookupOnDevice(int mode, DeviceBuffer queries, int n, boolean keysSorted, boolean hostChecked,
                                 DeviceBuffer keysResult, DeviceBuffer valuesResult) {
+        if (mode == MODE_GET && !keysSorted && chainsAreShort()) {
+            getInAnyOrder(queries, n, valuesResult);
+            return;
+        }
         CUdeviceptr batch = queries.pointer();
         CUdeviceptr perm = null;
         if (!keysSorted) {
-            sortWithPositions(queries, n);
-            batch = sortedKeys.pointer();
-            perm = positions.pointer();
+            steps.sortWithPositions(queries, n, 0, 64);
+            batch = steps.sortedKeys().pointer();
+            perm = steps.positions().pointer();
         }
         // a sort promise the host has not checked is checked by the lookup kernel itself (see flix_kernels.cu):
         // lookups change nothing, so the broken promise is reported after the kernel
-        final boolean deviceCheck = keysSorted && !(hostChecked && n < DEVICE_CHECK_MIN);
+        final boolean deviceCheck = keysSorted && !(hostChecked && n < DeviceSteps.DEVICE_CHECK_MIN);
         final CUdeviceptr unsortedAt = deviceCheck ? counters.at(5L * Long.BYTES) : null;
         if (deviceCheck) {
             cuMemsetD32(unsortedAt, Integer.MAX_VALUE, 1);
@@ -453,6 +468,29 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
                 DeviceBatchFaults.report(queries, null, n, true);
             }
         }
+    }
+
+    /**
+     * Unsorted get where chains are short: one thread a query finds its bucket, node and key on its own
+     * (lookup_get_any_order), so the queries need no full sort. A batch large enough that its queries share nodes is first sorted by its top
+     * varying bits only (a few radix passes instead of eight), which gives the threads of a warp one search path;
+     * the answers go back to the callers' order through the sort's positions. A smaller batch is looked up as it
+     * is: its queries fall in distinct buckets, so a sort would buy nothing.
+     */
+    private void getInAnyOrder(DeviceBuffer queries, int n, DeviceBuffer valuesResult) {
+        CUdeviceptr batch = queries.pointer();
+        CUdeviceptr perm = null;
+        if ((long) n * LOCALITY_SORT_RATIO >= numBuckets) {
+            final int bucketBits = 32 - Integer.numberOfLeadingZeros(numBuckets - 1);
+            final int[] bits = steps.topVaryingBits(queries, n, bucketBits + LOCALITY_EXTRA_BITS);
+            if (bits != null) {
+                steps.sortWithPositions(queries, n, bits[0], bits[1]);
+                batch = steps.sortedKeys().pointer();
+                perm = steps.positions().pointer();
+            }
+        }
+        launch("lookup_get_any_order", n, bucketMax, numBuckets, bucketHead, nodeKeys, nodeValues, nodeCount,
+                nodeNext, nodeMax, batch, perm, n, valuesResult);
     }
 
     @Override
@@ -557,9 +595,9 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
     @Override
     public long scratchBytes() {
         enter();
-        long bytes = counters.bytes();
+        long bytes = counters.bytes() + steps.scratchBytes();
         for (Scratch s : scratches) {
-            bytes += s.buffer() == null ? 0 : s.buffer().bytes();
+            bytes += s.bytes();
         }
         return bytes;
     }
@@ -567,13 +605,31 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
     @Override
     public IndexStats stats() {
         enter();
-        zeroCounters();
-        launch("chain_stats", numBuckets, numBuckets, bucketHead, nodeNext, counters);
-        cuMemcpyDtoH(Pointer.to(hostCounters), counters.pointer(), 2L * Long.BYTES);
+        measureChains();
         final long structureBytes = nodeKeys.bytes() + nodeValues.bytes() + nodeCount.bytes() + nodeNext.bytes()
                 + nodeMax.bytes() + freeStack.bytes() + bucketMax.bytes() + bucketHead.bytes();
         return new IndexStats(Backend.GPU, size, numBuckets, hostCounters[0], freeTop, NODE_SIZE, hostCounters[1],
                 structureBytes);
+    }
+
+    /** Nodes in use into hostCounters[0], the longest chain into hostCounters[1]. */
+    private void measureChains() {
+        zeroCounters();
+        launch("chain_stats", numBuckets, numBuckets, bucketHead, nodeNext, counters);
+        cuMemcpyDtoH(Pointer.to(hostCounters), counters.pointer(), 2L * Long.BYTES);
+    }
+
+    /**
+     * Whether no chain is longer than ANY_ORDER_CHAIN_MAX + 1 nodes. Where the growth bound says it may be, the
+     * chains are measured once (until the next upsert) and the bound cut to what they are.
+     */
+    private boolean chainsAreShort() {
+        if (chainGrowthBound > ANY_ORDER_CHAIN_MAX && !chainBoundMeasured) {
+            measureChains();
+            chainGrowthBound = Math.min(chainGrowthBound, hostCounters[1] - 1);
+            chainBoundMeasured = true;
+        }
+        return chainGrowthBound <= ANY_ORDER_CHAIN_MAX;
     }
 
     @Override
@@ -602,91 +658,13 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
     // Batch preparation
 
     /**
-     * Sorts a batch of pairs on the device and reduces it to the last occurrence of each key into dedupedKeys and
-     * dedupedValues (scratch); returns the count. The batch itself is only read: it may be the caller's.
+     * Checks a batch of pairs and sorts and dedupes it on the device (into steps' deduped keys and values); returns
+     * the count. The batch itself is only read: it may be the caller's.
      */
     private int prepareUpdateBatch(DeviceBuffer keys, DeviceBuffer values, int n, boolean keysSorted,
                                    boolean hostChecked) {
-        checkOnDevice(keys, values, n, keysSorted, hostChecked);
-        DeviceBuffer k = keys;
-        DeviceBuffer v = values;
-        final DeviceBuffer kOut;
-        final DeviceBuffer vOut;
-        if (!keysSorted) {
-            sortWithPositions(k, n);
-            launch("gather_i64", n, v, positions.buffer(), sortedValues.ensure(n * 8L), n);
-            k = sortedKeys.buffer();
-            v = sortedValues.buffer();
-            // the batch buffers are free again on the host path (the caller's on the device path are not used)
-            kOut = batchKeys.ensure(n * 8L);
-            vOut = batchValues.ensure(n * 8L);
-        } else {
-            kOut = sortedKeys.ensure(n * 8L);
-            vOut = sortedValues.ensure(n * 8L);
-        }
-        final DeviceBuffer runFlags = flags.ensure(n * 4L);
-        final DeviceBuffer runPositions = flagPositions.ensure(n * 4L);
-        launch("flag_last_of_run", n, k, n, runFlags);
-        scanInt(runFlags, runPositions, n);
-        launch("compact_flagged", n, k, v, runFlags, runPositions, n, kOut, vOut, counters.at(3L * Long.BYTES));
-        dedupedKeys = kOut;
-        dedupedValues = vOut;
-        return (int) readLong(counters, 3);
-    }
-
-    // Argument checks. BatchArgs decides what is valid and words every failure; large batches scan for reserved
-    // values and broken sort promises on the device after the upload (a host pass over 2^24 keys costs about
-    // 20 ms), and only where that finds a fault does BatchArgs repeat the check on the host to report it.
-
-    /** Batches at least this large are scanned on the device. */
-    private static final int DEVICE_CHECK_MIN = 1 << 16;
-
-    private static void checkPairArrays(long[] keys, long[] values, int n, boolean keysSorted) {
-        if (n < DEVICE_CHECK_MIN) {
-            BatchArgs.checkPairs(keys, values, n, keysSorted);
-        } else {
-            BatchArgs.checkArray(keys, "keys", n);
-            BatchArgs.checkArray(values, "values", n);
-        }
-    }
-
-    private static void checkKeyArray(long[] keys, int n, boolean keysSorted) {
-        if (n < DEVICE_CHECK_MIN) {
-            BatchArgs.checkKeys(keys, n, keysSorted);
-        } else {
-            BatchArgs.checkArray(keys, "keys", n);
-        }
-    }
-
-    /**
-     * The device half of the checks: reserved values (where values != null) and a broken sort promise. Where the
-     * host has checked already ({@code hostChecked}), small batches are not checked again. A fault found here is
-     * worded by BatchArgs on a host copy of the batch (a rare path).
-     */
-    private void checkOnDevice(DeviceBuffer keys, DeviceBuffer values, int n, boolean keysSorted,
-                               boolean hostChecked) {
-        if ((hostChecked && n < DEVICE_CHECK_MIN) || (values == null && !keysSorted)) {
-            return;
-        }
-        final CUdeviceptr firstBad = counters.at(4L * Long.BYTES);
-        cuMemsetD32(firstBad, Integer.MAX_VALUE, 2);
-        launch("check_batch", n, keys, values, n, keysSorted ? 1 : 0, firstBad);
-        final int[] found = new int[2];
-        cuMemcpyDtoH(Pointer.to(found), firstBad, 8);
-        if (found[0] != Integer.MAX_VALUE || found[1] != Integer.MAX_VALUE) {
-            DeviceBatchFaults.report(keys, values, n, keysSorted);
-        }
-    }
-
-    /** Sorts {@code keys[0, n)} into sortedKeys, the batch position of each into positions. */
-    private void sortWithPositions(DeviceBuffer keys, int n) {
-        final DeviceBuffer iota = identity.ensure(n * 4L);
-        launch("iota_u32", n, iota, n);
-        final long scratchBytes = CubNative.checkBytes(CubNative.sortPairsScratchBytes(n), "sort scratch size");
-        CubNative.check(CubNative.sortPairs(cubScratch.ensure(scratchBytes).address(), scratchBytes, keys.address(),
-                sortedKeys.ensure(n * 8L).address(), iota.address(), positions.ensure(n * 4L).address(), n),
-                "pair sort");
-        trace("CUB sort pairs " + n);
+        steps.checkOnDevice(keys, values, n, keysSorted, hostChecked);
+        return steps.sortAndDedupe(keys, values, n, keysSorted);
     }
 
     /**
@@ -721,17 +699,11 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
     }
 
     private void scanInt(DeviceBuffer in, DeviceBuffer out, int n) {
-        final long bytes = CubNative.checkBytes(CubNative.scanIntScratchBytes(n), "scan scratch size");
-        CubNative.check(CubNative.scanInt(cubScratch.ensure(bytes).address(), bytes, in.address(), out.address(), n),
-                "scan");
-        trace("CUB scan " + n);
+        steps.scanInt(in, out, n);
     }
 
     private void scanLong(DeviceBuffer in, DeviceBuffer out, int n) {
-        final long bytes = CubNative.checkBytes(CubNative.scanLongScratchBytes(n), "scan scratch size");
-        CubNative.check(CubNative.scanLong(cubScratch.ensure(bytes).address(), bytes, in.address(), out.address(),
-                n), "scan");
-        trace("CUB scan " + n);
+        steps.scanLong(in, out, n);
     }
 
     // -------------------------------------------------------------------------------------------------------------
@@ -890,6 +862,7 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
         for (Scratch s : scratches) {
             s.close();
         }
+        steps.close();
         if (copies != null) {
             copies.close();
             copies = null;
@@ -946,43 +919,21 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
     }
 
     private long readLong(DeviceBuffer buffer, long index) {
-        final long[] one = new long[1];
-        cuMemcpyDtoH(Pointer.to(one), buffer.at(index * 8), 8);
-        return one[0];
+        return steps.readLong(buffer, index);
     }
 
     private long readInt(DeviceBuffer buffer, long index) {
-        final int[] one = new int[1];
-        cuMemcpyDtoH(Pointer.to(one), buffer.at(index * 4), 4);
-        return one[0];
+        return steps.readInt(buffer, index);
     }
 
     /** One thread per item. */
     private void launch(String kernel, long threads, Object... args) {
-        if (threads <= 0) {
-            return;
-        }
-        final long blocks = (threads + BLOCK - 1) / BLOCK;
-        if (blocks > Integer.MAX_VALUE) {
-            throw new IllegalStateException(kernel + ": " + threads + " threads exceed one launch");
-        }
-        final Pointer[] params = new Pointer[args.length];
-        for (int i = 0; i < args.length; i++) {
-            params[i] = parameter(args[i]);
-        }
-        cuLaunchKernel(device.function(kernel), (int) blocks, 1, 1, BLOCK, 1, 1, 0, null, Pointer.to(params), null);
-        trace(kernel);
+        steps.launch(kernel, threads, args);
     }
 
     /** {@code jobs} rows of WIDE_MERGE_BLOCKS blocks each (blockIdx.y names the job). */
     private void launchPerJob(String kernel, int jobs, Object... args) {
-        final Pointer[] params = new Pointer[args.length];
-        for (int i = 0; i < args.length; i++) {
-            params[i] = parameter(args[i]);
-        }
-        cuLaunchKernel(device.function(kernel), WIDE_MERGE_BLOCKS, jobs, 1, BLOCK, 1, 1, 0, null,
-                Pointer.to(params), null);
-        trace(kernel);
+        steps.launchGrid(kernel, WIDE_MERGE_BLOCKS, jobs, args);
     }
 
     /** One warp per item. */
@@ -990,61 +941,8 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
         launch(kernel, warps * 32, args);
     }
 
-    static Pointer parameter(Object arg) {
-        if (arg == null) {
-            return Pointer.to(new CUdeviceptr());
-        } else if (arg instanceof DeviceBuffer b) {
-            return Pointer.to(b.pointer());
-        } else if (arg instanceof CUdeviceptr p) {
-            return Pointer.to(p);
-        } else if (arg instanceof Integer i) {
-            return Pointer.to(new int[] {i});
-        } else if (arg instanceof Long l) {
-            return Pointer.to(new long[] {l});
-        }
-        throw new IllegalArgumentException("unsupported kernel argument " + arg.getClass());
-    }
-
     /** Turns the automatic restructure of long chains on or off (tests that build long chains on purpose). */
     void autoRestructure(boolean on) {
         autoRestructure = on;
-    }
-
-    /** A device buffer that grows on demand (by half again at least) and keeps its memory between batches. */
-    static final class Scratch implements AutoCloseable {
-        private final String what;
-        private DeviceBuffer buffer;
-
-        Scratch(String what) {
-            this.what = what;
-        }
-
-        DeviceBuffer ensure(long bytes) {
-            if (buffer == null || buffer.bytes() < bytes) {
-                final long grown = buffer == null ? bytes : Math.max(bytes, buffer.bytes() + buffer.bytes() / 2);
-                final DeviceBuffer fresh = DeviceBuffer.allocate(grown, what);
-                if (buffer != null) {
-                    buffer.close();
-                }
-                buffer = fresh;
-            }
-            return buffer;
-        }
-
-        DeviceBuffer buffer() {
-            return buffer;
-        }
-
-        CUdeviceptr pointer() {
-            return buffer.pointer();
-        }
-
-        @Override
-        public void close() {
-            if (buffer != null) {
-                buffer.close();
-                buffer = null;
-            }
-        }
     }
 }

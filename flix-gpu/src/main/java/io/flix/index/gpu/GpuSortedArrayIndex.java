@@ -1,9 +1,7 @@
 package io.flix.index.gpu;
 
 import static jcuda.driver.JCudaDriver.cuCtxSynchronize;
-import static jcuda.driver.JCudaDriver.cuLaunchKernel;
 import static jcuda.driver.JCudaDriver.cuMemcpyDtoD;
-import static jcuda.driver.JCudaDriver.cuMemcpyDtoH;
 import static jcuda.driver.JCudaDriver.cuMemsetD32;
 
 import io.flix.index.Backend;
@@ -15,7 +13,6 @@ import io.flix.index.RangeResult;
 
 import java.io.IOException;
 
-import jcuda.Pointer;
 import jcuda.driver.CUdeviceptr;
 
 /**
@@ -34,12 +31,9 @@ import jcuda.driver.CUdeviceptr;
  */
 public final class GpuSortedArrayIndex implements DeviceResidentIndex {
 
-    private static final int BLOCK = 256;
     private static final int MODE_GET = 0;
     private static final int MODE_CEILING = 1;
     private static final int MODE_FLOOR = 2;
-    /** Batches at least this large are checked on the device after the upload instead of on the host. */
-    private static final int DEVICE_CHECK_MIN = 1 << 16;
     /** Most keys held: the scans run over size + 1 ints. */
     private static final long MAX_SIZE = Integer.MAX_VALUE - 8L;
 
@@ -57,29 +51,24 @@ public final class GpuSortedArrayIndex implements DeviceResidentIndex {
     private long spareCapacity;
     private int size;
 
-    private final GpuFlixIndex.Scratch batchKeys = new GpuFlixIndex.Scratch("batch keys");
-    private final GpuFlixIndex.Scratch batchValues = new GpuFlixIndex.Scratch("batch values");
-    private final GpuFlixIndex.Scratch sortedKeys = new GpuFlixIndex.Scratch("sorted keys");
-    private final GpuFlixIndex.Scratch sortedValues = new GpuFlixIndex.Scratch("sorted values");
-    private final GpuFlixIndex.Scratch identity = new GpuFlixIndex.Scratch("batch positions");
-    private final GpuFlixIndex.Scratch positions = new GpuFlixIndex.Scratch("sorted positions");
-    private final GpuFlixIndex.Scratch flags = new GpuFlixIndex.Scratch("flags");
-    private final GpuFlixIndex.Scratch flagPositions = new GpuFlixIndex.Scratch("flag positions");
-    private final GpuFlixIndex.Scratch ranks = new GpuFlixIndex.Scratch("batch ranks");
-    private final GpuFlixIndex.Scratch cubScratch = new GpuFlixIndex.Scratch("sort and scan scratch");
-    private final GpuFlixIndex.Scratch outKeys = new GpuFlixIndex.Scratch("result keys");
-    private final GpuFlixIndex.Scratch outValues = new GpuFlixIndex.Scratch("result values");
-    private final GpuFlixIndex.Scratch counts = new GpuFlixIndex.Scratch("range counts");
-    private final GpuFlixIndex.Scratch offsets = new GpuFlixIndex.Scratch("range offsets");
-    private final GpuFlixIndex.Scratch[] scratches = {batchKeys, batchValues, sortedKeys, sortedValues, identity,
-        positions, flags, flagPositions, ranks, cubScratch, outKeys, outValues, counts, offsets};
-    /** Where prepareBatch left the sorted, deduplicated batch. */
-    private DeviceBuffer dedupedKeys;
-    private DeviceBuffer dedupedValues;
+    private final Scratch batchKeys = new Scratch("batch keys");
+    private final Scratch batchValues = new Scratch("batch values");
+    private final Scratch flags = new Scratch("flags");
+    private final Scratch flagPositions = new Scratch("flag positions");
+    private final Scratch ranks = new Scratch("batch ranks");
+    private final Scratch outKeys = new Scratch("result keys");
+    private final Scratch outValues = new Scratch("result values");
+    private final Scratch counts = new Scratch("range counts");
+    private final Scratch offsets = new Scratch("range offsets");
+    private final Scratch[] scratches = {batchKeys, batchValues, flags, flagPositions, ranks, outKeys, outValues,
+        counts, offsets};
+    /** Launches, CUB, and the batch checks, sorts and dedupe (the same steps as the FliX index's). */
+    private final DeviceSteps steps;
     private boolean closed;
 
     private GpuSortedArrayIndex(GpuRuntime.DeviceContext device) {
         this.device = device;
+        this.steps = new DeviceSteps(device, GpuRuntime.SORTED_ARRAY_FATBIN_RESOURCE, step -> { });
         StagedCopies c = null;
         try {
             c = new StagedCopies();
@@ -88,6 +77,7 @@ public final class GpuSortedArrayIndex implements DeviceResidentIndex {
             if (c != null) {
                 c.close();
             }
+            steps.close();
             throw e;
         }
         this.copies = c;
@@ -119,13 +109,13 @@ public final class GpuSortedArrayIndex implements DeviceResidentIndex {
     @Override
     public void build(long[] keys, long[] values, int n, boolean keysSorted) {
         enter();
-        checkPairArrays(keys, values, n, keysSorted);
+        DeviceSteps.checkPairArrays(keys, values, n, keysSorted);
         final int m = n == 0 ? 0 : prepareBatch(uploadPairs(keys, values, n), batchValues.buffer(), n, keysSorted,
                 true);
         ensureArrays(m);
         if (m > 0) {
-            cuMemcpyDtoD(this.keys.pointer(), dedupedKeys.pointer(), m * 8L);
-            cuMemcpyDtoD(this.values.pointer(), dedupedValues.pointer(), m * 8L);
+            cuMemcpyDtoD(this.keys.pointer(), steps.dedupedKeys().pointer(), m * 8L);
+            cuMemcpyDtoD(this.values.pointer(), steps.dedupedValues().pointer(), m * 8L);
         }
         size = m;
     }
@@ -133,7 +123,7 @@ public final class GpuSortedArrayIndex implements DeviceResidentIndex {
     @Override
     public void upsert(long[] keys, long[] values, int n, boolean keysSorted) {
         enter();
-        checkPairArrays(keys, values, n, keysSorted);
+        DeviceSteps.checkPairArrays(keys, values, n, keysSorted);
         if (n == 0) {
             return;
         }
@@ -159,6 +149,8 @@ public final class GpuSortedArrayIndex implements DeviceResidentIndex {
     private void upsertOnDevice(DeviceBuffer batchK, DeviceBuffer batchV, int n, boolean keysSorted,
                                 boolean hostChecked) {
         final int m = prepareBatch(batchK, batchV, n, keysSorted, hostChecked);
+        final DeviceBuffer dedupedKeys = steps.dedupedKeys();
+        final DeviceBuffer dedupedValues = steps.dedupedValues();
         final DeviceBuffer rankInArray = ranks.ensure(m * 4L);
         final DeviceBuffer dup = flags.ensure((m + 1L) * 4);
         final DeviceBuffer dupPrefix = flagPositions.ensure((m + 1L) * 4);
@@ -179,7 +171,7 @@ public final class GpuSortedArrayIndex implements DeviceResidentIndex {
     @Override
     public void delete(long[] keys, int n, boolean keysSorted) {
         enter();
-        checkKeyArray(keys, n, keysSorted);
+        DeviceSteps.checkKeyArray(keys, n, keysSorted);
         if (n == 0) {
             return;
         }
@@ -202,16 +194,14 @@ public final class GpuSortedArrayIndex implements DeviceResidentIndex {
     }
 
     private void deleteOnDevice(DeviceBuffer batchK, int n, boolean keysSorted, boolean hostChecked) {
-        checkOnDevice(batchK, null, n, keysSorted, hostChecked);
+        steps.checkOnDevice(batchK, null, n, keysSorted, hostChecked);
         if (size == 0) {
             return;
         }
         CUdeviceptr batch = batchK.pointer();
         if (!keysSorted) { // sorted probes walk the same search paths: faster than the sort costs
-            final long bytes = CubNative.checkBytes(CubNative.sortKeysScratchBytes(n), "sort scratch size");
-            CubNative.check(CubNative.sortKeys(cubScratch.ensure(bytes).address(), bytes, batchK.address(),
-                    sortedKeys.ensure(n * 8L).address(), n), "key sort");
-            batch = sortedKeys.pointer();
+            steps.sortKeys(batchK, n);
+            batch = steps.sortedKeys().pointer();
         }
         final DeviceBuffer keep = flags.ensure((size + 1L) * 4);
         cuMemsetD32(keep.pointer(), 1, size);
@@ -234,7 +224,7 @@ public final class GpuSortedArrayIndex implements DeviceResidentIndex {
     @Override
     public void get(long[] keys, int n, long[] valuesOut, boolean keysSorted) {
         enter();
-        checkKeyArray(keys, n, keysSorted);
+        DeviceSteps.checkKeyArray(keys, n, keysSorted);
         BatchArgs.checkArray(valuesOut, "valuesOut", n);
         lookup(MODE_GET, keys, n, null, valuesOut, keysSorted);
     }
@@ -242,7 +232,7 @@ public final class GpuSortedArrayIndex implements DeviceResidentIndex {
     @Override
     public void ceiling(long[] keys, int n, long[] keysOut, long[] valuesOut, boolean keysSorted) {
         enter();
-        checkKeyArray(keys, n, keysSorted);
+        DeviceSteps.checkKeyArray(keys, n, keysSorted);
         BatchArgs.checkArray(keysOut, "keysOut", n);
         BatchArgs.checkArray(valuesOut, "valuesOut", n);
         lookup(MODE_CEILING, keys, n, keysOut, valuesOut, keysSorted);
@@ -251,7 +241,7 @@ public final class GpuSortedArrayIndex implements DeviceResidentIndex {
     @Override
     public void floor(long[] keys, int n, long[] keysOut, long[] valuesOut, boolean keysSorted) {
         enter();
-        checkKeyArray(keys, n, keysSorted);
+        DeviceSteps.checkKeyArray(keys, n, keysSorted);
         BatchArgs.checkArray(keysOut, "keysOut", n);
         BatchArgs.checkArray(valuesOut, "valuesOut", n);
         lookup(MODE_FLOOR, keys, n, keysOut, valuesOut, keysSorted);
@@ -301,7 +291,7 @@ public final class GpuSortedArrayIndex implements DeviceResidentIndex {
 
     private void lookupOnDevice(int mode, DeviceBuffer queries, int n, boolean keysSorted, boolean hostChecked,
                                 DeviceBuffer keysResult, DeviceBuffer valuesResult) {
-        checkOnDevice(queries, null, n, keysSorted, hostChecked);
+        steps.checkOnDevice(queries, null, n, keysSorted, hostChecked);
         launch("sa_lookup", n, mode, keys, values, size, queries, n, keysResult, valuesResult);
     }
 
@@ -409,9 +399,10 @@ public final class GpuSortedArrayIndex implements DeviceResidentIndex {
     @Override
     public long scratchBytes() {
         enter();
-        long bytes = counters.bytes() + (spareKeys == null ? 0 : spareKeys.bytes() + spareValues.bytes());
-        for (GpuFlixIndex.Scratch s : scratches) {
-            bytes += s.buffer() == null ? 0 : s.buffer().bytes();
+        long bytes = counters.bytes() + steps.scratchBytes()
+                + (spareKeys == null ? 0 : spareKeys.bytes() + spareValues.bytes());
+        for (Scratch s : scratches) {
+            bytes += s.bytes();
         }
         return bytes;
     }
@@ -440,9 +431,10 @@ public final class GpuSortedArrayIndex implements DeviceResidentIndex {
             }
         }
         keys = values = spareKeys = spareValues = null;
-        for (GpuFlixIndex.Scratch s : scratches) {
+        for (Scratch s : scratches) {
             s.close();
         }
+        steps.close();
         copies.close();
         counters.close();
     }
@@ -514,38 +506,10 @@ public final class GpuSortedArrayIndex implements DeviceResidentIndex {
         size = newSize;
     }
 
-    /**
-     * Sorts a batch of pairs on the device and reduces it to the last occurrence of each key into dedupedKeys and
-     * dedupedValues; returns the count. The batch is only read.
-     */
+    /** Checks a batch of pairs and sorts and dedupes it (into steps' deduped keys and values); returns the count. */
     private int prepareBatch(DeviceBuffer k, DeviceBuffer v, int n, boolean keysSorted, boolean hostChecked) {
-        checkOnDevice(k, v, n, keysSorted, hostChecked);
-        final DeviceBuffer kOut;
-        final DeviceBuffer vOut;
-        if (!keysSorted) {
-            final DeviceBuffer iota = identity.ensure(n * 4L);
-            launch("sa_iota_u32", n, iota, n);
-            final long bytes = CubNative.checkBytes(CubNative.sortPairsScratchBytes(n), "sort scratch size");
-            CubNative.check(CubNative.sortPairs(cubScratch.ensure(bytes).address(), bytes, k.address(),
-                    sortedKeys.ensure(n * 8L).address(), iota.address(), positions.ensure(n * 4L).address(), n),
-                    "pair sort");
-            launch("sa_gather_i64", n, v, positions.buffer(), sortedValues.ensure(n * 8L), n);
-            k = sortedKeys.buffer();
-            v = sortedValues.buffer();
-            kOut = batchKeys.ensure(n * 8L);
-            vOut = batchValues.ensure(n * 8L);
-        } else {
-            kOut = sortedKeys.ensure(n * 8L);
-            vOut = sortedValues.ensure(n * 8L);
-        }
-        final DeviceBuffer runFlags = flags.ensure(n * 4L);
-        final DeviceBuffer runPositions = flagPositions.ensure(n * 4L);
-        launch("sa_flag_last_of_run", n, k, n, runFlags);
-        scanInt(runFlags, runPositions, n);
-        launch("sa_compact_flagged", n, k, v, runFlags, runPositions, n, kOut, vOut, counters);
-        dedupedKeys = kOut;
-        dedupedValues = vOut;
-        return (int) readLong(counters, 0);
+        steps.checkOnDevice(k, v, n, keysSorted, hostChecked);
+        return steps.sortAndDedupe(k, v, n, keysSorted);
     }
 
     private DeviceBuffer uploadKeys(long[] src, int n) {
@@ -559,38 +523,6 @@ public final class GpuSortedArrayIndex implements DeviceResidentIndex {
         return uploadKeys(k, n);
     }
 
-    private static void checkPairArrays(long[] keys, long[] values, int n, boolean keysSorted) {
-        if (n < DEVICE_CHECK_MIN) {
-            BatchArgs.checkPairs(keys, values, n, keysSorted);
-        } else {
-            BatchArgs.checkArray(keys, "keys", n);
-            BatchArgs.checkArray(values, "values", n);
-        }
-    }
-
-    private static void checkKeyArray(long[] keys, int n, boolean keysSorted) {
-        if (n < DEVICE_CHECK_MIN) {
-            BatchArgs.checkKeys(keys, n, keysSorted);
-        } else {
-            BatchArgs.checkArray(keys, "keys", n);
-        }
-    }
-
-    /** Reserved values and broken sort promises, found on the device and worded by BatchArgs (as GpuFlixIndex). */
-    private void checkOnDevice(DeviceBuffer k, DeviceBuffer v, int n, boolean keysSorted, boolean hostChecked) {
-        if ((hostChecked && n < DEVICE_CHECK_MIN) || (v == null && !keysSorted)) {
-            return;
-        }
-        final CUdeviceptr firstBad = counters.at(2L * Long.BYTES);
-        cuMemsetD32(firstBad, Integer.MAX_VALUE, 2);
-        launch("sa_check_batch", n, k, v, n, keysSorted ? 1 : 0, firstBad);
-        final int[] found = new int[2];
-        cuMemcpyDtoH(Pointer.to(found), firstBad, 8);
-        if (found[0] != Integer.MAX_VALUE || found[1] != Integer.MAX_VALUE) {
-            DeviceBatchFaults.report(k, v, n, keysSorted);
-        }
-    }
-
     private void enter() {
         if (closed) {
             throw new IllegalStateException("index is closed");
@@ -599,44 +531,23 @@ public final class GpuSortedArrayIndex implements DeviceResidentIndex {
     }
 
     private void scanInt(DeviceBuffer in, DeviceBuffer out, long n) {
-        final int count = (int) n;
-        final long bytes = CubNative.checkBytes(CubNative.scanIntScratchBytes(count), "scan scratch size");
-        CubNative.check(CubNative.scanInt(cubScratch.ensure(bytes).address(), bytes, in.address(), out.address(),
-                count), "scan");
+        steps.scanInt(in, out, (int) n);
     }
 
     private void scanLong(DeviceBuffer in, DeviceBuffer out, int n) {
-        final long bytes = CubNative.checkBytes(CubNative.scanLongScratchBytes(n), "scan scratch size");
-        CubNative.check(CubNative.scanLong(cubScratch.ensure(bytes).address(), bytes, in.address(), out.address(),
-                n), "scan");
+        steps.scanLong(in, out, n);
     }
 
     private long readLong(DeviceBuffer buffer, long index) {
-        final long[] one = new long[1];
-        cuMemcpyDtoH(Pointer.to(one), buffer.at(index * 8), 8);
-        return one[0];
+        return steps.readLong(buffer, index);
     }
 
     private long readInt(DeviceBuffer buffer, long index) {
-        final int[] one = new int[1];
-        cuMemcpyDtoH(Pointer.to(one), buffer.at(index * 4), 4);
-        return one[0];
+        return steps.readInt(buffer, index);
     }
 
     /** One thread per item. */
     private void launch(String kernel, long threads, Object... args) {
-        if (threads <= 0) {
-            return;
-        }
-        final long blocks = (threads + BLOCK - 1) / BLOCK;
-        if (blocks > Integer.MAX_VALUE) {
-            throw new IllegalStateException(kernel + ": " + threads + " threads exceed one launch");
-        }
-        final Pointer[] params = new Pointer[args.length];
-        for (int i = 0; i < args.length; i++) {
-            params[i] = GpuFlixIndex.parameter(args[i]);
-        }
-        cuLaunchKernel(device.function(GpuRuntime.SORTED_ARRAY_FATBIN_RESOURCE, kernel), (int) blocks, 1, 1, BLOCK,
-                1, 1, 0, null, Pointer.to(params), null);
+        steps.launch(kernel, threads, args);
     }
 }

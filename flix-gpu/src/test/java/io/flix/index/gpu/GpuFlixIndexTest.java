@@ -193,6 +193,76 @@ class GpuFlixIndexTest {
         }
     }
 
+    /**
+     * Unsorted gets take one of three paths: where chains are short, batches of at least buckets / 8 keys are
+     * sorted by their top varying bits first (a locality sort: the queries are not fully ordered) and smaller ones
+     * are looked up as they are, one thread a query; where a chain may be long, the batch is fully sorted and a
+     * warp walks each chain once. All against the oracle: no chains, short chains, one long chain; with
+     * duplicates, extremes, one repeated key (nothing to sort), keys that differ in their low bits only and keys
+     * of both signs (the sign bit varies).
+     */
+    @Test
+    void unsortedGetsMatchTheOracleOnEveryPath() {
+        assumeGpu();
+        final SplittableRandom rnd = new SplittableRandom(29);
+        try (GpuFlixIndex gpu = openGpu(); TreeMapOracle oracle = new TreeMapOracle()) {
+            gpu.autoRestructure(false);
+            final long[][] build = randomPairs(rnd, 1 << 17, 1L << 40);
+            gpu.build(build[0], build[1], build[0].length);
+            oracle.build(build[0], build[1], build[0].length);
+            final int buckets = (int) gpu.stats().buckets();
+            compareUnsortedGets(rnd, oracle, gpu, buckets, 1L << 40, "no chains");
+            // about 48 keys a bucket: chains of two or three nodes
+            final long[][] spread = randomPairs(rnd, buckets * 32, 1L << 40);
+            gpu.upsert(spread[0], spread[1], spread[0].length);
+            oracle.upsert(spread[0], spread[1], spread[0].length);
+            assertTrue(gpu.stats().nodes() > buckets * 3 / 2, "short chains: " + gpu.stats());
+            compareUnsortedGets(rnd, oracle, gpu, buckets, 1L << 40, "short chains");
+            // one long chain: many keys into a narrow range
+            final long[][] heavy = randomPairs(rnd, 40_000, 1L << 20);
+            gpu.upsert(heavy[0], heavy[1], heavy[0].length);
+            oracle.upsert(heavy[0], heavy[1], heavy[0].length);
+            assertTrue(gpu.stats().longestChain() > 100, "a long chain: " + gpu.stats());
+            compareUnsortedGets(rnd, oracle, gpu, buckets, 1L << 20, "a long chain");
+        }
+    }
+
+    private static void compareUnsortedGets(SplittableRandom rnd, TreeMapOracle oracle, GpuFlixIndex gpu,
+                                            int buckets, long spread, String where) {
+        final int large = 300_000;
+        for (int n : new int[] {1, 37, buckets / 8 - 1, buckets / 8, large}) {
+            compareGets(oracle, gpu, mixedKeys(rnd, oracle, n, spread), where + ", n = " + n);
+        }
+        final long[] stored = oracle.export().keys();
+        final long[] extremes = mixedKeys(rnd, oracle, large, spread);
+        for (int i = 0; i < extremes.length; i += 97) {
+            extremes[i] = i % 2 == 0 ? Long.MIN_VALUE : Long.MAX_VALUE;
+        }
+        compareGets(oracle, gpu, extremes, where + ", extremes among many");
+        final long[] oneKey = new long[large];
+        Arrays.fill(oneKey, stored[stored.length / 2]);
+        compareGets(oracle, gpu, oneKey, where + ", one key repeated");
+        final long[] lowBits = new long[large];
+        for (int i = 0; i < lowBits.length; i++) {
+            lowBits[i] = (stored[stored.length / 3] & ~7L) | rnd.nextInt(8);
+        }
+        compareGets(oracle, gpu, lowBits, where + ", low three bits vary");
+        final long[] bothSigns = new long[large];
+        for (int i = 0; i < bothSigns.length; i++) {
+            bothSigns[i] = i % 2 == 0 ? -1 - rnd.nextInt(3) : rnd.nextInt(3);
+        }
+        compareGets(oracle, gpu, bothSigns, where + ", around zero");
+    }
+
+    private static void compareGets(TreeMapOracle oracle, FlixIndex gpu, long[] queries, String where) {
+        final int n = queries.length;
+        final long[] want = new long[n];
+        final long[] got = new long[n];
+        oracle.get(queries, n, want, false);
+        gpu.get(queries, n, got, false);
+        assertArrayEquals(want, got, where + ": get");
+    }
+
     @Test
     void extremeKeysAndValues() {
         assumeGpu();

@@ -1,0 +1,296 @@
+package io.flix.index.gpu;
+
+import static jcuda.driver.JCudaDriver.cuLaunchKernel;
+import static jcuda.driver.JCudaDriver.cuMemcpyDtoH;
+import static jcuda.driver.JCudaDriver.cuMemsetD32;
+
+import io.flix.index.BatchArgs;
+
+import java.util.function.Consumer;
+
+import jcuda.Pointer;
+import jcuda.driver.CUdeviceptr;
+import jcuda.driver.CUfunction;
+
+/**
+ * The device steps that the GPU structures share: kernel launches and small reads; CUB's sorts and scans with one
+ * scratch buffer; and the batch work every structure does the same way (the device checks of a batch, the sort of
+ * an unsorted batch, the reduction of a pair batch to the last occurrence of each key), on the kernels of
+ * {@code flix_kernels.cu}. Owns the scratch those need; one per structure, used from the thread that holds it.
+ */
+final class DeviceSteps implements AutoCloseable {
+
+    static final int BLOCK = 256;
+    /** Batches at least this large are checked on the device after the upload instead of on the host. */
+    static final int DEVICE_CHECK_MIN = 1 << 16;
+    /** Threads of the grid-stride reductions: enough to fill the device, few global atomics. */
+    private static final int REDUCTION_THREADS = 1 << 18;
+
+    private final GpuRuntime.DeviceContext device;
+    /** The fatbin resource of the owner's kernels; null for flix_kernels.fatbin. */
+    private final String fatbin;
+    private final Consumer<String> trace;
+    private final DeviceBuffer stepCounters;
+
+    private final Scratch cubScratch = new Scratch("sort and scan scratch");
+    private final Scratch sortedKeys = new Scratch("sorted keys");
+    private final Scratch sortedValues = new Scratch("sorted values");
+    private final Scratch identity = new Scratch("batch positions");
+    private final Scratch positions = new Scratch("sorted positions");
+    private final Scratch runFlags = new Scratch("run flags");
+    private final Scratch runPositions = new Scratch("run positions");
+    private final Scratch dedupedKeys = new Scratch("deduplicated keys");
+    private final Scratch dedupedValues = new Scratch("deduplicated values");
+    private final Scratch[] scratches = {cubScratch, sortedKeys, sortedValues, identity, positions, runFlags,
+        runPositions, dedupedKeys, dedupedValues};
+
+    /**
+     * @param fatbin the owner's kernels (null: flix_kernels.fatbin)
+     * @param trace  called with each step's name after it is issued (profiling; may do nothing)
+     */
+    DeviceSteps(GpuRuntime.DeviceContext device, String fatbin, Consumer<String> trace) {
+        this.device = device;
+        this.fatbin = fatbin;
+        this.trace = trace;
+        this.stepCounters = DeviceBuffer.allocate(2L * Long.BYTES, "batch step counters");
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // Launches and reads
+
+    /** One thread per item, a kernel of the owner's fatbin. */
+    void launch(String kernel, long threads, Object... args) {
+        launchIn(fatbin, kernel, threads, args);
+    }
+
+    /** A grid of {@code gridX} by {@code gridY} blocks, a kernel of the owner's fatbin. */
+    void launchGrid(String kernel, int gridX, int gridY, Object... args) {
+        cuLaunchKernel(function(fatbin, kernel), gridX, gridY, 1, BLOCK, 1, 1, 0, null, parameters(args), null);
+        trace.accept(kernel);
+    }
+
+    private void launchIn(String resource, String kernel, long threads, Object... args) {
+        if (threads <= 0) {
+            return;
+        }
+        final long blocks = (threads + BLOCK - 1) / BLOCK;
+        if (blocks > Integer.MAX_VALUE) {
+            throw new IllegalStateException(kernel + ": " + threads + " threads exceed one launch");
+        }
+        cuLaunchKernel(function(resource, kernel), (int) blocks, 1, 1, BLOCK, 1, 1, 0, null, parameters(args), null);
+        trace.accept(kernel);
+    }
+
+    private CUfunction function(String resource, String kernel) {
+        return resource == null ? device.function(kernel) : device.function(resource, kernel);
+    }
+
+    private static Pointer parameters(Object[] args) {
+        final Pointer[] params = new Pointer[args.length];
+        for (int i = 0; i < args.length; i++) {
+            params[i] = parameter(args[i]);
+        }
+        return Pointer.to(params);
+    }
+
+    private static Pointer parameter(Object arg) {
+        if (arg == null) {
+            return Pointer.to(new CUdeviceptr());
+        } else if (arg instanceof DeviceBuffer b) {
+            return Pointer.to(b.pointer());
+        } else if (arg instanceof CUdeviceptr p) {
+            return Pointer.to(p);
+        } else if (arg instanceof Integer i) {
+            return Pointer.to(new int[] {i});
+        } else if (arg instanceof Long l) {
+            return Pointer.to(new long[] {l});
+        }
+        throw new IllegalArgumentException("unsupported kernel argument " + arg.getClass());
+    }
+
+    long readLong(DeviceBuffer buffer, long index) {
+        final long[] one = new long[1];
+        cuMemcpyDtoH(Pointer.to(one), buffer.at(index * 8), 8);
+        return one[0];
+    }
+
+    long readInt(DeviceBuffer buffer, long index) {
+        final int[] one = new int[1];
+        cuMemcpyDtoH(Pointer.to(one), buffer.at(index * 4), 4);
+        return one[0];
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // CUB
+
+    void scanInt(DeviceBuffer in, DeviceBuffer out, int n) {
+        final long bytes = CubNative.checkBytes(CubNative.scanIntScratchBytes(n), "scan scratch size");
+        CubNative.check(CubNative.scanInt(cubScratch.ensure(bytes).address(), bytes, in.address(), out.address(), n),
+                "scan");
+        trace.accept("CUB scan " + n);
+    }
+
+    void scanLong(DeviceBuffer in, DeviceBuffer out, int n) {
+        final long bytes = CubNative.checkBytes(CubNative.scanLongScratchBytes(n), "scan scratch size");
+        CubNative.check(CubNative.scanLong(cubScratch.ensure(bytes).address(), bytes, in.address(), out.address(),
+                n), "scan");
+        trace.accept("CUB scan " + n);
+    }
+
+    /** Sorts {@code keys[0, n)} into {@link #sortedKeys()}. */
+    void sortKeys(DeviceBuffer keys, int n) {
+        final long bytes = CubNative.checkBytes(CubNative.sortKeysScratchBytes(n), "sort scratch size");
+        CubNative.check(CubNative.sortKeys(cubScratch.ensure(bytes).address(), bytes, keys.address(),
+                sortedKeys.ensure(n * 8L).address(), n), "key sort");
+        trace.accept("CUB sort keys " + n);
+    }
+
+    /**
+     * Sorts {@code keys[0, n)} by their bits {@code [beginBit, endBit)} (0 and 64: a full sort) into
+     * {@link #sortedKeys()}, each key's batch position into {@link #positions()}. Stable.
+     */
+    void sortWithPositions(DeviceBuffer keys, int n, int beginBit, int endBit) {
+        final DeviceBuffer iota = identity.ensure(n * 4L);
+        launchIn(null, "iota_u32", n, iota, n);
+        final long bytes = CubNative.checkBytes(CubNative.sortPairsScratchBytes(n), "sort scratch size");
+        CubNative.check(CubNative.sortPairs(cubScratch.ensure(bytes).address(), bytes, keys.address(),
+                sortedKeys.ensure(n * 8L).address(), iota.address(), positions.ensure(n * 4L).address(), n,
+                beginBit, endBit), "pair sort");
+        trace.accept("CUB sort pairs " + n + " bits " + beginBit + ".." + endBit);
+    }
+
+    /**
+     * The lowest bit from which a locality sort of {@code keys[0, n)} orders them by their top {@code bits}
+     * varying bits, and the bit above the highest in which any two of them differ: {@code {begin, end}}, or null
+     * where all keys are equal (nothing to sort).
+     */
+    int[] topVaryingBits(DeviceBuffer keys, int n, int bits) {
+        cuMemsetD32(stepCounters.pointer(), 0, 2);
+        launchIn(null, "key_spread", Math.min(n, REDUCTION_THREADS), keys, n, stepCounters);
+        final long spread = readLong(stepCounters, 0);
+        if (spread == 0) {
+            return null;
+        }
+        final int end = 64 - Long.numberOfLeadingZeros(spread);
+        return new int[] {Math.max(0, end - bits), end};
+    }
+
+    DeviceBuffer sortedKeys() {
+        return sortedKeys.buffer();
+    }
+
+    DeviceBuffer positions() {
+        return positions.buffer();
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // Batch preparation
+
+    /**
+     * Sorts a batch of pairs (unless {@code keysSorted}) and reduces it to the last occurrence of each key, into
+     * {@link #dedupedKeys()} and {@link #dedupedValues()}; returns the count. The batch itself is only read. The
+     * sort is CUB's stable radix sort of the pairs, so equal keys keep their batch order and the last one wins.
+     */
+    int sortAndDedupe(DeviceBuffer keys, DeviceBuffer values, int n, boolean keysSorted) {
+        DeviceBuffer k = keys;
+        DeviceBuffer v = values;
+        if (!keysSorted) {
+            final long bytes = CubNative.checkBytes(CubNative.sortWidePairsScratchBytes(n), "sort scratch size");
+            CubNative.check(CubNative.sortWidePairs(cubScratch.ensure(bytes).address(), bytes, keys.address(),
+                    sortedKeys.ensure(n * 8L).address(), values.address(), sortedValues.ensure(n * 8L).address(),
+                    n), "pair sort");
+            trace.accept("CUB sort key-value pairs " + n);
+            k = sortedKeys.buffer();
+            v = sortedValues.buffer();
+        }
+        final DeviceBuffer flags = runFlags.ensure(n * 4L);
+        cuMemsetD32(stepCounters.pointer(), 0, 1);
+        launchIn(null, "flag_last_of_run", n, k, n, flags, stepCounters);
+        final int runs = (int) readInt(stepCounters, 0);
+        if (runs == n) {
+            // no duplicates (the common case): the sorted batch is the result
+            dedupedKeyBuffer = k;
+            dedupedValueBuffer = v;
+            return n;
+        }
+        final DeviceBuffer at = runPositions.ensure(n * 4L);
+        scanInt(flags, at, n);
+        launchIn(null, "compact_flagged", n, k, v, flags, at, n, dedupedKeys.ensure(runs * 8L),
+                dedupedValues.ensure(runs * 8L), stepCounters.at(Long.BYTES));
+        dedupedKeyBuffer = dedupedKeys.buffer();
+        dedupedValueBuffer = dedupedValues.buffer();
+        return runs;
+    }
+
+    private DeviceBuffer dedupedKeyBuffer;
+    private DeviceBuffer dedupedValueBuffer;
+
+    /** The keys of the last {@link #sortAndDedupe}: the caller's batch, sorted scratch or compacted scratch. */
+    DeviceBuffer dedupedKeys() {
+        return dedupedKeyBuffer;
+    }
+
+    DeviceBuffer dedupedValues() {
+        return dedupedValueBuffer;
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // Argument checks. BatchArgs decides what is valid and words every failure; large batches are scanned for
+    // reserved values and broken sort promises on the device after the upload (a host pass over 2^24 keys costs
+    // about 20 ms), and only where that finds a fault does BatchArgs repeat the check on a host copy to word it.
+
+    /** The host half of a pair batch's checks: all of them for small batches, the arrays alone for large ones. */
+    static void checkPairArrays(long[] keys, long[] values, int n, boolean keysSorted) {
+        if (n < DEVICE_CHECK_MIN) {
+            BatchArgs.checkPairs(keys, values, n, keysSorted);
+        } else {
+            BatchArgs.checkArray(keys, "keys", n);
+            BatchArgs.checkArray(values, "values", n);
+        }
+    }
+
+    /** The host half of a key batch's checks. */
+    static void checkKeyArray(long[] keys, int n, boolean keysSorted) {
+        if (n < DEVICE_CHECK_MIN) {
+            BatchArgs.checkKeys(keys, n, keysSorted);
+        } else {
+            BatchArgs.checkArray(keys, "keys", n);
+        }
+    }
+
+    /**
+     * The device half of the checks: reserved values (where values != null) and a broken sort promise. Where the
+     * host has checked already ({@code hostChecked}), small batches are not checked again. A fault found here is
+     * worded by BatchArgs on a host copy of the batch (a rare path).
+     */
+    void checkOnDevice(DeviceBuffer keys, DeviceBuffer values, int n, boolean keysSorted, boolean hostChecked) {
+        if ((hostChecked && n < DEVICE_CHECK_MIN) || (values == null && !keysSorted)) {
+            return;
+        }
+        final CUdeviceptr firstBad = stepCounters.pointer();
+        cuMemsetD32(firstBad, Integer.MAX_VALUE, 2);
+        launchIn(null, "check_batch", n, keys, values, n, keysSorted ? 1 : 0, firstBad);
+        final int[] found = new int[2];
+        cuMemcpyDtoH(Pointer.to(found), firstBad, 8);
+        if (found[0] != Integer.MAX_VALUE || found[1] != Integer.MAX_VALUE) {
+            DeviceBatchFaults.report(keys, values, n, keysSorted);
+        }
+    }
+
+    /** Device bytes of the scratch held. */
+    long scratchBytes() {
+        long bytes = stepCounters.bytes();
+        for (Scratch s : scratches) {
+            bytes += s.bytes();
+        }
+        return bytes;
+    }
+
+    @Override
+    public void close() {
+        for (Scratch s : scratches) {
+            s.close();
+        }
+        stepCounters.close();
+    }
+}
