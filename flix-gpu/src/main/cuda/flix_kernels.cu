@@ -517,8 +517,9 @@ __device__ __forceinline__ ItemCounts upsert_count_item(
             while (node >= 0 && p < e) {
                 const int next = nodeNext[node];
                 const int p2 = routed_end(keys, p, e, nodeMax[node], next < 0);
-                if (p2 > p) {
-                    const int cnt = nodeCount[node];
+                const int cnt = p2 > p ? nodeCount[node] : 0;
+                // a merge that fits whatever the duplicates needs no new node: the node's keys are not read
+                if (p2 > p && cnt + (p2 - p) > NODE_SIZE) {
                     const i64 laneKey = lane < cnt ? nodeKeys[(i64)node * NODE_SIZE + lane] : 0;
                     unsigned foundMask;
                     int lb;
@@ -560,6 +561,19 @@ struct WideMerge {
     i64 allocBase;
 };
 static_assert(sizeof(WideMerge) == 680, "the host sizes WideMerge records as 680 bytes");
+
+// Where merged position pos of r keys spread evenly over k nodes lands: node *q, slot *slot. 32-bit arithmetic
+// (a warp's merge holds fewer than WIDE_MERGE_MIN + NODE_SIZE keys), and none where the merge fits one node.
+__device__ __forceinline__ void merged_slot(int pos, int r, int k, int* q, int* slot) {
+    if (k == 1) {
+        *q = 0;
+        *slot = pos;
+        return;
+    }
+    const int node = ((pos + 1) * k + r - 1) / r - 1;
+    *q = node;
+    *slot = pos - node * r / k;
+}
 
 // The id of the q-th node of a merge: q = 0 is the node merged into (firstNode), the others come off the free
 // stack, the bucket's share starting at allocBase.
@@ -608,11 +622,11 @@ __device__ int merge_into_nodes(int lane, i64 laneKey, i64 laneVal, int cnt, con
         const int pos = lane + lb - __popc(foundMask & lanemask_lt());
         const bool replaced = (foundMask >> lane) & 1u;
         const i64 v = replaced ? values[p + lb] : laneVal;
-        const int q = (int)(((i64)(pos + 1) * k + r - 1) / r) - 1;
-        const i64 qStart = (i64)q * r / k;
+        int q, slot;
+        merged_slot(pos, r, k, &q, &slot);
         const int id = merge_node_id(q, firstNode, freeStack, freeTop, allocBase);
-        nodeKeys[(i64)id * NODE_SIZE + (pos - qStart)] = laneKey;
-        nodeValues[(i64)id * NODE_SIZE + (pos - qStart)] = v;
+        nodeKeys[(i64)id * NODE_SIZE + slot] = laneKey;
+        nodeValues[(i64)id * NODE_SIZE + slot] = v;
     }
     // new keys land after the node keys below them; keys already in the node were handled above
     for (int t0 = 0; t0 < a; t0 += 32) {
@@ -623,11 +637,11 @@ __device__ int merge_into_nodes(int lane, i64 laneKey, i64 laneVal, int cnt, con
         if (t < a && !(less < cnt && kAt == key)) {
             const unsigned below = less >= 32 ? FULL_MASK : ((1u << less) - 1u);
             const int pos = less + t - __popc(foundMask & below);
-            const int q = (int)(((i64)(pos + 1) * k + r - 1) / r) - 1;
-            const i64 qStart = (i64)q * r / k;
+            int q, slot;
+            merged_slot(pos, r, k, &q, &slot);
             const int id = merge_node_id(q, firstNode, freeStack, freeTop, allocBase);
-            nodeKeys[(i64)id * NODE_SIZE + (pos - qStart)] = key;
-            nodeValues[(i64)id * NODE_SIZE + (pos - qStart)] = values[p + t];
+            nodeKeys[(i64)id * NODE_SIZE + slot] = key;
+            nodeValues[(i64)id * NODE_SIZE + slot] = values[p + t];
         }
     }
     __syncwarp();

@@ -71,10 +71,13 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
      */
     private static final int LOCALITY_SORT_RATIO = Integer.getInteger("flix.gpu.localitySortRatio", 8);
     /**
-     * The locality sort orders the queries by log2(buckets) + this many top bits: about 2^this sort digits a
-     * bucket, so that a warp's 32 queries fall in one or two nodes.
+     * The locality sort orders the queries by their top log2(buckets) - this many varying bits: about 32 buckets
+     * a sort digit. A warp's lanes then share the bucketMax search down to its last few levels, and at 2^21
+     * buckets the sort takes two 8-bit radix passes. Measured on an H200 (2^26 gets, 2^25 keys): 16 bits 6.7 ms,
+     * 24 bits (three passes, a warp's queries in one or two nodes) 7.1 ms.
      */
-    private static final int LOCALITY_EXTRA_BITS = Integer.getInteger("flix.gpu.localityExtraBits", 3);
+    private static final int LOCALITY_BITS_BELOW_BUCKETS =
+            Integer.getInteger("flix.gpu.localityBitsBelowBuckets", 5);
     /**
      * Unsorted gets take the one-thread-a-query path while no chain can have grown by more than this many nodes
      * since the buckets were cut: each thread walks its chain from the head, where a warp walks it once for the
@@ -472,17 +475,18 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
 
     /**
      * Unsorted get where chains are short: one thread a query finds its bucket, node and key on its own
-     * (lookup_get_any_order), so the queries need no full sort. A batch large enough that its queries share nodes is first sorted by its top
-     * varying bits only (a few radix passes instead of eight), which gives the threads of a warp one search path;
-     * the answers go back to the callers' order through the sort's positions. A smaller batch is looked up as it
-     * is: its queries fall in distinct buckets, so a sort would buy nothing.
+     * (lookup_get_any_order), so the queries need no full sort. A large batch is first sorted by its top varying
+     * bits only (two or three radix passes instead of eight), which gives the threads of a warp one search path;
+     * the answers go back to the callers' order through the sort's positions. A small batch is looked up as it
+     * is: its queries fall in distinct buckets, so a sort would buy little.
      */
     private void getInAnyOrder(DeviceBuffer queries, int n, DeviceBuffer valuesResult) {
         CUdeviceptr batch = queries.pointer();
         CUdeviceptr perm = null;
         if ((long) n * LOCALITY_SORT_RATIO >= numBuckets) {
             final int bucketBits = 32 - Integer.numberOfLeadingZeros(numBuckets - 1);
-            final int[] bits = steps.topVaryingBits(queries, n, bucketBits + LOCALITY_EXTRA_BITS);
+            final int sortBits = Math.max(1, bucketBits - LOCALITY_BITS_BELOW_BUCKETS);
+            final int[] bits = steps.topVaryingBits(queries, n, sortBits);
             if (bits != null) {
                 steps.sortWithPositions(queries, n, bits[0], bits[1]);
                 batch = steps.sortedKeys().pointer();
