@@ -80,11 +80,12 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
     private static final int LOCALITY_BITS_BELOW_BUCKETS =
             Integer.getInteger("flix.gpu.localityBitsBelowBuckets", 5);
     /**
-     * Unsorted gets take the one-thread-a-query path while no chain can have grown by more than this many nodes
-     * since the buckets were cut: each thread walks its chain from the head, where a warp walks it once for the
-     * sorted queries of its bucket.
+     * Unsorted gets take the one-thread-a-query path while no chain is longer than this many nodes (plus one):
+     * each thread walks its chain from the head, where the sorted path's warp walks it once for all the queries
+     * of its bucket. H200, 2^26 gets into the skewed X3Y90 and X6Y90 rounds (chains of tens of nodes): 6.5-9 ms
+     * one thread a query, 10-10.4 ms fully sorted.
      */
-    private static final int ANY_ORDER_CHAIN_MAX = 32;
+    private static final int ANY_ORDER_CHAIN_MAX = Integer.getInteger("flix.gpu.anyOrderChainMax", 256);
 
     private final int keysPerBuiltNode;
     private final GpuRuntime.DeviceContext device;

@@ -222,7 +222,8 @@ class GpuFlixIndexTest {
             final long[][] heavy = randomPairs(rnd, 40_000, 1L << 20);
             gpu.upsert(heavy[0], heavy[1], heavy[0].length);
             oracle.upsert(heavy[0], heavy[1], heavy[0].length);
-            assertTrue(gpu.stats().longestChain() > 100, "a long chain: " + gpu.stats());
+            assertTrue(gpu.stats().longestChain() > 300, "a chain longer than the one-thread path takes: "
+                    + gpu.stats());
             compareUnsortedGets(rnd, oracle, gpu, buckets, 1L << 20, "a long chain");
         }
     }
