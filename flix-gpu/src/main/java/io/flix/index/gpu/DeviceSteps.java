@@ -39,13 +39,10 @@ final class DeviceSteps implements AutoCloseable {
     private final Scratch positions = new Scratch("sorted positions");
     private final Scratch runFlags = new Scratch("run flags");
     private final Scratch runPositions = new Scratch("run positions");
-    private final Scratch compactedKeys = new Scratch("deduplicated keys");
-    private final Scratch compactedValues = new Scratch("deduplicated values");
+    private final Scratch dedupedKeys = new Scratch("deduplicated keys");
+    private final Scratch dedupedValues = new Scratch("deduplicated values");
     private final Scratch[] scratches = {cubScratch, sortedKeys, sortedValues, identity, positions, runFlags,
-        runPositions, compactedKeys, compactedValues};
-    /** Where the last sortAndDedupe left its result: the caller's batch, sortedKeys/Values or compacted*. */
-    private DeviceBuffer dedupedKeys;
-    private DeviceBuffer dedupedValues;
+        runPositions, dedupedKeys, dedupedValues};
 
     /**
      * @param fatbin the owner's kernels (null: flix_kernels.fatbin)
@@ -212,27 +209,29 @@ final class DeviceSteps implements AutoCloseable {
         final int runs = (int) readInt(stepCounters, 0);
         if (runs == n) {
             // no duplicates (the common case): the sorted batch is the result
-            dedupedKeys = k;
-            dedupedValues = v;
+            dedupedKeyBuffer = k;
+            dedupedValueBuffer = v;
             return n;
         }
         final DeviceBuffer at = runPositions.ensure(n * 4L);
         scanInt(flags, at, n);
-        launchIn(null, "compact_flagged", n, k, v, flags, at, n, compactedKeys.ensure(runs * 8L),
-                compactedValues.ensure(runs * 8L), stepCounters.at(Long.BYTES));
-        dedupedKeys = compactedKeys.buffer();
-        dedupedValues = compactedValues.buffer();
+        launchIn(null, "compact_flagged", n, k, v, flags, at, n, dedupedKeys.ensure(runs * 8L),
+                dedupedValues.ensure(runs * 8L), stepCounters.at(Long.BYTES));
+        dedupedKeyBuffer = dedupedKeys.buffer();
+        dedupedValueBuffer = dedupedValues.buffer();
         return runs;
     }
 
-    /** The keys of the last {@link #sortAndDedupe}. */
+    private DeviceBuffer dedupedKeyBuffer;
+    private DeviceBuffer dedupedValueBuffer;
+
+    /** The keys of the last {@link #sortAndDedupe}: the caller's batch, sorted scratch or compacted scratch. */
     DeviceBuffer dedupedKeys() {
-        return dedupedKeys;
+        return dedupedKeyBuffer;
     }
 
-    /** The values of the last {@link #sortAndDedupe}. */
     DeviceBuffer dedupedValues() {
-        return dedupedValues;
+        return dedupedValueBuffer;
     }
 
     // ---------------------------------------------------------------------------------------------------------
