@@ -22,6 +22,7 @@ import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.ConfigOptions;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.MemorySize;
+import org.apache.flink.configuration.PipelineOptions;
 import org.apache.flink.configuration.StateBackendOptions;
 import org.apache.flink.configuration.TaskManagerOptions;
 import org.apache.flink.connector.datagen.source.DataGeneratorSource;
@@ -75,7 +76,8 @@ import java.util.stream.Stream;
  * (printed, prefixed {@code warmup}), so that no contestant pays alone for compiling the Flink code all of them
  * share: measured on 2 cores, the first contestant of a cold JVM spent about 600 ns more CPU per lookup.
  * {@code --variants} chooses the contestants and their order, {@code --batch-size} and {@code --flush-ms} the FliX
- * operator's micro-batches (default 131072 records or 200 ms). Each line ends with the backend used: for FliX, as its subtasks reported it (their
+ * operator's micro-batches (default 131072 records or 200 ms), {@code --object-reuse} turns Flink's object reuse on
+ * for every contestant. Each line ends with the backend used: for FliX, as its subtasks reported it (their
  * {@code flixBackend} gauge).
  *
  * <pre>
@@ -123,6 +125,8 @@ public final class EnrichmentBenchmark {
      */
     private static volatile int flixBatchSize = 1 << 17;
     private static volatile long flixFlushMillis = 200;
+    /** {@code --object-reuse}: Flink's object reuse for every contestant (no copy between chained operators). */
+    private static volatile boolean objectReuse;
 
     private EnrichmentBenchmark() {
     }
@@ -142,6 +146,7 @@ public final class EnrichmentBenchmark {
                 Runtime.getRuntime().maxMemory() / 1073741824.0);
         flixBatchSize = (int) option(args, "--batch-size", flixBatchSize);
         flixFlushMillis = option(args, "--flush-ms", flixFlushMillis);
+        objectReuse = flag(args, "--object-reuse");
         final long warmupKeys = option(args, "--warmup", quick ? 0 : Math.min(keys, 1_000_000));
         if (warmupKeys > 0) {
             // the JIT compiles Flink's code paths in whichever job runs them first: warm every contestant up
@@ -185,6 +190,7 @@ public final class EnrichmentBenchmark {
         conf.set(ConfigOptions.key("metrics.reporter.flixbackend.factory.class").stringType().noDefaultValue(),
                 BackendReporter.class.getName());
         BackendReporter.BACKENDS.clear();
+        conf.set(PipelineOptions.OBJECT_REUSE, objectReuse);
         final StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(parallelism, conf);
         final long space = 2 * keys; // ids beyond the dimension: half the orders miss
         final DataStream<Order> orders = env.fromSource(new DataGeneratorSource<>(
