@@ -71,14 +71,7 @@ class CpuFlixIndexTest {
     void skewedInsertsSplitNodesIntoLongerChains() {
         try (CpuFlixIndex index = open(32, 0.5, 2)) {
             final TreeMapOracle oracle = new TreeMapOracle();
-            final int n = 4096;
-            final long[] keys = new long[n];
-            final long[] values = new long[n];
-            for (int i = 0; i < n; i++) {
-                keys[i] = i * 1_000_000L;
-                values[i] = i;
-            }
-            both(index, oracle).build(keys, values, n);
+            buildSpacedKeys(index, oracle);
             final long nodesBefore = index.stats().nodes();
             // 600 keys between two neighbouring stored keys: all land in one bucket, short of the chain limit.
             final int m = 600;
@@ -94,7 +87,7 @@ class CpuFlixIndexTest {
             assertTrue(stats.longestChain() > 1, "chain grew: " + stats);
             assertTrue(stats.longestChain() >= m / 32, "a chain of split nodes holds the hot keys: " + stats);
             assertTrue(stats.longestChain() <= CpuFlixIndex.MAX_CHAIN_NODES, stats.toString());
-            assertEquals(n / 16, stats.buckets(), "bucket boundaries unchanged");
+            assertEquals(SPACED_KEYS / 16, stats.buckets(), "bucket boundaries unchanged");
             assertTrue(stats.nodes() > nodesBefore);
             assertEquals(oracle.size(), index.size());
             assertContentsEqual(oracle, index);
@@ -234,14 +227,7 @@ class CpuFlixIndexTest {
     void chainsPastTheLimitAreCutIntoOneBucketPerNode() {
         try (CpuFlixIndex index = open(32, 0.5, 2)) {
             final TreeMapOracle oracle = new TreeMapOracle();
-            final int n = 4096;
-            final long[] keys = new long[n];
-            final long[] values = new long[n];
-            for (int i = 0; i < n; i++) {
-                keys[i] = i * 1_000_000L;
-                values[i] = i;
-            }
-            both(index, oracle).build(keys, values, n);
+            buildSpacedKeys(index, oracle);
             final int m = 2000; // about 84 nodes in one bucket
             final long[] hot = new long[m];
             for (int i = 0; i < m; i++) {
@@ -612,6 +598,20 @@ class CpuFlixIndexTest {
         assertEquals(expected.size(), actual.size());
         assertArrayEquals(expected.keys(), actual.keys());
         assertArrayEquals(expected.values(), actual.values());
+    }
+
+    private static final int SPACED_KEYS = 4096;
+
+    /** Builds SPACED_KEYS keys a million apart (values 0, 1, ...) into both: room for many keys between neighbours. */
+    private static void buildSpacedKeys(FlixIndex index, TreeMapOracle oracle) {
+        final int n = SPACED_KEYS;
+        final long[] keys = new long[n];
+        final long[] values = new long[n];
+        for (int i = 0; i < n; i++) {
+            keys[i] = i * 1_000_000L;
+            values[i] = i;
+        }
+        both(index, oracle).build(keys, values, n);
     }
 
     private static long[] sortedCopy(long[] keys) {
