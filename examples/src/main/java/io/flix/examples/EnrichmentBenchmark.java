@@ -65,6 +65,9 @@ import java.util.stream.Stream;
  *   <li>{@code heap}: a {@link KeyedCoProcessFunction} with {@link ValueState} on HashMapStateBackend.</li>
  *   <li>{@code rocksdb}: the same on EmbeddedRocksDBStateBackend, with {@code --rocksdb-managed} managed memory
  *       (default 4g: with local mode's default it re-reads index blocks and collapses).</li>
+ *   <li>{@code stateless}: the heap job without its state (updates dropped, orders out without a payload): what
+ *       the sources, the key-by exchange and the record path cost alone, the ceiling of any keyed enrichment
+ *       here. Not in the default contestants.</li>
  * </ul>
  * For each: the load rate (updates applied per second), live heap after the load (used heap after full GCs, all
  * else idle; RocksDB's state lives off the heap), the wall time of a savepoint of the loaded dimension, and the
@@ -270,7 +273,12 @@ public final class EnrichmentBenchmark {
                     .connect(orders.keyBy(o -> o.productId, Types.LONG))
                     .process(new ValueStateEnrichment<>(payloadOf, payloadType),
                             FlixEnrichment.enrichedType(TypeInformation.of(Order.class), payloadType));
-            default -> throw new IllegalArgumentException("variant must be flix, heap or rocksdb: " + variant);
+            case "stateless" -> updates.keyBy(key, Types.LONG)
+                    .connect(orders.keyBy(o -> o.productId, Types.LONG))
+                    .process(new StatelessPassThrough<U, P>(),
+                            FlixEnrichment.enrichedType(TypeInformation.of(Order.class), payloadType));
+            default -> throw new IllegalArgumentException(
+                    "variant must be flix, heap, rocksdb or stateless: " + variant);
         };
     }
 
@@ -294,6 +302,9 @@ public final class EnrichmentBenchmark {
 
     /** The backends the FliX subtasks reported (joined where they differ); for the others their state backend. */
     private static String backendUsed(String variant) {
+        if (variant.equals("stateless")) {
+            return "none";
+        }
         if (!variant.equals("flix")) {
             return variant.equals("rocksdb") ? "rocksdb" : "hashmap";
         }
@@ -404,6 +415,23 @@ public final class EnrichmentBenchmark {
         @Override
         public void processElement2(Order order, Context ctx, Collector<Enriched<Order, P>> out) throws Exception {
             out.collect(new Enriched<>(order, LookupKind.EXACT, payload.value(), null, null));
+        }
+    }
+
+    /**
+     * The ceiling of any keyed enrichment in this job: the heap job's topology (sources, key-by exchange, the
+     * record path, the sink) with the state taken out. Updates are counted and dropped; every order comes out
+     * without a payload.
+     */
+    static final class StatelessPassThrough<U, P> extends KeyedCoProcessFunction<Long, U, Order, Enriched<Order, P>> {
+        @Override
+        public void processElement1(U update, Context ctx, Collector<Enriched<Order, P>> out) {
+            updateApplied();
+        }
+
+        @Override
+        public void processElement2(Order order, Context ctx, Collector<Enriched<Order, P>> out) {
+            out.collect(new Enriched<>(order, LookupKind.EXACT, null, null, null));
         }
     }
 

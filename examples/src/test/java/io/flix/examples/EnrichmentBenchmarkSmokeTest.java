@@ -3,6 +3,7 @@ package io.flix.examples;
 import io.flix.index.Backend;
 
 import org.apache.flink.configuration.MemorySize;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -27,5 +28,15 @@ class EnrichmentBenchmarkSmokeTest {
             case "rocksdb" -> "rocksdb";
             default -> "hashmap";
         }, result.backend());
+    }
+
+    @Test
+    void statelessCeilingLoadsAndEmitsEveryOrderWithoutAPayload() throws Exception {
+        final EnrichmentBenchmark.Result result = EnrichmentBenchmark.run("stateless", "long", 20_000, 40_000, 2,
+                Backend.CPU, MemorySize.parse("128m"), false);
+        assertEquals(40_000, result.lookups());
+        assertEquals(0, result.hits(), "the ceiling keeps no state");
+        assertTrue(result.loadPerSecond() > 0 && result.lookupsPerSecond() > 0, result.toString());
+        assertEquals("none", result.backend());
     }
 }
