@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Compiles the GPU backend's device code during the Maven build (generate-resources):
 #   flix_kernels.fatbin  - the index kernels, loaded through the CUDA driver API
-#   libflixcub.so        - the JNI bridge to CUB's radix sort and scan (static CUDA runtime)
+#   libflixnative.so     - the JNI bridges: CUB's radix sort and scan (static CUDA runtime), the driver's
+#                          virtual memory calls (looked up in libcuda.so.1 at run time)
 #   sorted_array_kernels.fatbin - the sorted-array baseline's kernels (benchmarks), loaded like the index kernels
 # Machine code for sm_80, sm_86, sm_89, sm_90 and compute_90 PTX (JIT-compiled by newer drivers).
 # Without nvcc 12+ or the JDK's JNI headers it prints why and builds nothing: the GPU backend then reports
@@ -32,8 +33,8 @@ fi
 mkdir -p "$out" "$(dirname "$stamp")"
 archs=(-gencode arch=compute_80,code=sm_80 -gencode arch=compute_86,code=sm_86
        -gencode arch=compute_89,code=sm_89 -gencode arch=compute_90,code='[sm_90,compute_90]')
-inputs=$(cat "$src"/flix_kernels.cu "$src"/flix_cub_jni.cu "$src"/sorted_array_kernels.cu "$0" | md5sum | cut -d' ' -f1)
-if [[ -f $stamp && $(cat "$stamp") == "$inputs" && -f $out/flix_kernels.fatbin && -f $out/libflixcub.so
+inputs=$(cat "$src"/flix_kernels.cu "$src"/flix_cub_jni.cu "$src"/flix_memory_jni.cu "$src"/sorted_array_kernels.cu "$0" | md5sum | cut -d' ' -f1)
+if [[ -f $stamp && $(cat "$stamp") == "$inputs" && -f $out/flix_kernels.fatbin && -f $out/libflixnative.so
       && -f $out/sorted_array_kernels.fatbin ]]; then
   echo "[flix-gpu] GPU kernels up to date"
   exit 0
@@ -42,6 +43,7 @@ start=$SECONDS
 "$nvcc" -fatbin -O3 --threads 2 "${archs[@]}" -o "$out/flix_kernels.fatbin" "$src/flix_kernels.cu"
 "$nvcc" -fatbin -O3 --threads 2 "${archs[@]}" -o "$out/sorted_array_kernels.fatbin" "$src/sorted_array_kernels.cu"
 "$nvcc" -O3 --threads 2 -shared -Xcompiler -fPIC --cudart static "${archs[@]}" \
-  -I"$java_home/include" -I"$java_home/include/linux" -o "$out/libflixcub.so" "$src/flix_cub_jni.cu"
+  -I"$java_home/include" -I"$java_home/include/linux" -o "$out/libflixnative.so" \
+  "$src/flix_cub_jni.cu" "$src/flix_memory_jni.cu" -ldl
 echo "$inputs" > "$stamp"
 echo "[flix-gpu] GPU kernels built with $("$nvcc" --version | tail -1) in $((SECONDS - start)) s"

@@ -39,7 +39,8 @@ JNIEXPORT jint JNICALL Java_io_flix_index_gpu_CubNative_sortPairs(JNIEnv*, jclas
                                                  (uint32_t*)ptr(valuesOut), n, beginBit, endBit);
 }
 
-// Pairs of 64-bit keys and 64-bit values, fully sorted and stable (updates: the last of equal keys wins).
+// Pairs of 64-bit keys and 64-bit values by key bits [beginBit, endBit), stable (updates: the last of equal keys
+// wins).
 JNIEXPORT jlong JNICALL Java_io_flix_index_gpu_CubNative_sortWidePairsScratchBytes(JNIEnv*, jclass, jint n) {
     size_t bytes = 0;
     cudaError_t err = cub::DeviceRadixSort::SortPairs(nullptr, bytes, (const int64_t*)nullptr, (int64_t*)nullptr,
@@ -50,11 +51,12 @@ JNIEXPORT jlong JNICALL Java_io_flix_index_gpu_CubNative_sortWidePairsScratchByt
 JNIEXPORT jint JNICALL Java_io_flix_index_gpu_CubNative_sortWidePairs(JNIEnv*, jclass, jlong scratch,
                                                                       jlong scratchBytes, jlong keysIn,
                                                                       jlong keysOut, jlong valuesIn,
-                                                                      jlong valuesOut, jint n) {
+                                                                      jlong valuesOut, jint n, jint beginBit,
+                                                                      jint endBit) {
     size_t bytes = (size_t)scratchBytes;
     return (jint)cub::DeviceRadixSort::SortPairs(ptr(scratch), bytes, (const int64_t*)ptr(keysIn),
                                                  (int64_t*)ptr(keysOut), (const int64_t*)ptr(valuesIn),
-                                                 (int64_t*)ptr(valuesOut), n);
+                                                 (int64_t*)ptr(valuesOut), n, beginBit, endBit);
 }
 
 JNIEXPORT jlong JNICALL Java_io_flix_index_gpu_CubNative_sortKeysScratchBytes(JNIEnv*, jclass, jint n) {
@@ -65,10 +67,10 @@ JNIEXPORT jlong JNICALL Java_io_flix_index_gpu_CubNative_sortKeysScratchBytes(JN
 
 JNIEXPORT jint JNICALL Java_io_flix_index_gpu_CubNative_sortKeys(JNIEnv*, jclass, jlong scratch,
                                                                  jlong scratchBytes, jlong keysIn, jlong keysOut,
-                                                                 jint n) {
+                                                                 jint n, jint beginBit, jint endBit) {
     size_t bytes = (size_t)scratchBytes;
     return (jint)cub::DeviceRadixSort::SortKeys(ptr(scratch), bytes, (const int64_t*)ptr(keysIn),
-                                                (int64_t*)ptr(keysOut), n);
+                                                (int64_t*)ptr(keysOut), n, beginBit, endBit);
 }
 
 JNIEXPORT jlong JNICALL Java_io_flix_index_gpu_CubNative_scanIntScratchBytes(JNIEnv*, jclass, jint n) {

@@ -41,8 +41,8 @@ __device__ __forceinline__ int lower_bound_global(const i64* keys, int lo, int h
     return lo;
 }
 
-// First index in [0, cnt) of the warp's register-held node keys that is >= x (cnt when none). Every lane takes
-// part (the shuffles need the whole warp); each lane searches for its own x.
+// First index in [0, cnt) of keys held one a lane (laneKey of lane i: the i-th, ascending) that is >= x (cnt when
+// none). Every lane takes part (the shuffles need the whole warp); each lane searches for its own x.
 __device__ __forceinline__ int lower_bound_lanes(i64 laneKey, int cnt, i64 x) {
     int lo = 0;
     int len = cnt;
@@ -92,6 +92,59 @@ extern "C" __global__ void flag_last_of_run(const i64* keys, int n, int* flags, 
     if ((threadIdx.x & 31) == 0 && warpRuns) atomicAdd(&blockRuns, warpRuns);
     __syncthreads();
     if (threadIdx.x == 0 && blockRuns) atomicAdd(runs, blockRuns);
+}
+
+// After CUB has sorted a batch stably by key bits [beginBit, endBit) only (the bits from endBit up are the same in
+// every key), keys that share bits [beginBit, 64) form runs in batch order. This sorts each run by the whole key,
+// stably (an insertion sort by the run's first thread: with a few more sorted bits than log2(n), runs hold a key
+// or two), so the batch ends fully sorted for half a full sort's passes. flags (may be null) then marks the last
+// of each run of equal keys, as flag_last_of_run does, and counters[0] counts them (once per block). A run longer
+// than MAX_DIGIT_RUN (keys clustered below the sorted bits) is left as it is and counted in counters[1]: the host
+// then sorts the batch fully.
+#define MAX_DIGIT_RUN 32
+extern "C" __global__ void sort_within_digits(i64* keys, i64* values, int n, int beginBit, int* flags,
+                                              int* counters) {
+    __shared__ int blockRuns;
+    if (threadIdx.x == 0) blockRuns = 0;
+    __syncthreads();
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    int runs = 0;
+    if (i < n) {
+        // a neighbour being sorted by its run's thread keeps its digit, so these reads are safe
+        const unsigned long long digit = (unsigned long long)keys[i] >> beginBit;
+        if (i == 0 || ((unsigned long long)keys[i - 1] >> beginBit) != digit) {
+            int end = i + 1;
+            while (end < n && end - i <= MAX_DIGIT_RUN && ((unsigned long long)keys[end] >> beginBit) == digit) {
+                end++;
+            }
+            if (end - i > MAX_DIGIT_RUN) {
+                atomicAdd(&counters[1], 1);
+            } else {
+                for (int j = i + 1; j < end; j++) {
+                    const i64 key = keys[j];
+                    const i64 val = values ? values[j] : 0;
+                    int t = j;
+                    for (; t > i && keys[t - 1] > key; t--) {  // only greater keys move: stable
+                        keys[t] = keys[t - 1];
+                        if (values) values[t] = values[t - 1];
+                    }
+                    keys[t] = key;
+                    if (values) values[t] = val;
+                }
+                if (flags) {
+                    for (int t = i; t < end; t++) {
+                        const int last = (t == end - 1 || keys[t] != keys[t + 1]) ? 1 : 0;
+                        flags[t] = last;
+                        runs += last;
+                    }
+                }
+            }
+        }
+    }
+    for (int offset = 16; offset > 0; offset >>= 1) runs += __shfl_xor_sync(FULL_MASK, runs, offset);
+    if ((threadIdx.x & 31) == 0 && runs) atomicAdd(&blockRuns, runs);
+    __syncthreads();
+    if (threadIdx.x == 0 && blockRuns) atomicAdd(&counters[0], blockRuns);
 }
 
 // *spread |= keys[i] ^ keys[0] over the batch (grid-stride, one global atomic per block): its highest set bit is
@@ -474,6 +527,22 @@ __device__ __forceinline__ int routed_end(const i64* keys, int p, int e, i64 bou
     return lastNode ? e : upper_bound_global(keys, p, e, bound);
 }
 
+// The warp kernels below load the batch keys from p on beside the node they route to, lane i holding keys[p + i]
+// (the window; lanes past e hold 0), so that a slice of at most NODE_SIZE keys is routed and matched by ballots
+// and shuffles instead of binary searches with dependent global loads.
+__device__ __forceinline__ i64 window_at(const i64* a, int p, int e, int lane) {
+    return lane < e - p ? a[p + lane] : 0;
+}
+
+// routed_end, warp-wide, from the window: a binary search only where all NODE_SIZE window keys are routed.
+__device__ __forceinline__ int routed_end_window(const i64* keys, int p, int e, i64 bound, bool lastNode,
+                                                 i64 windowKey, int lane) {
+    if (lastNode) return e;
+    const int inWindow = __popc(__ballot_sync(FULL_MASK, lane < e - p && windowKey <= bound));
+    if (inWindow < NODE_SIZE || e - p == NODE_SIZE) return p + inWindow;
+    return upper_bound_global(keys, p + NODE_SIZE, e, bound);
+}
+
 // Warp-wide: how many of the node's keys (lane < cnt) appear among keys[p, p2); the lanes' flags in *foundMask,
 // and each lane's lower bound (relative to p) of its key in the batch segment.
 __device__ __forceinline__ int match_node_keys(const i64* keys, int p, int p2, i64 laneKey, int cnt, int lane,
@@ -490,63 +559,84 @@ __device__ __forceinline__ int match_node_keys(const i64* keys, int p, int p2, i
     return __popc(*foundMask);
 }
 
-// counters: [0] free stack top, [1] keys inserted or deleted, [2] buckets touched, [3] most keys one bucket
-// takes, [5] most nodes one bucket gains (how much the longest chain may grow)
-__device__ __forceinline__ ItemCounts upsert_count_item(
-        int numItems, const int* itemBucket, const int* bucketHead, const i64* nodeKeys, const int* nodeCount,
-        const int* nodeNext, const i64* nodeMax, const i64* keys, const int* segStart, int* needNodes,
-        i64* counters) {
-    const int w = warp_id_global();
-    ItemCounts counts = {0, 0, 0, 0};
-    if (w > numItems) return counts;
-    const int lane = threadIdx.x & 31;
-    if (w == numItems) {  // the scan's extra element, so the exclusive scan's last entry is the total
-        if (lane == 0) needNodes[w] = 0;
-        return counts;
-    }
-    const int b = itemBucket ? itemBucket[w] : w;
-    const int s = segStart[w];
-    const int e = segStart[w + 1];
-    int need = 0;
-    if (s < e) {
-        int node = bucketHead[b];
-        if (node < 0) {
-            need = nodes_for(e - s);
-        } else {
-            int p = s;
-            while (node >= 0 && p < e) {
-                const int next = nodeNext[node];
-                const int p2 = routed_end(keys, p, e, nodeMax[node], next < 0);
-                const int cnt = p2 > p ? nodeCount[node] : 0;
-                // a merge that fits whatever the duplicates needs no new node: the node's keys are not read
-                if (p2 > p && cnt + (p2 - p) > NODE_SIZE) {
-                    const i64 laneKey = lane < cnt ? nodeKeys[(i64)node * NODE_SIZE + lane] : 0;
-                    unsigned foundMask;
-                    int lb;
-                    const int dup = match_node_keys(keys, p, p2, laneKey, cnt, lane, &foundMask, &lb);
-                    need += nodes_for(cnt + (p2 - p) - dup) - 1;
-                }
-                p = p2;
-                node = next;
-            }
-        }
-        if (lane == 0) {
-            counts.add = 1;
-            counts.max1 = (unsigned long long)(e - s);
-            counts.max2 = need > 0 ? (unsigned long long)need : 0;
-        }
-    }
-    if (lane == 0) needNodes[w] = need;
-    return counts;
+// match_node_keys for a slice keys[p, p + a) held in the window (a <= NODE_SIZE); *laneNewVal is the batch value of
+// the lane's key where found.
+__device__ __forceinline__ int match_node_keys_window(i64 windowKey, i64 windowVal, int a, i64 laneKey, int cnt,
+                                                      int lane, unsigned* foundMask, int* laneLb,
+                                                      i64* laneNewVal) {
+    const int lb = lower_bound_lanes(windowKey, a, laneKey);
+    const int at = min(lb, NODE_SIZE - 1);
+    const i64 keyAt = __shfl_sync(FULL_MASK, windowKey, at);
+    *laneNewVal = __shfl_sync(FULL_MASK, windowVal, at);
+    *laneLb = lane < cnt ? lb : 0;
+    *foundMask = __ballot_sync(FULL_MASK, lane < cnt && lb < a && keyAt == laneKey);
+    return __popc(*foundMask);
 }
 
-// counters: [2] buckets touched, [3] most keys one bucket takes, [5] most nodes one bucket gains
+// How many of a node's keys (nodeKey[0, cnt), ascending) appear among the sorted keys[p, p2), by one thread: a
+// merge walk of a short slice, else a binary search a node key, each starting where the last one ended.
+__device__ __forceinline__ int count_duplicates(const i64* nodeKey, int cnt, const i64* keys, int p, int p2) {
+    int dup = 0;
+    if (p2 - p <= NODE_SIZE) {
+        for (int i = 0, t = p; i < cnt && t < p2;) {
+            const i64 ki = nodeKey[i];
+            const i64 kt = keys[t];
+            if (ki < kt) i++;
+            else if (ki > kt) t++;
+            else { dup++; i++; t++; }
+        }
+    } else {
+        for (int i = 0, from = p; i < cnt && from < p2; i++) {
+            const i64 ki = nodeKey[i];
+            from = lower_bound_global(keys, from, p2, ki);
+            if (from < p2 && keys[from] == ki) { dup++; from++; }
+        }
+    }
+    return dup;
+}
+
+// The count pass, one thread a work item (its loads are few and independent across buckets, so a thread each
+// keeps far more of them in flight than a warp each): needNodes[w] = the nodes item w's merges take off the free
+// stack. counters: [2] buckets touched, [3] most keys one bucket takes, [5] most nodes one bucket gains (how much
+// the longest chain may grow).
 extern "C" __global__ void upsert_count(int numItems, const int* itemBucket, const int* bucketHead,
-                                        const i64* nodeKeys,
-                                        const int* nodeCount, const int* nodeNext, const i64* nodeMax,
-                                        const i64* keys, const int* segStart, int* needNodes, i64* counters) {
-    block_counts_to_global(upsert_count_item(numItems, itemBucket, bucketHead, nodeKeys, nodeCount, nodeNext,
-            nodeMax, keys, segStart, needNodes, counters), counters, 2, 3, 5, -1);
+                                        const i64* nodeKeys, const int* nodeCount, const int* nodeNext,
+                                        const i64* nodeMax, const i64* keys, const int* segStart, int* needNodes,
+                                        i64* counters) {
+    const int w = blockIdx.x * blockDim.x + threadIdx.x;
+    ItemCounts counts = {0, 0, 0, 0};
+    if (w < numItems) {
+        const int b = itemBucket ? itemBucket[w] : w;
+        const int s = segStart[w];
+        const int e = segStart[w + 1];
+        int need = 0;
+        if (s < e) {
+            int node = bucketHead[b];
+            if (node < 0) {
+                need = nodes_for(e - s);
+            } else {
+                for (int p = s; node >= 0 && p < e;) {
+                    const int next = nodeNext[node];
+                    const int cnt = nodeCount[node];
+                    const int p2 = routed_end(keys, p, e, nodeMax[node], next < 0);
+                    // a merge that fits whatever the duplicates needs no new node: the node's keys are not read
+                    if (p2 > p && cnt + (p2 - p) > NODE_SIZE) {
+                        const int dup = count_duplicates(nodeKeys + (i64)node * NODE_SIZE, cnt, keys, p, p2);
+                        need += nodes_for(cnt + (p2 - p) - dup) - 1;
+                    }
+                    p = p2;
+                    node = next;
+                }
+            }
+            counts.add = 1;
+            counts.max1 = (unsigned long long)(e - s);
+            counts.max2 = (unsigned long long)need;
+        }
+        needNodes[w] = need;
+    } else if (w == numItems) {
+        needNodes[w] = 0;  // the scan's extra element, so the exclusive scan's last entry is the total
+    }
+    block_counts_to_global(counts, counters, 2, 3, 5, -1);
 }
 
 // A merge too large for one warp to write quickly (a bucket taking a big share of the batch): the warp records it
@@ -584,14 +674,20 @@ __device__ __forceinline__ int merge_node_id(int q, int firstNode, const int* fr
 
 // Merges keys[p, p2) into the node (cnt keys lifted into laneKey/laneVal; cnt = 0 for an empty bucket) and
 // writes the r merged pairs over k nodes. Returns k - 1, the nodes taken from the free stack.
+// The window (windowKey, windowVal: keys and values from p on) serves a slice of at most NODE_SIZE keys.
 __device__ int merge_into_nodes(int lane, i64 laneKey, i64 laneVal, int cnt, const i64* keys, const i64* values,
-                                int p, int p2, int firstNode, int tailNext, const int* freeStack, i64 freeTop,
-                                i64 allocBase, i64* nodeKeys, i64* nodeValues, int* nodeCount, int* nodeNext,
-                                i64* nodeMax, long long* inserted, WideMerge* wide, int* wideCount) {
+                                int p, int p2, i64 windowKey, i64 windowVal, int firstNode, int tailNext,
+                                const int* freeStack, i64 freeTop, i64 allocBase, i64* nodeKeys, i64* nodeValues,
+                                int* nodeCount, int* nodeNext, i64* nodeMax, long long* inserted, WideMerge* wide,
+                                int* wideCount) {
+    const int a = p2 - p;
+    const bool windowed = a <= NODE_SIZE;
     unsigned foundMask;
     int lb;
-    const int dup = match_node_keys(keys, p, p2, laneKey, cnt, lane, &foundMask, &lb);
-    const int a = p2 - p;
+    i64 newVal = 0;
+    const int dup = windowed
+            ? match_node_keys_window(windowKey, windowVal, a, laneKey, cnt, lane, &foundMask, &lb, &newVal)
+            : match_node_keys(keys, p, p2, laneKey, cnt, lane, &foundMask, &lb);
     const int r = cnt + a - dup;
     const int k = nodes_for(r);
     if (a >= WIDE_MERGE_MIN) {
@@ -621,7 +717,7 @@ __device__ int merge_into_nodes(int lane, i64 laneKey, i64 laneVal, int cnt, con
     if (lane < cnt) {
         const int pos = lane + lb - __popc(foundMask & lanemask_lt());
         const bool replaced = (foundMask >> lane) & 1u;
-        const i64 v = replaced ? values[p + lb] : laneVal;
+        const i64 v = replaced ? (windowed ? newVal : values[p + lb]) : laneVal;
         int q, slot;
         merged_slot(pos, r, k, &q, &slot);
         const int id = merge_node_id(q, firstNode, freeStack, freeTop, allocBase);
@@ -631,7 +727,7 @@ __device__ int merge_into_nodes(int lane, i64 laneKey, i64 laneVal, int cnt, con
     // new keys land after the node keys below them; keys already in the node were handled above
     for (int t0 = 0; t0 < a; t0 += 32) {
         const int t = t0 + lane;
-        const i64 key = t < a ? keys[p + t] : 0;
+        const i64 key = windowed ? windowKey : t < a ? keys[p + t] : 0;
         const int less = lower_bound_lanes(laneKey, cnt, key);
         const i64 kAt = __shfl_sync(FULL_MASK, laneKey, min(less, NODE_SIZE - 1));
         if (t < a && !(less < cnt && kAt == key)) {
@@ -641,7 +737,7 @@ __device__ int merge_into_nodes(int lane, i64 laneKey, i64 laneVal, int cnt, con
             merged_slot(pos, r, k, &q, &slot);
             const int id = merge_node_id(q, firstNode, freeStack, freeTop, allocBase);
             nodeKeys[(i64)id * NODE_SIZE + slot] = key;
-            nodeValues[(i64)id * NODE_SIZE + slot] = values[p + t];
+            nodeValues[(i64)id * NODE_SIZE + slot] = windowed ? windowVal : values[p + t];
         }
     }
     __syncwarp();
@@ -674,24 +770,29 @@ __device__ __forceinline__ long long upsert_apply_item(
     if (node < 0) {
         // empty bucket: every node comes off the free stack
         const int first = freeStack[freeTop - 1 - base];
-        merge_into_nodes(lane, 0, 0, 0, keys, values, s, e, first, -1, freeStack, freeTop, base + 1, nodeKeys,
+        merge_into_nodes(lane, 0, 0, 0, keys, values, s, e, window_at(keys, s, e, lane),
+                         window_at(values, s, e, lane), first, -1, freeStack, freeTop, base + 1, nodeKeys,
                          nodeValues, nodeCount, nodeNext, nodeMax, &inserted, wide, wideCount);
         if (lane == 0) bucketHead[b] = first;
     } else {
         int p = s;
         while (node >= 0 && p < e) {
+            // loaded together, one level of dependent loads: the node whole (a lane's slot past its count is
+            // read and dropped) and the batch window
             const int next = nodeNext[node];
-            const int p2 = routed_end(keys, p, e, nodeMax[node], next < 0);
+            const i64 bound = nodeMax[node];
+            const int cnt = nodeCount[node];
+            const i64 slotKey = nodeKeys[(i64)node * NODE_SIZE + lane];
+            const i64 slotVal = nodeValues[(i64)node * NODE_SIZE + lane];
+            const i64 windowKey = window_at(keys, p, e, lane);
+            const i64 windowVal = window_at(values, p, e, lane);
+            const int p2 = routed_end_window(keys, p, e, bound, next < 0, windowKey, lane);
             if (p2 > p) {
-                const int cnt = nodeCount[node];
-                i64 laneKey = 0, laneVal = 0;
-                if (lane < cnt) {
-                    laneKey = nodeKeys[(i64)node * NODE_SIZE + lane];
-                    laneVal = nodeValues[(i64)node * NODE_SIZE + lane];
-                }
-                base += merge_into_nodes(lane, laneKey, laneVal, cnt, keys, values, p, p2, node, next, freeStack,
-                                         freeTop, base, nodeKeys, nodeValues, nodeCount, nodeNext, nodeMax,
-                                         &inserted, wide, wideCount);
+                const i64 laneKey = lane < cnt ? slotKey : 0;
+                const i64 laneVal = lane < cnt ? slotVal : 0;
+                base += merge_into_nodes(lane, laneKey, laneVal, cnt, keys, values, p, p2, windowKey, windowVal,
+                                         node, next, freeStack, freeTop, base, nodeKeys, nodeValues, nodeCount,
+                                         nodeNext, nodeMax, &inserted, wide, wideCount);
                 __syncwarp();
             }
             p = p2;
@@ -789,13 +890,7 @@ __device__ __forceinline__ long long upsert_apply_single_item(
             const int cnt = emptyBucket ? 0 : nodeCount[node];
             const i64 nodeBase = (i64)node * NODE_SIZE;
             // r: merged size (new keys equal to a node key replace its value)
-            int dup = 0;
-            for (int i = 0, t = p; i < cnt && t < p2;) {
-                const i64 ki = nodeKeys[nodeBase + i];
-                if (ki < keys[t]) i++;
-                else if (ki > keys[t]) t++;
-                else { dup++; i++; t++; }
-            }
+            const int dup = count_duplicates(nodeKeys + nodeBase, cnt, keys, p, p2);
             const int r = cnt + (p2 - p) - dup;
             const int k = nodes_for(r);
             const i64 alloc = emptyBucket ? base + 1 : base;
@@ -871,19 +966,31 @@ __device__ __forceinline__ long long delete_apply_item(
     int node = bucketHead[b];
     int p = s;
     while (node >= 0 && p < e) {
+        // loaded together, as in upsert_apply: the node whole and the batch window
         const int next = nodeNext[node];
-        const int p2 = routed_end(keys, p, e, nodeMax[node], next < 0);
+        const i64 bound = nodeMax[node];
+        const int cnt = nodeCount[node];
+        const i64 slotKey = nodeKeys[(i64)node * NODE_SIZE + lane];
+        const i64 slotVal = nodeValues[(i64)node * NODE_SIZE + lane];
+        const i64 windowKey = window_at(keys, p, e, lane);
+        const int p2 = routed_end_window(keys, p, e, bound, next < 0, windowKey, lane);
         bool freed = false;
         if (p2 > p) {
-            const int cnt = nodeCount[node];
-            const i64 at = (i64)node * NODE_SIZE + lane;
-            i64 laneKey = 0, laneVal = 0;
-            bool keep = false;
-            if (lane < cnt) {
-                laneKey = nodeKeys[at];
-                laneVal = nodeValues[at];
-                const int pos = lower_bound_global(keys, p, p2, laneKey);
-                keep = !(pos < p2 && keys[pos] == laneKey);
+            const i64 laneKey = lane < cnt ? slotKey : 0;
+            const i64 laneVal = lane < cnt ? slotVal : 0;
+            bool keep;
+            if (p2 - p <= NODE_SIZE) {
+                unsigned foundMask;
+                int lb;
+                i64 unused;
+                match_node_keys_window(windowKey, 0, p2 - p, laneKey, cnt, lane, &foundMask, &lb, &unused);
+                keep = lane < cnt && !((foundMask >> lane) & 1u);
+            } else {
+                keep = false;
+                if (lane < cnt) {
+                    const int pos = lower_bound_global(keys, p, p2, laneKey);
+                    keep = !(pos < p2 && keys[pos] == laneKey);
+                }
             }
             const unsigned keepMask = __ballot_sync(FULL_MASK, keep);
             const int kept = __popc(keepMask);

@@ -1,20 +1,12 @@
 package io.flix.index.gpu;
 
-import java.io.IOException;
-import java.io.InputStream;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-
 /**
  * The JNI bridge to CUB's device radix sort and scan ({@code src/main/cuda/flix_cub_jni.cu}, built into the
- * resource {@code libflixcub.so}). Arguments are raw device addresses on the context current on the calling
+ * project's native library, {@link NativeLibrary}). Arguments are raw device addresses on the context current on the calling
  * thread; work runs on the legacy default stream, ordered with the kernels. Returns are CUDA error codes, or for
  * the scratch-size calls a byte count (negative: an error code).
  */
 final class CubNative {
-
-    static final String LIBRARY_RESOURCE = "libflixcub.so";
 
     private CubNative() {
     }
@@ -27,13 +19,15 @@ final class CubNative {
 
     static native long sortWidePairsScratchBytes(int n);
 
-    /** Sorts (64-bit key, 64-bit value) pairs by key, stable. */
+    /** Sorts (64-bit key, 64-bit value) pairs by key bits [beginBit, endBit), stable. */
     static native int sortWidePairs(long scratch, long scratchBytes, long keysIn, long keysOut, long valuesIn,
-                                    long valuesOut, int n);
+                                    long valuesOut, int n, int beginBit, int endBit);
 
     static native long sortKeysScratchBytes(int n);
 
-    static native int sortKeys(long scratch, long scratchBytes, long keysIn, long keysOut, int n);
+    /** Sorts 64-bit keys by their bits [beginBit, endBit). */
+    static native int sortKeys(long scratch, long scratchBytes, long keysIn, long keysOut, int n, int beginBit,
+                               int endBit);
 
     static native long scanIntScratchBytes(int n);
 
@@ -44,19 +38,6 @@ final class CubNative {
     static native int scanLong(long scratch, long scratchBytes, long in, long out, int n);
 
     static native String errorString(int code);
-
-    /** Copies the library out of the class path into a temporary file and loads it. */
-    static void load() throws IOException {
-        try (InputStream in = CubNative.class.getResourceAsStream(LIBRARY_RESOURCE)) {
-            if (in == null) {
-                throw new IOException(LIBRARY_RESOURCE + " is not on the class path");
-            }
-            final Path file = Files.createTempFile("libflixcub", ".so");
-            file.toFile().deleteOnExit();
-            Files.copy(in, file, StandardCopyOption.REPLACE_EXISTING);
-            System.load(file.toAbsolutePath().toString());
-        }
-    }
 
     /** Throws where a CUB call returned an error. */
     static void check(int code, String what) {

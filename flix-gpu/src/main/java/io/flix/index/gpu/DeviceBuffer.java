@@ -4,6 +4,8 @@ import static jcuda.driver.JCudaDriver.cuMemAlloc;
 import static jcuda.driver.JCudaDriver.cuMemFree;
 import static jcuda.driver.JCudaDriver.cuMemGetInfo;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 
 import jcuda.driver.CUdeviceptr;
@@ -13,6 +15,10 @@ import jcuda.CudaException;
 /**
  * One device allocation and its size, freed by {@link #close()}. Live allocations are counted process-wide so
  * that tests can assert every index returned its memory ({@link #liveBytes()}, {@link #liveAllocations()}).
+ *
+ * <p>A buffer made by {@link #reserve} grows in place ({@link #growTo}): it reserves an address range and maps
+ * physical memory into it chunk by chunk, so growing neither copies the contents nor needs the old and the new
+ * size at once, and its address stays the same.
  */
 public final class DeviceBuffer implements AutoCloseable {
 
@@ -20,12 +26,31 @@ public final class DeviceBuffer implements AutoCloseable {
     private static final AtomicLong LIVE_ALLOCATIONS = new AtomicLong();
 
     private final RawDevicePointer pointer;
-    private final long bytes;
+    private long bytes;
+    /** The reserved range and its mapped chunks; null for one plain allocation. */
+    private final Mapping mapping;
     private boolean closed;
 
-    private DeviceBuffer(RawDevicePointer pointer, long bytes) {
+    private DeviceBuffer(RawDevicePointer pointer, long bytes, Mapping mapping) {
         this.pointer = pointer;
         this.bytes = bytes;
+        this.mapping = mapping;
+    }
+
+    private static final class Mapping {
+        final int ordinal;
+        final long start;
+        final long granularity;
+        final long reserved;
+        final List<Long> chunks = new ArrayList<>();
+        final List<Long> chunkBytes = new ArrayList<>();
+
+        Mapping(int ordinal, long start, long granularity, long reserved) {
+            this.ordinal = ordinal;
+            this.start = start;
+            this.granularity = granularity;
+            this.reserved = reserved;
+        }
     }
 
     /**
@@ -39,23 +64,119 @@ public final class DeviceBuffer implements AutoCloseable {
         try {
             cuMemAlloc(p, size);
         } catch (CudaException e) {
-            if (e.getMessage() != null && e.getMessage().contains(CUresult.stringFor(CUresult.CUDA_ERROR_OUT_OF_MEMORY))) {
-                final long[] free = new long[1];
-                final long[] total = new long[1];
-                try {
-                    cuMemGetInfo(free, total);
-                } catch (CudaException ignored) {
-                    // report what we know
-                }
-                throw new GpuOutOfMemoryException("GPU out of memory allocating " + size + " bytes for " + what
-                        + " (device free " + free[0] + " of " + total[0] + " bytes; this process holds "
-                        + LIVE_BYTES.get() + " bytes in " + LIVE_ALLOCATIONS.get() + " allocations)", e);
-            }
-            throw e;
+            throw outOfMemoryOr(e, size, what);
         }
         LIVE_BYTES.addAndGet(size);
         LIVE_ALLOCATIONS.incrementAndGet();
-        return new DeviceBuffer(p, size);
+        return new DeviceBuffer(p, size, null);
+    }
+
+    /**
+     * Reserves {@code reservedBytes} of addresses on device {@code ordinal} (the current context's) and maps
+     * {@code bytes} of memory at their start: a buffer that {@link #growTo grows in place} up to the reservation.
+     * Needs the device's virtual memory management (GpuRuntime says whether it has it).
+     *
+     * @throws GpuOutOfMemoryException as {@link #allocate}
+     */
+    static DeviceBuffer reserve(int ordinal, long reservedBytes, long bytes, String what) {
+        final long[] out = new long[1];
+        DeviceMemoryNative.check(DeviceMemoryNative.granularity(ordinal, out), "mapping granularity");
+        final long granularity = out[0];
+        final long reserved = roundUp(Math.max(reservedBytes, bytes), granularity);
+        DeviceMemoryNative.check(DeviceMemoryNative.reserve(reserved, out), "reserving " + reserved
+                + " bytes of addresses for " + what);
+        final RawDevicePointer p = new RawDevicePointer(out[0]);
+        LIVE_ALLOCATIONS.incrementAndGet();
+        final DeviceBuffer buffer = new DeviceBuffer(p, 0, new Mapping(ordinal, out[0], granularity, reserved));
+        try {
+            buffer.growTo(bytes, what);
+        } catch (RuntimeException e) {
+            buffer.close();
+            throw e;
+        }
+        return buffer;
+    }
+
+    /** Whether this buffer grows in place. */
+    boolean growsInPlace() {
+        return mapping != null;
+    }
+
+    /**
+     * Maps memory until at least {@code newBytes} are usable; the contents and the address stay. For buffers made
+     * by {@link #reserve} only.
+     *
+     * @throws GpuOutOfMemoryException where the device has not the memory, or the reservation is smaller
+     */
+    void growTo(long newBytes, String what) {
+        pointer();
+        if (mapping == null) {
+            throw new IllegalStateException(what + ": a plain allocation does not grow in place");
+        }
+        if (newBytes <= bytes) {
+            return;
+        }
+        final long size = roundUp(newBytes - bytes, mapping.granularity);
+        if (bytes + size > mapping.reserved) {
+            throw new GpuOutOfMemoryException("GPU buffer for " + what + " cannot grow to " + newBytes
+                    + " bytes: its address range holds " + mapping.reserved, null);
+        }
+        final long[] chunk = new long[1];
+        final int code = DeviceMemoryNative.map(mapping.start + bytes, size, mapping.ordinal, chunk);
+        if (code == DeviceMemoryNative.OUT_OF_MEMORY) {
+            throw outOfMemory(size, what, null);
+        }
+        DeviceMemoryNative.check(code, "mapping " + size + " bytes for " + what);
+        mapping.chunks.add(chunk[0]);
+        mapping.chunkBytes.add(size);
+        bytes += size;
+        LIVE_BYTES.addAndGet(size);
+    }
+
+    /** Unmaps the chunks mapped after the first {@code keepBytes} (undoes a {@link #growTo} that was not used). */
+    void shrinkTo(long keepBytes) {
+        while (mapping != null && !mapping.chunks.isEmpty()) {
+            final int last = mapping.chunks.size() - 1;
+            final long size = mapping.chunkBytes.get(last);
+            if (bytes - size < keepBytes) {
+                return;
+            }
+            unmapLast();
+        }
+    }
+
+    private void unmapLast() {
+        final int last = mapping.chunks.size() - 1;
+        final long size = mapping.chunkBytes.remove(last);
+        final long chunk = mapping.chunks.remove(last);
+        DeviceMemoryNative.check(DeviceMemoryNative.unmap(mapping.start + bytes - size, size, chunk), "unmapping");
+        bytes -= size;
+        LIVE_BYTES.addAndGet(-size);
+    }
+
+    private static long roundUp(long bytes, long granularity) {
+        return (bytes + granularity - 1) / granularity * granularity;
+    }
+
+    /** A GpuOutOfMemoryException naming the request and the device's memory where e says out of memory; else e. */
+    private static RuntimeException outOfMemoryOr(CudaException e, long size, String what) {
+        if (e.getMessage() == null || !e.getMessage().contains(CUresult.stringFor(CUresult.CUDA_ERROR_OUT_OF_MEMORY))) {
+            return e;
+        }
+        return outOfMemory(size, what, e);
+    }
+
+    private static GpuOutOfMemoryException outOfMemory(long size, String what, Throwable cause) {
+        final long[] free = new long[1];
+        final long[] total = new long[1];
+        try {
+            cuMemGetInfo(free, total);
+        } catch (CudaException ignored) {
+            // report what we know
+        }
+        return new GpuOutOfMemoryException("GPU out of memory allocating " + size + " bytes for " + what
+                + " (device free " + free[0] + " of " + total[0] + " bytes; this process holds "
+                + LIVE_BYTES.get() + " bytes in " + LIVE_ALLOCATIONS.get() + " allocations)", cause);
     }
 
     CUdeviceptr pointer() {
@@ -90,8 +211,15 @@ public final class DeviceBuffer implements AutoCloseable {
             return;
         }
         closed = true;
-        cuMemFree(pointer);
-        LIVE_BYTES.addAndGet(-bytes);
+        if (mapping == null) {
+            cuMemFree(pointer);
+            LIVE_BYTES.addAndGet(-bytes);
+        } else {
+            while (!mapping.chunks.isEmpty()) {
+                unmapLast();
+            }
+            DeviceMemoryNative.check(DeviceMemoryNative.unreserve(mapping.start, mapping.reserved), "freeing addresses");
+        }
         LIVE_ALLOCATIONS.decrementAndGet();
     }
 
@@ -107,6 +235,14 @@ public final class DeviceBuffer implements AutoCloseable {
 
     /** A device pointer whose raw address can be read, to hand to native code. */
     static final class RawDevicePointer extends CUdeviceptr {
+        RawDevicePointer() {
+        }
+
+        /** A pointer to an address that native code returned. */
+        RawDevicePointer(long address) {
+            super(new CUdeviceptr(), address);
+        }
+
         long address() {
             return getNativePointer() + getByteOffset();
         }

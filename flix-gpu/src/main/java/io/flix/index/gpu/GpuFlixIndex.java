@@ -34,8 +34,10 @@ import jcuda.driver.CUdeviceptr;
  * were last cut, an upsert ends with a {@link #restructure()} (turn off with {@code -Dflix.gpu.autoRestructure=false}).
  *
  * <p>Memory: {@link #stats()} reports the structure (node pool and bucket arrays); build and restructure cut the
- * pool to the nodes in use, upserts grow it by half again when the free list runs short. Batch scratch, reused
- * between calls, is reported apart ({@link #scratchBytes()}).
+ * pool to the nodes in use, upserts grow it by half again when the free list runs short: in place where the device
+ * has virtual memory management (memory mapped behind the pool's reserved addresses: no copy, and never the old
+ * and the new pool at once), else into a new pool, copied. Batch scratch, reused between calls, is reported apart
+ * ({@link #scratchBytes()}).
  *
  * <p>Device-resident overloads of get, ceiling, upsert and delete take {@link DeviceLongs}: the host path is the
  * same work with an upload before and a download after, so these time the device work alone (benchmarks, or a
@@ -258,7 +260,7 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
         final int items = sliceBatch(batch, m);
         final DeviceBuffer itemBucket = itemBuckets();
         zeroCounters();
-        launchWarps("upsert_count", items + 1L, items, itemBucket, bucketHead, nodeKeys, nodeCount, nodeNext,
+        launch("upsert_count", items + 1L, items, itemBucket, bucketHead, nodeKeys, nodeCount, nodeNext,
                 nodeMax, batch, segStart.buffer(), needNodes.ensure((items + 1L) * Integer.BYTES), counters);
         scanInt(needNodes.buffer(), allocBase.ensure((items + 1L) * Integer.BYTES), items + 1);
         final long nodesNeeded = readInt(allocBase.buffer(), items);
@@ -798,51 +800,102 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
         trace("grow pool to " + grown);
     }
 
-    /** Replaces the node pool with one of {@code newCapacity} nodes, copying the old nodes when asked. */
-    private void growPool(long newCapacity, boolean copy) {
+    /** Bytes of one node in each pool array: keys, values, counts, links, max keys, the free stack. */
+    private static final long[] POOL_BYTES_PER_NODE = {NODE_KEY_BYTES, NODE_KEY_BYTES, 4, 4, 8, 4};
+    private static final String[] POOL_ARRAYS = {"node keys", "node values", "node counts", "node links",
+        "node max keys", "free node stack"};
+
+    /**
+     * Gives the node pool {@code newCapacity} nodes, keeping the old nodes when asked ({@code keep}): in place where
+     * the pool grows in place, else into new buffers, copied.
+     */
+    private void growPool(long newCapacity, boolean keep) {
         if (newCapacity > Integer.MAX_VALUE) {
             throw new IllegalStateException("the GPU backend addresses at most " + Integer.MAX_VALUE + " nodes, "
                     + newCapacity + " requested");
         }
         final int cap = (int) newCapacity;
         final String nodes = " (" + cap + " nodes of " + NODE_SIZE + ")";
-        final DeviceBuffer[] fresh = new DeviceBuffer[6];
-        try {
-            fresh[0] = DeviceBuffer.allocate(cap * NODE_KEY_BYTES, "node keys" + nodes);
-            fresh[1] = DeviceBuffer.allocate(cap * NODE_KEY_BYTES, "node values" + nodes);
-            fresh[2] = DeviceBuffer.allocate(cap * 4L, "node counts" + nodes);
-            fresh[3] = DeviceBuffer.allocate(cap * 4L, "node links" + nodes);
-            fresh[4] = DeviceBuffer.allocate(cap * 8L, "node max keys" + nodes);
-            fresh[5] = DeviceBuffer.allocate(cap * 4L, "free node stack" + nodes);
-        } catch (RuntimeException e) {
-            for (DeviceBuffer f : fresh) {
-                if (f != null) {
-                    f.close();
+        final int oldCapacity = capacity;
+        if (keep && oldCapacity > 0 && nodeKeys.growsInPlace()) {
+            growPoolInPlace(cap, nodes);
+        } else {
+            final DeviceBuffer[] fresh = new DeviceBuffer[POOL_ARRAYS.length];
+            try {
+                for (int i = 0; i < fresh.length; i++) {
+                    fresh[i] = allocatePoolArray(cap, i, POOL_ARRAYS[i] + nodes);
                 }
+            } catch (RuntimeException e) {
+                for (DeviceBuffer f : fresh) {
+                    if (f != null) {
+                        f.close();
+                    }
+                }
+                throw e;
+            }
+            if (keep && oldCapacity > 0) {
+                final DeviceBuffer[] old = pool();
+                for (int i = 0; i < old.length - 1; i++) {
+                    cuMemcpyDtoD(fresh[i].pointer(), old[i].pointer(), oldCapacity * POOL_BYTES_PER_NODE[i]);
+                }
+                if (freeTop > 0) {
+                    cuMemcpyDtoD(fresh[5].pointer(), freeStack.pointer(), freeTop * 4L);
+                }
+            }
+            closePool();
+            nodeKeys = fresh[0];
+            nodeValues = fresh[1];
+            nodeCount = fresh[2];
+            nodeNext = fresh[3];
+            nodeMax = fresh[4];
+            freeStack = fresh[5];
+        }
+        if (keep && oldCapacity > 0) {
+            launch("fill_free_stack", cap - oldCapacity, freeStack, freeTop, oldCapacity, cap - oldCapacity);
+            freeTop += cap - oldCapacity;
+        }
+        capacity = cap;
+    }
+
+    /** Maps memory behind every pool array; where one cannot grow, the others give theirs back. */
+    private void growPoolInPlace(int cap, String nodes) {
+        final DeviceBuffer[] pool = pool();
+        final long[] before = new long[pool.length];
+        int grown = 0;
+        try {
+            for (; grown < pool.length; grown++) {
+                before[grown] = pool[grown].bytes();
+                pool[grown].growTo(cap * POOL_BYTES_PER_NODE[grown], POOL_ARRAYS[grown] + nodes);
+            }
+        } catch (RuntimeException e) {
+            for (int i = 0; i < grown; i++) {
+                pool[i].shrinkTo(before[i]);
             }
             throw e;
         }
-        final int oldCapacity = capacity;
-        if (copy && oldCapacity > 0) {
-            cuMemcpyDtoD(fresh[0].pointer(), nodeKeys.pointer(), oldCapacity * NODE_KEY_BYTES);
-            cuMemcpyDtoD(fresh[1].pointer(), nodeValues.pointer(), oldCapacity * NODE_KEY_BYTES);
-            cuMemcpyDtoD(fresh[2].pointer(), nodeCount.pointer(), oldCapacity * 4L);
-            cuMemcpyDtoD(fresh[3].pointer(), nodeNext.pointer(), oldCapacity * 4L);
-            cuMemcpyDtoD(fresh[4].pointer(), nodeMax.pointer(), oldCapacity * 8L);
-            if (freeTop > 0) {
-                cuMemcpyDtoD(fresh[5].pointer(), freeStack.pointer(), freeTop * 4L);
-            }
-            launch("fill_free_stack", cap - oldCapacity, fresh[5], freeTop, oldCapacity, cap - oldCapacity);
-            freeTop += cap - oldCapacity;
+    }
+
+    /**
+     * Pools of at least this many nodes (about 280 MiB) grow in place: memory is mapped in chunks of the device's
+     * granularity (2 MiB), which would weigh on a small pool, and copying a small pool costs little.
+     */
+    private static final int IN_PLACE_MIN_NODES = 1 << 20;
+
+    /**
+     * One pool array for {@code cap} nodes: for a large pool where the device allows, a buffer that grows in place,
+     * its addresses reserved for as many nodes as the device's memory could hold.
+     */
+    private DeviceBuffer allocatePoolArray(int cap, int array, String what) {
+        final long bytes = cap * POOL_BYTES_PER_NODE[array];
+        if (!device.growsInPlace || cap < IN_PLACE_MIN_NODES) {
+            return DeviceBuffer.allocate(bytes, what);
         }
-        closePool();
-        nodeKeys = fresh[0];
-        nodeValues = fresh[1];
-        nodeCount = fresh[2];
-        nodeNext = fresh[3];
-        nodeMax = fresh[4];
-        freeStack = fresh[5];
-        capacity = cap;
+        final long reserve = Math.min(device.totalMemory, Integer.MAX_VALUE * POOL_BYTES_PER_NODE[array]);
+        return DeviceBuffer.reserve(device.ordinal, reserve, bytes, what);
+    }
+
+    private DeviceBuffer[] pool() {
+        return new DeviceBuffer[] {nodeKeys, nodeValues, nodeCount, nodeNext, nodeMax, freeStack};
     }
 
     private long nodesInUse() {
@@ -850,7 +903,7 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
     }
 
     private void closePool() {
-        for (DeviceBuffer b : new DeviceBuffer[] {nodeKeys, nodeValues, nodeCount, nodeNext, nodeMax, freeStack}) {
+        for (DeviceBuffer b : pool()) {
             if (b != null) {
                 b.close();
             }

@@ -2,9 +2,11 @@ package io.flix.index.gpu;
 
 import static jcuda.driver.JCudaDriver.cuCtxSetCurrent;
 import static jcuda.driver.JCudaDriver.cuDeviceGet;
+import static jcuda.driver.JCudaDriver.cuDeviceGetAttribute;
 import static jcuda.driver.JCudaDriver.cuDeviceGetCount;
 import static jcuda.driver.JCudaDriver.cuDeviceGetName;
 import static jcuda.driver.JCudaDriver.cuDevicePrimaryCtxRetain;
+import static jcuda.driver.JCudaDriver.cuDeviceTotalMem;
 import static jcuda.driver.JCudaDriver.cuInit;
 import static jcuda.driver.JCudaDriver.cuModuleGetFunction;
 import static jcuda.driver.JCudaDriver.cuModuleLoadData;
@@ -17,6 +19,7 @@ import java.util.Map;
 
 import jcuda.driver.CUcontext;
 import jcuda.driver.CUdevice;
+import jcuda.driver.CUdevice_attribute;
 import jcuda.driver.CUfunction;
 import jcuda.driver.CUmodule;
 import jcuda.driver.JCudaDriver;
@@ -53,7 +56,7 @@ final class GpuRuntime {
         if (count[0] == 0) {
             throw new IOException("no CUDA device found");
         }
-        CubNative.load();
+        NativeLibrary.load();
         initialised = true;
     }
 
@@ -83,6 +86,13 @@ final class GpuRuntime {
     static final class DeviceContext {
         final int ordinal;
         final String name;
+        final long totalMemory;
+        /**
+         * Whether buffers that grow (the FliX node pool) reserve an address range and map memory into it
+         * (DeviceBuffer.reserve) rather than allocate anew and copy: where the device has virtual memory management,
+         * unless {@code -Dflix.gpu.growInPlace=false}.
+         */
+        final boolean growsInPlace;
         private final CUcontext context = new CUcontext();
         private final CUmodule module = new CUmodule();
         private final Map<String, CUfunction> functions = new HashMap<>();
@@ -100,6 +110,13 @@ final class GpuRuntime {
                 len++;
             }
             this.name = new String(nameBytes, 0, len, StandardCharsets.US_ASCII);
+            final long[] total = new long[1];
+            cuDeviceTotalMem(total, device);
+            this.totalMemory = total[0];
+            final int[] vmm = new int[1];
+            cuDeviceGetAttribute(vmm, CUdevice_attribute.CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED,
+                    device);
+            this.growsInPlace = vmm[0] != 0 && !"false".equals(System.getProperty("flix.gpu.growInPlace"));
             cuDevicePrimaryCtxRetain(context, device);
             cuCtxSetCurrent(context);
             cuModuleLoadData(module, readFatbin(FATBIN_RESOURCE));

@@ -1,5 +1,7 @@
 package io.flix.index.gpu;
 
+import static jcuda.driver.JCudaDriver.cuMemcpyDtoH;
+import static jcuda.driver.JCudaDriver.cuMemcpyHtoD;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -16,6 +18,8 @@ import io.flix.index.TreeMapOracle;
 
 import java.util.Arrays;
 import java.util.SplittableRandom;
+
+import jcuda.Pointer;
 
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
@@ -225,6 +229,56 @@ class GpuFlixIndexTest {
             assertTrue(gpu.stats().longestChain() > 300, "a chain longer than the one-thread path takes: "
                     + gpu.stats());
             compareUnsortedGets(rnd, oracle, gpu, buckets, 1L << 20, "a long chain");
+        }
+    }
+
+    /**
+     * Unsorted update batches take one of four sort paths by their keys' bits: uniform keys (CUB sorts their top
+     * log2(n) + 4 varying bits, sort_within_digits finishes runs of about one key); keys clustered below those
+     * bits (runs of several keys, sorted in place); keys clustered so densely that runs pass 32 (a full sort
+     * follows); one key repeated (no sort). Each batch repeats keys with new values (the last wins) and is applied
+     * to a built index and an oracle, then half of its keys are deleted unsorted.
+     */
+    @Test
+    void unsortedUpdateBatchesMatchTheOracleOnEverySortPath() {
+        assumeGpu();
+        final SplittableRandom rnd = new SplittableRandom(31);
+        final int n = 1 << 17;  // log2(n) + 4 = 21: CUB sorts 24 bits, here bits 31..54
+        final long[] uniform = new long[n];
+        final long[] shortRuns = new long[n];
+        final long[] longRuns = new long[n];
+        final long[] oneKey = new long[n];
+        for (int i = 0; i < n; i++) {
+            uniform[i] = rnd.nextLong();
+            // bits 31..54 take 2^15 values for 2^17 keys: runs of about four keys
+            shortRuns[i] = ((long) rnd.nextInt(1 << 15) << 40) | rnd.nextLong(1L << 31);
+            // bits 31..54 take four values: runs of about 2^15 keys
+            longRuns[i] = ((long) rnd.nextInt(4) << 53) | rnd.nextLong(1L << 31);
+            oneKey[i] = -12345;
+        }
+        final long[][] batches = {uniform, shortRuns, longRuns, oneKey};
+        final String[] names = {"uniform", "short runs", "runs past 32", "one key"};
+        for (int b = 0; b < batches.length; b++) {
+            final long[] keys = batches[b];
+            for (int i = 0; i < n; i += 7) {
+                keys[i] = keys[rnd.nextInt(n)];  // duplicates, in any order
+            }
+            try (GpuFlixIndex gpu = openGpu(); TreeMapOracle oracle = new TreeMapOracle()) {
+                final long[][] build = randomPairs(rnd, 1 << 16, Long.MAX_VALUE);
+                gpu.build(build[0], build[1], build[0].length);
+                oracle.build(build[0], build[1], build[0].length);
+                final long[] values = new long[n];
+                for (int i = 0; i < n; i++) {
+                    values[i] = i;
+                }
+                gpu.upsert(keys, values, n);
+                oracle.upsert(keys, values, n);
+                assertSameContents(oracle, gpu, names[b] + ": upsert");
+                final long[] half = Arrays.copyOf(keys, n / 2);
+                gpu.delete(half, half.length);
+                oracle.delete(half, half.length);
+                assertSameContents(oracle, gpu, names[b] + ": delete");
+            }
         }
     }
 
@@ -559,6 +613,43 @@ class GpuFlixIndexTest {
                     e.getMessage());
             assertEquals(bytesBefore, DeviceBuffer.liveBytes());
             assertEquals(2, value(gpu, 1), "the index still works");
+        }
+    }
+
+    /** The node pool's buffers: memory mapped behind reserved addresses, so growing keeps address and contents. */
+    @Test
+    void aBufferThatGrowsInPlaceKeepsItsAddressAndContents() throws Exception {
+        assumeGpu();
+        try (GpuFlixIndex gpu = openGpu()) { // makes the context current on this thread
+            assertTrue(GpuRuntime.device(0).growsInPlace, "the device has virtual memory management");
+            final long liveBefore = DeviceBuffer.liveBytes();
+            final long[] head = new SplittableRandom(3).longs(1000).toArray();
+            try (DeviceBuffer b = DeviceBuffer.reserve(0, 1L << 32, head.length * 8L, "a test buffer")) {
+                cuMemcpyHtoD(b.pointer(), Pointer.to(head), head.length * 8L);
+                final long address = b.address();
+                final long small = b.bytes();
+                b.growTo(300L << 20, "a test buffer");
+                assertEquals(address, b.address(), "the address stays");
+                assertTrue(b.bytes() >= 300L << 20, "grown: " + b.bytes());
+                assertEquals(liveBefore + b.bytes(), DeviceBuffer.liveBytes());
+                final long[] tail = {7, 8, 9};
+                cuMemcpyHtoD(b.at((300L << 20) - 24), Pointer.to(tail), 24);
+                final long[] readHead = new long[head.length];
+                final long[] readTail = new long[3];
+                cuMemcpyDtoH(Pointer.to(readHead), b.pointer(), head.length * 8L);
+                cuMemcpyDtoH(Pointer.to(readTail), b.at((300L << 20) - 24), 24);
+                assertArrayEquals(head, readHead, "the contents stay");
+                assertArrayEquals(tail, readTail, "the new memory is usable");
+                final GpuOutOfMemoryException past = assertThrows(GpuOutOfMemoryException.class,
+                        () -> b.growTo(1L << 33, "a test buffer"));
+                assertTrue(past.getMessage().contains("a test buffer") && past.getMessage().contains("address range"),
+                        past.getMessage());
+                b.shrinkTo(small);
+                assertEquals(small, b.bytes(), "the chunk mapped by the growth is given back");
+                cuMemcpyDtoH(Pointer.to(readHead), b.pointer(), head.length * 8L);
+                assertArrayEquals(head, readHead, "the first chunk stays");
+            }
+            assertEquals(liveBefore, DeviceBuffer.liveBytes(), "close gives everything back");
         }
     }
 

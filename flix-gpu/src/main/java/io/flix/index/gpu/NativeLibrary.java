@@ -1,0 +1,32 @@
+package io.flix.index.gpu;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+
+/**
+ * The project's JNI library, {@code libflixnative.so}, built from {@code src/main/cuda/*_jni.cu}: the bridges
+ * {@link CubNative} (CUB's sorts and scans) and {@link DeviceMemoryNative} (the driver's virtual memory calls).
+ */
+final class NativeLibrary {
+
+    static final String RESOURCE = "libflixnative.so";
+
+    private NativeLibrary() {
+    }
+
+    /** Copies the library out of the class path into a temporary file and loads it. */
+    static void load() throws IOException {
+        try (InputStream in = NativeLibrary.class.getResourceAsStream(RESOURCE)) {
+            if (in == null) {
+                throw new IOException(RESOURCE + " is not on the class path");
+            }
+            final Path file = Files.createTempFile("libflixnative", ".so");
+            file.toFile().deleteOnExit();
+            Files.copy(in, file, StandardCopyOption.REPLACE_EXISTING);
+            System.load(file.toAbsolutePath().toString());
+        }
+    }
+}
