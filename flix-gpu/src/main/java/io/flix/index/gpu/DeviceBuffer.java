@@ -1,5 +1,6 @@
 package io.flix.index.gpu;
 
+import static jcuda.driver.JCudaDriver.cuCtxSynchronize;
 import static jcuda.driver.JCudaDriver.cuMemAlloc;
 import static jcuda.driver.JCudaDriver.cuMemFree;
 import static jcuda.driver.JCudaDriver.cuMemGetInfo;
@@ -135,6 +136,9 @@ public final class DeviceBuffer implements AutoCloseable {
 
     /** Unmaps the chunks mapped after the first {@code keepBytes} (undoes a {@link #growTo} that was not used). */
     void shrinkTo(long keepBytes) {
+        if (mapping != null) {
+            cuCtxSynchronize(); // see unmapLast
+        }
         while (mapping != null && !mapping.chunks.isEmpty()) {
             final int last = mapping.chunks.size() - 1;
             final long size = mapping.chunkBytes.get(last);
@@ -145,6 +149,10 @@ public final class DeviceBuffer implements AutoCloseable {
         }
     }
 
+    /**
+     * Unmaps the last chunk. Unlike cuMemFree, unmapping does not wait for the work in flight: callers synchronise
+     * first, or a kernel still reading the chunk faults (CUDA_ERROR_ILLEGAL_ADDRESS).
+     */
     private void unmapLast() {
         final int last = mapping.chunks.size() - 1;
         final long size = mapping.chunkBytes.remove(last);
@@ -215,6 +223,7 @@ public final class DeviceBuffer implements AutoCloseable {
             cuMemFree(pointer);
             LIVE_BYTES.addAndGet(-bytes);
         } else {
+            cuCtxSynchronize(); // see unmapLast
             while (!mapping.chunks.isEmpty()) {
                 unmapLast();
             }

@@ -876,10 +876,13 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
     }
 
     /**
-     * Pools of at least this many nodes (about 280 MiB) grow in place: memory is mapped in chunks of the device's
-     * granularity (2 MiB), which would weigh on a small pool, and copying a small pool costs little.
+     * Pools of at least this many nodes (about 280 MiB; {@code -Dflix.gpu.inPlaceMinNodes}) grow in place: memory
+     * is mapped in chunks of the device's granularity (2 MiB), which would weigh on a small pool, and copying a
+     * small pool costs little.
      */
-    private static final int IN_PLACE_MIN_NODES = 1 << 20;
+    private static int inPlaceMinNodes() {
+        return Integer.getInteger("flix.gpu.inPlaceMinNodes", 1 << 20);
+    }
 
     /**
      * One pool array for {@code cap} nodes: for a large pool where the device allows, a buffer that grows in place,
@@ -887,7 +890,7 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
      */
     private DeviceBuffer allocatePoolArray(int cap, int array, String what) {
         final long bytes = cap * POOL_BYTES_PER_NODE[array];
-        if (!device.growsInPlace || cap < IN_PLACE_MIN_NODES) {
+        if (!device.growsInPlace || cap < inPlaceMinNodes()) {
             return DeviceBuffer.allocate(bytes, what);
         }
         final long reserve = Math.min(device.totalMemory, Integer.MAX_VALUE * POOL_BYTES_PER_NODE[array]);

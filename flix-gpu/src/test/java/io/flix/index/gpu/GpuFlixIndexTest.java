@@ -85,6 +85,24 @@ class GpuFlixIndexTest {
         }
     }
 
+    /**
+     * The same with the node pool growing in place from its first node (by default only pools of 2^20 nodes and
+     * more do): upserts map more memory, restructures and close unmap it while the device may still be working.
+     */
+    @Test
+    void randomOperationsMatchTheOracleWithAPoolThatGrowsInPlace() {
+        assumeGpu();
+        final String key = "flix.gpu.inPlaceMinNodes";
+        System.setProperty(key, "0");
+        try {
+            for (long spread : new long[] {5_000, Long.MAX_VALUE}) {
+                runRandomRounds(4, spread);
+            }
+        } finally {
+            System.clearProperty(key);
+        }
+    }
+
     private void runRandomRounds(long seed, long spread) {
         final SplittableRandom rnd = new SplittableRandom(seed * 31 + spread);
         try (GpuFlixIndex gpu = openGpu(); TreeMapOracle oracle = new TreeMapOracle()) {
