@@ -674,6 +674,25 @@ __device__ __forceinline__ int merge_node_id(int q, int firstNode, const int* fr
 
 // Merges keys[p, p2) into the node (cnt keys lifted into laneKey/laneVal; cnt = 0 for an empty bucket) and
 // writes the r merged pairs over k nodes. Returns k - 1, the nodes taken from the free stack.
+// Writes merged position pos (key, val) of a merge of r keys over k nodes. The writer of a node's first slot also
+// writes its count and link, the writer of its last slot its max key: every position is written once, so every
+// node's fields are, and nothing re-reads the nodes after the merge.
+__device__ __forceinline__ void write_merged(int pos, i64 key, i64 val, int r, int k, int firstNode, int tailNext,
+                                             const int* freeStack, i64 freeTop, i64 allocBase, i64* nodeKeys,
+                                             i64* nodeValues, int* nodeCount, int* nodeNext, i64* nodeMax) {
+    int q, slot;
+    merged_slot(pos, r, k, &q, &slot);
+    const int id = merge_node_id(q, firstNode, freeStack, freeTop, allocBase);
+    nodeKeys[(i64)id * NODE_SIZE + slot] = key;
+    nodeValues[(i64)id * NODE_SIZE + slot] = val;
+    const int size = k == 1 ? r : (q + 1) * r / k - q * r / k;
+    if (slot == 0) {
+        nodeCount[id] = size;
+        nodeNext[id] = q + 1 < k ? merge_node_id(q + 1, firstNode, freeStack, freeTop, allocBase) : tailNext;
+    }
+    if (slot == size - 1) nodeMax[id] = key;
+}
+
 // The window (windowKey, windowVal: keys and values from p on) serves a slice of at most NODE_SIZE keys.
 __device__ int merge_into_nodes(int lane, i64 laneKey, i64 laneVal, int cnt, const i64* keys, const i64* values,
                                 int p, int p2, i64 windowKey, i64 windowVal, int firstNode, int tailNext,
@@ -718,11 +737,8 @@ __device__ int merge_into_nodes(int lane, i64 laneKey, i64 laneVal, int cnt, con
         const int pos = lane + lb - __popc(foundMask & lanemask_lt());
         const bool replaced = (foundMask >> lane) & 1u;
         const i64 v = replaced ? (windowed ? newVal : values[p + lb]) : laneVal;
-        int q, slot;
-        merged_slot(pos, r, k, &q, &slot);
-        const int id = merge_node_id(q, firstNode, freeStack, freeTop, allocBase);
-        nodeKeys[(i64)id * NODE_SIZE + slot] = laneKey;
-        nodeValues[(i64)id * NODE_SIZE + slot] = v;
+        write_merged(pos, laneKey, v, r, k, firstNode, tailNext, freeStack, freeTop, allocBase, nodeKeys,
+                     nodeValues, nodeCount, nodeNext, nodeMax);
     }
     // new keys land after the node keys below them; keys already in the node were handled above
     for (int t0 = 0; t0 < a; t0 += 32) {
@@ -733,21 +749,9 @@ __device__ int merge_into_nodes(int lane, i64 laneKey, i64 laneVal, int cnt, con
         if (t < a && !(less < cnt && kAt == key)) {
             const unsigned below = less >= 32 ? FULL_MASK : ((1u << less) - 1u);
             const int pos = less + t - __popc(foundMask & below);
-            int q, slot;
-            merged_slot(pos, r, k, &q, &slot);
-            const int id = merge_node_id(q, firstNode, freeStack, freeTop, allocBase);
-            nodeKeys[(i64)id * NODE_SIZE + slot] = key;
-            nodeValues[(i64)id * NODE_SIZE + slot] = windowed ? windowVal : values[p + t];
+            write_merged(pos, key, windowed ? windowVal : values[p + t], r, k, firstNode, tailNext, freeStack,
+                         freeTop, allocBase, nodeKeys, nodeValues, nodeCount, nodeNext, nodeMax);
         }
-    }
-    __syncwarp();
-    for (int q = lane; q < k; q += 32) {
-        const int id = merge_node_id(q, firstNode, freeStack, freeTop, allocBase);
-        const int qStart = (int)((i64)q * r / k);
-        const int qEnd = (int)((i64)(q + 1) * r / k);
-        nodeCount[id] = qEnd - qStart;
-        nodeMax[id] = nodeKeys[(i64)id * NODE_SIZE + (qEnd - qStart - 1)];
-        nodeNext[id] = q + 1 < k ? merge_node_id(q + 1, firstNode, freeStack, freeTop, allocBase) : tailNext;
     }
     *inserted += r - cnt;
     return k - 1;
