@@ -674,40 +674,21 @@ __device__ __forceinline__ int merge_node_id(int q, int firstNode, const int* fr
 
 // Merges keys[p, p2) into the node (cnt keys lifted into laneKey/laneVal; cnt = 0 for an empty bucket) and
 // writes the r merged pairs over k nodes. Returns k - 1, the nodes taken from the free stack.
-// The free-stack ids a warp's next merge may take, staged in shared memory beside the node's own loads (lane j:
-// the id of merge node q = j + 1), so that placing a key in a split costs no dependent global load. Only the
-// lanes a merge of NODE_SIZE + avail keys could need load (avail: the batch keys left in the bucket).
-__device__ __forceinline__ void stage_node_ids(int* stagedIds, const int* freeStack, i64 freeTop, i64 allocBase,
-                                               int avail, int lane) {
-    const i64 at = freeTop - 1 - (allocBase + lane);
-    if (lane < nodes_for(NODE_SIZE + avail) - 1 && at >= 0) stagedIds[lane] = freeStack[at];
-    __syncwarp();
-}
-
-// merge_node_id from the staged ids (those past NODE_SIZE from the free stack itself).
-__device__ __forceinline__ int staged_node_id(int q, int firstNode, const int* stagedIds, const int* freeStack,
-                                              i64 freeTop, i64 allocBase) {
-    if (q == 0) return firstNode;
-    return q <= NODE_SIZE ? stagedIds[q - 1] : freeStack[freeTop - 1 - (allocBase + q - 1)];
-}
-
 // Writes merged position pos (key, val) of a merge of r keys over k nodes. The writer of a node's first slot also
 // writes its count and link, the writer of its last slot its max key: every position is written once, so every
 // node's fields are, and nothing re-reads the nodes after the merge.
 __device__ __forceinline__ void write_merged(int pos, i64 key, i64 val, int r, int k, int firstNode, int tailNext,
-                                             const int* stagedIds, const int* freeStack, i64 freeTop,
-                                             i64 allocBase, i64* nodeKeys, i64* nodeValues, int* nodeCount,
-                                             int* nodeNext, i64* nodeMax) {
+                                             const int* freeStack, i64 freeTop, i64 allocBase, i64* nodeKeys,
+                                             i64* nodeValues, int* nodeCount, int* nodeNext, i64* nodeMax) {
     int q, slot;
     merged_slot(pos, r, k, &q, &slot);
-    const int id = staged_node_id(q, firstNode, stagedIds, freeStack, freeTop, allocBase);
+    const int id = merge_node_id(q, firstNode, freeStack, freeTop, allocBase);
     nodeKeys[(i64)id * NODE_SIZE + slot] = key;
     nodeValues[(i64)id * NODE_SIZE + slot] = val;
     const int size = k == 1 ? r : (q + 1) * r / k - q * r / k;
     if (slot == 0) {
         nodeCount[id] = size;
-        nodeNext[id] = q + 1 < k ? staged_node_id(q + 1, firstNode, stagedIds, freeStack, freeTop, allocBase)
-                                 : tailNext;
+        nodeNext[id] = q + 1 < k ? merge_node_id(q + 1, firstNode, freeStack, freeTop, allocBase) : tailNext;
     }
     if (slot == size - 1) nodeMax[id] = key;
 }
@@ -715,8 +696,7 @@ __device__ __forceinline__ void write_merged(int pos, i64 key, i64 val, int r, i
 // The window (windowKey, windowVal: keys and values from p on) serves a slice of at most NODE_SIZE keys.
 __device__ int merge_into_nodes(int lane, i64 laneKey, i64 laneVal, int cnt, const i64* keys, const i64* values,
                                 int p, int p2, i64 windowKey, i64 windowVal, int firstNode, int tailNext,
-                                const int* stagedIds, const int* freeStack, i64 freeTop, i64 allocBase,
-                                i64* nodeKeys, i64* nodeValues,
+                                const int* freeStack, i64 freeTop, i64 allocBase, i64* nodeKeys, i64* nodeValues,
                                 int* nodeCount, int* nodeNext, i64* nodeMax, long long* inserted, WideMerge* wide,
                                 int* wideCount) {
     const int a = p2 - p;
@@ -757,8 +737,8 @@ __device__ int merge_into_nodes(int lane, i64 laneKey, i64 laneVal, int cnt, con
         const int pos = lane + lb - __popc(foundMask & lanemask_lt());
         const bool replaced = (foundMask >> lane) & 1u;
         const i64 v = replaced ? (windowed ? newVal : values[p + lb]) : laneVal;
-        write_merged(pos, laneKey, v, r, k, firstNode, tailNext, stagedIds, freeStack, freeTop, allocBase,
-                     nodeKeys, nodeValues, nodeCount, nodeNext, nodeMax);
+        write_merged(pos, laneKey, v, r, k, firstNode, tailNext, freeStack, freeTop, allocBase, nodeKeys,
+                     nodeValues, nodeCount, nodeNext, nodeMax);
     }
     // new keys land after the node keys below them; keys already in the node were handled above
     for (int t0 = 0; t0 < a; t0 += 32) {
@@ -769,8 +749,8 @@ __device__ int merge_into_nodes(int lane, i64 laneKey, i64 laneVal, int cnt, con
         if (t < a && !(less < cnt && kAt == key)) {
             const unsigned below = less >= 32 ? FULL_MASK : ((1u << less) - 1u);
             const int pos = less + t - __popc(foundMask & below);
-            write_merged(pos, key, windowed ? windowVal : values[p + t], r, k, firstNode, tailNext, stagedIds,
-                         freeStack, freeTop, allocBase, nodeKeys, nodeValues, nodeCount, nodeNext, nodeMax);
+            write_merged(pos, key, windowed ? windowVal : values[p + t], r, k, firstNode, tailNext, freeStack,
+                         freeTop, allocBase, nodeKeys, nodeValues, nodeCount, nodeNext, nodeMax);
         }
     }
     *inserted += r - cnt;
@@ -780,8 +760,7 @@ __device__ int merge_into_nodes(int lane, i64 laneKey, i64 laneVal, int cnt, con
 __device__ __forceinline__ long long upsert_apply_item(
         int numItems, const int* itemBucket, int* bucketHead, i64* nodeKeys, i64* nodeValues, int* nodeCount,
         int* nodeNext, i64* nodeMax, const int* freeStack, i64 freeTop, const i64* keys, const i64* values,
-        const int* segStart, const int* allocBase, i64* counters, WideMerge* wide, int* wideCount,
-        int* stagedIds) {
+        const int* segStart, const int* allocBase, i64* counters, WideMerge* wide, int* wideCount) {
     const int w = warp_id_global();
     if (w >= numItems) return 0;
     const int b = itemBucket ? itemBucket[w] : w;
@@ -795,10 +774,9 @@ __device__ __forceinline__ long long upsert_apply_item(
     if (node < 0) {
         // empty bucket: every node comes off the free stack
         const int first = freeStack[freeTop - 1 - base];
-        stage_node_ids(stagedIds, freeStack, freeTop, base + 1, e - s, lane);
         merge_into_nodes(lane, 0, 0, 0, keys, values, s, e, window_at(keys, s, e, lane),
-                         window_at(values, s, e, lane), first, -1, stagedIds, freeStack, freeTop, base + 1,
-                         nodeKeys, nodeValues, nodeCount, nodeNext, nodeMax, &inserted, wide, wideCount);
+                         window_at(values, s, e, lane), first, -1, freeStack, freeTop, base + 1, nodeKeys,
+                         nodeValues, nodeCount, nodeNext, nodeMax, &inserted, wide, wideCount);
         if (lane == 0) bucketHead[b] = first;
     } else {
         int p = s;
@@ -812,14 +790,13 @@ __device__ __forceinline__ long long upsert_apply_item(
             const i64 slotVal = nodeValues[(i64)node * NODE_SIZE + lane];
             const i64 windowKey = window_at(keys, p, e, lane);
             const i64 windowVal = window_at(values, p, e, lane);
-            stage_node_ids(stagedIds, freeStack, freeTop, base, e - p, lane);
             const int p2 = routed_end_window(keys, p, e, bound, next < 0, windowKey, lane);
             if (p2 > p) {
                 const i64 laneKey = lane < cnt ? slotKey : 0;
                 const i64 laneVal = lane < cnt ? slotVal : 0;
                 base += merge_into_nodes(lane, laneKey, laneVal, cnt, keys, values, p, p2, windowKey, windowVal,
-                                         node, next, stagedIds, freeStack, freeTop, base, nodeKeys, nodeValues,
-                                         nodeCount, nodeNext, nodeMax, &inserted, wide, wideCount);
+                                         node, next, freeStack, freeTop, base, nodeKeys, nodeValues, nodeCount,
+                                         nodeNext, nodeMax, &inserted, wide, wideCount);
                 __syncwarp();
             }
             p = p2;
@@ -835,10 +812,8 @@ extern "C" __global__ void __launch_bounds__(256, 6) upsert_apply(
         int numItems, const int* itemBucket, int* bucketHead, i64* nodeKeys, i64* nodeValues, int* nodeCount,
         int* nodeNext, i64* nodeMax, const int* freeStack, i64 freeTop, const i64* keys, const i64* values,
         const int* segStart, const int* allocBase, i64* counters, WideMerge* wide, int* wideCount) {
-    __shared__ int stagedIds[256 / 32][NODE_SIZE];  // one row a warp of the 256-thread block (launch bounds)
     const long long inserted = upsert_apply_item(numItems, itemBucket, bucketHead, nodeKeys, nodeValues, nodeCount,
-            nodeNext, nodeMax, freeStack, freeTop, keys, values, segStart, allocBase, counters, wide, wideCount,
-            stagedIds[threadIdx.x >> 5]);
+            nodeNext, nodeMax, freeStack, freeTop, keys, values, segStart, allocBase, counters, wide, wideCount);
     const bool counts = (threadIdx.x & 31) == 0;
     block_counts_to_global({0, 0, 0, counts ? (unsigned long long)inserted : 0ull}, counters, -1, -1, -1, 1);
 }
