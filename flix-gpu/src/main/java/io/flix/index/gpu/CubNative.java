@@ -2,9 +2,9 @@ package io.flix.index.gpu;
 
 /**
  * The JNI bridge to CUB's device radix sort and scan ({@code src/main/cuda/flix_cub_jni.cu}, built into the
- * project's native library, {@link NativeLibrary}). Arguments are raw device addresses on the context current on the calling
- * thread; work runs on the legacy default stream, ordered with the kernels. Returns are CUDA error codes, or for
- * the scratch-size calls a byte count (negative: an error code).
+ * project's native library, {@link NativeLibrary}). Arguments are raw device addresses on the context current on
+ * the calling thread; work runs on the legacy default stream, ordered with the kernels. Returns are CUDA error
+ * codes, or for the scratch-size calls a byte count (negative: an error code).
  */
 final class CubNative {
 

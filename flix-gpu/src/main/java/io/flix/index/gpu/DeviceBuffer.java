@@ -227,7 +227,8 @@ public final class DeviceBuffer implements AutoCloseable {
             while (!mapping.chunks.isEmpty()) {
                 unmapLast();
             }
-            DeviceMemoryNative.check(DeviceMemoryNative.unreserve(mapping.start, mapping.reserved), "freeing addresses");
+            DeviceMemoryNative.check(DeviceMemoryNative.unreserve(mapping.start, mapping.reserved),
+                    "freeing addresses");
         }
         LIVE_ALLOCATIONS.decrementAndGet();
     }
