@@ -269,17 +269,21 @@ public final class EnrichmentBenchmark {
                     .flushInterval(Duration.ofMillis(flixFlushMillis))
                     .backend(backend)
                     .build();
-            case "heap", "rocksdb" -> updates.keyBy(key, Types.LONG)
-                    .connect(orders.keyBy(o -> o.productId, Types.LONG))
-                    .process(new ValueStateEnrichment<>(payloadOf, payloadType),
-                            FlixEnrichment.enrichedType(TypeInformation.of(Order.class), payloadType));
-            case "stateless" -> updates.keyBy(key, Types.LONG)
-                    .connect(orders.keyBy(o -> o.productId, Types.LONG))
-                    .process(new StatelessPassThrough<U, P>(),
-                            FlixEnrichment.enrichedType(TypeInformation.of(Order.class), payloadType));
+            case "heap", "rocksdb" -> keyedProcess(updates, orders, key,
+                    new ValueStateEnrichment<>(payloadOf, payloadType), payloadType);
+            case "stateless" -> keyedProcess(updates, orders, key, new StatelessPassThrough<U, P>(), payloadType);
             default -> throw new IllegalArgumentException(
                     "variant must be flix, heap, rocksdb or stateless: " + variant);
         };
+    }
+
+    /** The baselines' topology: both inputs keyed by the product id into one keyed co-process function. */
+    private static <U, P> DataStream<Enriched<Order, P>> keyedProcess(
+            DataStream<U> updates, DataStream<Order> orders, KeySelector<U, Long> key,
+            KeyedCoProcessFunction<Long, U, Order, Enriched<Order, P>> function, TypeInformation<P> payloadType) {
+        return updates.keyBy(key, Types.LONG)
+                .connect(orders.keyBy(o -> o.productId, Types.LONG))
+                .process(function, FlixEnrichment.enrichedType(TypeInformation.of(Order.class), payloadType));
     }
 
     /** A serializable function, for the payload of an update. */

@@ -298,19 +298,11 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
     @Override
     public void processElement1(StreamRecord<U> element) throws Exception {
         final U update = element.getValue();
-        final Object recordKey;
-        try {
-            recordKey = keyOf(stateKeySelector1, update);
-        } catch (Exception e) {
-            reject("update", "the key function failed: " + e, update, element);
+        final Long recordKey = indexKeyOrReject("update", stateKeySelector1, update, element);
+        if (recordKey == null) {
             return;
         }
-        if (!(recordKey instanceof Long)) {
-            reject("update", recordKey == null ? "the key is null" : "the key must be a Long, was " + recordKey,
-                    update, element);
-            return;
-        }
-        final long key = (Long) recordKey;
+        final long key = recordKey;
         final P payload;
         try {
             payload = payloadFunction.payloadOf(update);
@@ -342,13 +334,27 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
         afterBuffering();
     }
 
-    /** A record's key by its input's key selector; for the enrichment's own key-by, the user's key (maybe null). */
-    @SuppressWarnings({"unchecked", "rawtypes"})
-    private static Object keyOf(KeySelector selector, Object record) throws Exception {
-        if (selector == null) {
-            throw new IllegalStateException("the operator's inputs must be keyed");
+    /**
+     * The record's key by its input's key selector (for the enrichment's own key-by, the user's key), or null where
+     * the key function fails or gives no Long: then the record has gone to the rejected side output with the reason.
+     */
+    @SuppressWarnings({"rawtypes", "unchecked"})
+    private Long indexKeyOrReject(String input, KeySelector selector, Object record, StreamRecord<?> element) {
+        final Object key;
+        try {
+            if (selector == null) {
+                throw new IllegalStateException("the operator's inputs must be keyed");
+            }
+            key = selector instanceof IndexKey indexKey ? indexKey.indexKey(record) : selector.getKey(record);
+        } catch (Exception e) {
+            reject(input, "the key function failed: " + e, record, element);
+            return null;
         }
-        return selector instanceof IndexKey indexKey ? indexKey.indexKey(record) : selector.getKey(record);
+        if (!(key instanceof Long)) {
+            reject(input, key == null ? "the key is null" : "the key must be a Long, was " + key, record, element);
+            return null;
+        }
+        return (Long) key;
     }
 
     /** Nothing to do: the operator reads each record's key itself, see the class comment. */
@@ -429,19 +435,11 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
     @Override
     public void processElement2(StreamRecord<E> element) throws Exception {
         final E event = copyEvents ? eventSerializer.copy(element.getValue()) : element.getValue();
-        final Object recordKey;
-        try {
-            recordKey = keyOf(stateKeySelector2, event);
-        } catch (Exception e) {
-            reject("lookup", "the key function failed: " + e, event, element);
+        final Long recordKey = indexKeyOrReject("lookup", stateKeySelector2, event, element);
+        if (recordKey == null) {
             return;
         }
-        if (!(recordKey instanceof Long)) {
-            reject("lookup", recordKey == null ? "the key is null" : "the key must be a Long, was " + recordKey,
-                    event, element);
-            return;
-        }
-        final long key = (Long) recordKey;
+        final long key = recordKey;
         final int position;
         switch (lookupKind) {
             case EXACT -> position = batch.get(key);
