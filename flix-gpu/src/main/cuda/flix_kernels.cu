@@ -7,6 +7,7 @@
 // nodeMax (largest stored key). Invariants: every node in a chain holds at least one key; keys ascend along a
 // chain; bucket b holds keys in (bucketMax[b-1], bucketMax[b]]; the last bucketMax is INT64_MAX.
 
+#include <climits>
 #include <cstdint>
 
 #define NODE_SIZE 32
@@ -148,20 +149,35 @@ extern "C" __global__ void sort_within_digits(i64* keys, i64* values, int n, int
 }
 
 // *spread |= keys[i] ^ keys[0] over the batch (grid-stride, one global atomic per block): its highest set bit is
-// the highest bit in which the batch's keys differ, so the bits above it need no sorting.
-extern "C" __global__ void key_spread(const i64* keys, int n, unsigned long long* spread) {
+// the highest bit in which the batch's keys differ, so the bits above it need no sorting. Where values is not null
+// the same pass checks them, as check_batch does (one pass over the batch instead of two before an update batch's
+// sort): firstBad[0] = the smallest i with values[i] == NOT_FOUND.
+extern "C" __global__ void key_spread(const i64* keys, const i64* values, int n, unsigned long long* spread,
+                                      int* firstBad) {
     __shared__ unsigned long long blockBits;
-    if (threadIdx.x == 0) blockBits = 0;
+    __shared__ int blockBad;
+    if (threadIdx.x == 0) { blockBits = 0; blockBad = INT_MAX; }
     __syncthreads();
     const i64 first = keys[0];
     unsigned long long bits = 0;
+    int bad = INT_MAX;
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
         bits |= (unsigned long long)(keys[i] ^ first);
+        if (values && values[i] == INT64_MIN && i < bad) bad = i;
     }
-    for (int offset = 16; offset > 0; offset >>= 1) bits |= __shfl_xor_sync(FULL_MASK, bits, offset);
-    if ((threadIdx.x & 31) == 0 && bits) atomicOr(&blockBits, bits);
+    for (int offset = 16; offset > 0; offset >>= 1) {
+        bits |= __shfl_xor_sync(FULL_MASK, bits, offset);
+        bad = min(bad, __shfl_xor_sync(FULL_MASK, bad, offset));
+    }
+    if ((threadIdx.x & 31) == 0) {
+        if (bits) atomicOr(&blockBits, bits);
+        if (bad != INT_MAX) atomicMin(&blockBad, bad);
+    }
     __syncthreads();
-    if (threadIdx.x == 0 && blockBits) atomicOr(spread, blockBits);
+    if (threadIdx.x == 0) {
+        if (blockBits) atomicOr(spread, blockBits);
+        if (blockBad != INT_MAX) atomicMin(firstBad, blockBad);
+    }
 }
 
 extern "C" __global__ void compact_flagged(const i64* keys, const i64* values, const int* flags, const int* pos,
@@ -1131,6 +1147,51 @@ extern "C" __global__ void export_pairs(int pass, int numBuckets, const i64* buc
         }
     }
     if (pass == 0 && lane == 0) counts[b] = taken;
+}
+
+// Long chains cut into buckets (before lookups, where skewed upserts have grown chains that every lookup would walk
+// from the head): a chain of len nodes becomes ceil(len / group) buckets of at most group nodes, in order. A new
+// bucket's max is its last node's max (every key of the next node is greater), the chain's last bucket keeps the
+// old bucket's max; no key moves. Empty buckets are dropped, except the last (its max, INT64_MAX, ends the key
+// range); the next bucket then takes their keys. One thread a bucket. Pass 0: groups[b] = the buckets b becomes
+// (groups[numBuckets] = 0, for the scan) and counters[1] = the longest chain. Pass 1: writes them from
+// start[b] into newMax / newHead and cuts the links between groups.
+extern "C" __global__ void split_chains(int pass, int numBuckets, int group, const i64* bucketMax,
+                                        const int* bucketHead, int* nodeNext, const i64* nodeMax, int* groups,
+                                        const int* start, i64* newMax, int* newHead, i64* counters) {
+    const int b = blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned long long len = 0;
+    if (b < numBuckets) {
+        int node = bucketHead[b];
+        if (pass == 0) {
+            for (; node >= 0; node = nodeNext[node]) len++;
+            groups[b] = len == 0 ? (b == numBuckets - 1 ? 1 : 0) : (int)((len + group - 1) / group);
+        } else if (node < 0) {
+            if (b == numBuckets - 1) {
+                newMax[start[b]] = bucketMax[b];
+                newHead[start[b]] = -1;
+            }
+        } else {
+            for (int at = start[b], inGroup = 0; node >= 0; inGroup++) {
+                const int next = nodeNext[node];
+                if (inGroup == group) {
+                    inGroup = 0;
+                    at++;
+                }
+                if (inGroup == 0) newHead[at] = node;
+                if (next < 0) {
+                    newMax[at] = bucketMax[b];
+                } else if (inGroup == group - 1) {
+                    newMax[at] = nodeMax[node];
+                    nodeNext[node] = -1;
+                }
+                node = next;
+            }
+        }
+    } else if (b == numBuckets && pass == 0) {
+        groups[b] = 0;
+    }
+    if (pass == 0) block_counts_to_global({0, len, 0, 0}, counters, -1, 1, -1, -1);
 }
 
 // Nodes in use and the longest chain, for stats: counters[0] += chain lengths, counters[1] = max chain.

@@ -53,7 +53,7 @@ final class DeviceSteps implements AutoCloseable {
         this.device = device;
         this.fatbin = fatbin;
         this.trace = trace;
-        this.stepCounters = DeviceBuffer.allocate(2L * Long.BYTES, "batch step counters");
+        this.stepCounters = DeviceBuffer.allocate(3L * Long.BYTES, "batch step counters");
     }
 
     // ---------------------------------------------------------------------------------------------------------
@@ -140,7 +140,7 @@ final class DeviceSteps implements AutoCloseable {
 
     /** Sorts {@code keys[0, n)} into {@link #sortedKeys()}. */
     void sortKeys(DeviceBuffer keys, int n) {
-        sortBatch(keys, null, n, null);
+        sortBatch(keys, null, false, n, null, null);
     }
 
     /**
@@ -148,19 +148,24 @@ final class DeviceSteps implements AutoCloseable {
      * CUB sorts it by its top varying bits only, a few more than log2(n) (half the passes of a full sort for
      * random 64-bit keys), and {@code sort_within_digits} finishes the short runs of keys equal in those bits.
      * Where keys cluster below those bits, a full sort follows. {@code flags} (where not null) then marks the last
-     * of each run of equal keys; returns the number of such runs (0 where flags is null).
+     * of each run of equal keys; returns the number of such runs (0 where flags is null). {@code checkValues}: the
+     * pass that finds the varying bits also checks the values for the reserved one (and reports it).
+     * {@code whileSorting} (may be null) runs on the host while the device sorts.
      */
-    private int sortBatch(DeviceBuffer keys, DeviceBuffer values, int n, DeviceBuffer flags) {
-        final int[] bits = topVaryingBits(keys, n, digitSortBits(n));
+    private int sortBatch(DeviceBuffer keys, DeviceBuffer values, boolean checkValues, int n, DeviceBuffer flags,
+                          Runnable whileSorting) {
+        final int[] bits = varyingBitsOrReport(keys, checkValues ? values : null, n, digitSortBits(n));
         if (bits == null) {
             // one key repeated: the batch order is the sorted order
             cuMemcpyDtoD(sortedKeys.ensure(n * 8L).pointer(), keys.pointer(), n * 8L);
             if (values != null) {
                 cuMemcpyDtoD(sortedValues.ensure(n * 8L).pointer(), values.pointer(), n * 8L);
             }
+            run(whileSorting);
             return flags == null ? 0 : flagLastOfRuns(sortedKeys.buffer(), n, flags);
         }
         cubSort(keys, values, n, bits[0], bits[1]);
+        run(whileSorting);
         if (bits[0] > 0) {
             cuMemsetD32(stepCounters.pointer(), 0, 2);
             launchIn(null, "sort_within_digits", n, sortedKeys.buffer(), values == null ? null : sortedValues.buffer(),
@@ -222,15 +227,33 @@ final class DeviceSteps implements AutoCloseable {
         trace.accept("CUB sort pairs " + n + " bits " + beginBit + ".." + endBit);
     }
 
+    private static void run(Runnable task) {
+        if (task != null) {
+            task.run();
+        }
+    }
+
     /**
      * The lowest bit from which a locality sort of {@code keys[0, n)} orders them by their top {@code bits}
      * varying bits, and the bit above the highest in which any two of them differ: {@code {begin, end}}, or null
      * where all keys are equal (nothing to sort).
      */
     int[] topVaryingBits(DeviceBuffer keys, int n, int bits) {
+        return varyingBitsOrReport(keys, null, n, bits);
+    }
+
+    /** topVaryingBits, checking {@code values} (where not null) in the same pass: a reserved one is reported. */
+    private int[] varyingBitsOrReport(DeviceBuffer keys, DeviceBuffer values, int n, int bits) {
+        final CUdeviceptr firstBad = stepCounters.at(2L * Long.BYTES);
         cuMemsetD32(stepCounters.pointer(), 0, 2);
-        launchIn(null, "key_spread", Math.min(n, REDUCTION_THREADS), keys, n, stepCounters);
-        final long spread = readLong(stepCounters, 0);
+        cuMemsetD32(firstBad, Integer.MAX_VALUE, 1);
+        launchIn(null, "key_spread", Math.min(n, REDUCTION_THREADS), keys, values, n, stepCounters, firstBad);
+        final long[] found = new long[3];
+        cuMemcpyDtoH(Pointer.to(found), stepCounters.pointer(), 3L * Long.BYTES);
+        if ((int) found[2] != Integer.MAX_VALUE) {
+            DeviceBatchFaults.report(keys, values, n, false);
+        }
+        final long spread = found[0];
         if (spread == 0) {
             return null;
         }
@@ -250,19 +273,25 @@ final class DeviceSteps implements AutoCloseable {
     // Batch preparation
 
     /**
-     * Sorts a batch of pairs (unless {@code keysSorted}) and reduces it to the last occurrence of each key, into
-     * {@link #dedupedKeys()} and {@link #dedupedValues()}; returns the count. The batch itself is only read. The
-     * sort is stable ({@link #sortBatch}), so equal keys keep their batch order and the last one wins.
+     * Checks a batch of pairs on the device (as {@link #checkOnDevice}), sorts it (unless {@code keysSorted}) and
+     * reduces it to the last occurrence of each key, into {@link #dedupedKeys()} and {@link #dedupedValues()};
+     * returns the count. The batch itself is only read. The sort is stable ({@link #sortBatch}), so equal keys keep
+     * their batch order and the last one wins. An unsorted batch's values are checked in the sort's first pass;
+     * a fault is reported before anything that the caller owns has changed. {@code whileSorting} (may be null)
+     * runs on the host while the device sorts.
      */
-    int sortAndDedupe(DeviceBuffer keys, DeviceBuffer values, int n, boolean keysSorted) {
+    int checkSortAndDedupe(DeviceBuffer keys, DeviceBuffer values, int n, boolean keysSorted, boolean hostChecked,
+                           Runnable whileSorting) {
         DeviceBuffer k = keys;
         DeviceBuffer v = values;
         final DeviceBuffer flags = runFlags.ensure(n * 4L);
         final int runs;
         if (keysSorted) {
+            checkOnDevice(keys, values, n, true, hostChecked);
+            run(whileSorting);
             runs = flagLastOfRuns(keys, n, flags);
         } else {
-            runs = sortBatch(keys, values, n, flags);
+            runs = sortBatch(keys, values, deviceChecks(n, hostChecked), n, flags, whileSorting);
             k = sortedKeys.buffer();
             v = sortedValues.buffer();
         }
@@ -323,7 +352,7 @@ final class DeviceSteps implements AutoCloseable {
      * worded by BatchArgs on a host copy of the batch (a rare path).
      */
     void checkOnDevice(DeviceBuffer keys, DeviceBuffer values, int n, boolean keysSorted, boolean hostChecked) {
-        if ((hostChecked && n < DEVICE_CHECK_MIN) || (values == null && !keysSorted)) {
+        if (!deviceChecks(n, hostChecked) || (values == null && !keysSorted)) {
             return;
         }
         final CUdeviceptr firstBad = stepCounters.pointer();
@@ -334,6 +363,11 @@ final class DeviceSteps implements AutoCloseable {
         if (found[0] != Integer.MAX_VALUE || found[1] != Integer.MAX_VALUE) {
             DeviceBatchFaults.report(keys, values, n, keysSorted);
         }
+    }
+
+    /** Whether a batch of n is checked on the device: where the host has not, or it is too large for the host. */
+    private static boolean deviceChecks(int n, boolean hostChecked) {
+        return !hostChecked || n >= DEVICE_CHECK_MIN;
     }
 
     /** Device bytes of the scratch held. */

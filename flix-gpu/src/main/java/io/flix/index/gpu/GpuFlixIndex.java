@@ -88,6 +88,11 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
      * one thread a query, 10-10.4 ms fully sorted.
      */
     private static final int ANY_ORDER_CHAIN_MAX = Integer.getInteger("flix.gpu.anyOrderChainMax", 256);
+    /** -Dflix.gpu.growWhileSorting=false: the pool grows only after the count pass (see growAhead). */
+    private static final boolean GROW_WHILE_SORTING =
+            Boolean.parseBoolean(System.getProperty("flix.gpu.growWhileSorting", "true"));
+    /** Nodes a bucket keeps when splitChains cuts a long chain into buckets. */
+    private static final int CHAIN_GROUP = 4;
 
     private final int keysPerBuiltNode;
     private final GpuRuntime.DeviceContext device;
@@ -130,8 +135,11 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
     private final Scratch keyBuckets = new Scratch("bucket of each batch key");
     private final Scratch touchedBuckets = new Scratch("touched buckets");
     private final Scratch wideMerges = new Scratch("wide merge records");
+    private final Scratch chainGroups = new Scratch("buckets each chain becomes");
+    private final Scratch chainGroupStart = new Scratch("first new bucket of each chain");
     private final Scratch[] scratches = {batchKeys, batchValues, flags, flagPositions, segStart, needNodes,
-        allocBase, outKeys, outValues, counts, offsets, keyBuckets, touchedBuckets, wideMerges};
+        allocBase, outKeys, outValues, counts, offsets, keyBuckets, touchedBuckets, wideMerges, chainGroups,
+        chainGroupStart};
     /** Launches, CUB, and the batch checks, sorts and dedupe shared with the sorted-array baseline. */
     private final DeviceSteps steps;
     private StagedCopies copies;
@@ -140,6 +148,8 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
     /** Whether the last sliceBatch made one item per touched bucket. */
     private boolean touchedItems;
 
+    /** Nodes the last upsert took off the free stack per batch key (its guess for the next: growAhead). */
+    private double nodesPerKey;
     /** Upper bound on how much the longest chain grew since the buckets were last cut. */
     private long chainGrowthBound;
     /** Whether chainGrowthBound was cut to the longest chain measured since the last upsert. */
@@ -218,7 +228,7 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
             return;
         }
         final DeviceBuffer batch = uploadLongs(keys, values, n);
-        final int m = prepareUpdateBatch(batch, batchValues.buffer(), n, keysSorted, true);
+        final int m = steps.checkSortAndDedupe(batch, batchValues.buffer(), n, keysSorted, true, null);
         cut(steps.dedupedKeys(), steps.dedupedValues(), m);
     }
 
@@ -254,7 +264,7 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
     /** The upsert of a batch on the device ({@code hostChecked}: the host has checked what BatchArgs checks). */
     private void upsertOnDevice(DeviceBuffer keys, DeviceBuffer values, int n, boolean keysSorted,
                                 boolean hostChecked) {
-        final int m = prepareUpdateBatch(keys, values, n, keysSorted, hostChecked);
+        final int m = steps.checkSortAndDedupe(keys, values, n, keysSorted, hostChecked, () -> growAhead(n));
         final CUdeviceptr batch = steps.dedupedKeys().pointer();
         final CUdeviceptr batchValues = steps.dedupedValues().pointer();
         final int items = sliceBatch(batch, m);
@@ -291,6 +301,7 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
             }
         }
         freeTop -= nodesNeeded;
+        nodesPerKey = nodesNeeded / (double) n;
         size += readLong(counters, 1);
         chainGrowthBound += readLong(counters, 5);
         chainBoundMeasured = false;
@@ -442,6 +453,7 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
     /** Looks up {@code queries[0, n)} on the device into keysResult (null for get) and valuesResult. */
     private void lookupOnDevice(int mode, DeviceBuffer queries, int n, boolean keysSorted, boolean hostChecked,
                                 DeviceBuffer keysResult, DeviceBuffer valuesResult) {
+        splitLongChains();
         if (mode == MODE_GET && !keysSorted && chainsAreShort()) {
             getInAnyOrder(queries, n, valuesResult);
             return;
@@ -489,7 +501,9 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
         CUdeviceptr perm = null;
         if ((long) n * LOCALITY_SORT_RATIO >= numBuckets) {
             final int bucketBits = 32 - Integer.numberOfLeadingZeros(numBuckets - 1);
-            final int sortBits = Math.max(1, bucketBits - LOCALITY_BITS_BELOW_BUCKETS);
+            // whole 8-bit radix passes: a ninth bit would cost a pass
+            final int wanted = Math.max(1, bucketBits - LOCALITY_BITS_BELOW_BUCKETS);
+            final int sortBits = wanted > 8 ? wanted / 8 * 8 : wanted;
             final int[] bits = steps.topVaryingBits(queries, n, sortBits);
             if (bits != null) {
                 steps.sortWithPositions(queries, n, bits[0], bits[1]);
@@ -508,6 +522,7 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
         if (n == 0) {
             return new RangeResult(new int[1], new long[0], new long[0]);
         }
+        splitLongChains();
         uploadLongs(lo, n, batchKeys.ensure(n * 8L));
         uploadLongs(hi, n, batchValues.ensure(n * 8L));
         final DeviceBuffer rangeCounts = counts.ensure((n + 1L) * Long.BYTES);
@@ -628,6 +643,64 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
     }
 
     /**
+     * Lookups walk chains from their heads, so where chains may have grown past {@link #longChain()} nodes since the
+     * buckets were last cut (skewed upserts grow chains of tens of nodes in their hot buckets), the chains are
+     * measured, and if one is that long every chain longer than CHAIN_GROUP nodes is cut into buckets of
+     * CHAIN_GROUP nodes (split_chains): no key moves, only links are cut and the bucket arrays rewritten, about two
+     * walks of the chains. Where memory for the new bucket arrays is short, the chains stay as they are.
+     */
+    private void splitLongChains() {
+        if (chainGrowthBound + 1 <= longChain() || size == 0) {
+            return;
+        }
+        zeroCounters();
+        final DeviceBuffer groups = chainGroups.ensure((numBuckets + 1L) * Integer.BYTES);
+        final Object[] args = {0, numBuckets, CHAIN_GROUP, bucketMax, bucketHead, nodeNext, nodeMax, groups, null,
+            null, null, counters};
+        launch("split_chains", numBuckets + 1L, args);
+        final long longest = readLong(counters, 1);
+        chainGrowthBound = Math.max(0, longest - 1);
+        chainBoundMeasured = true;
+        if (longest <= longChain()) {
+            return;
+        }
+        final DeviceBuffer start = chainGroupStart.ensure((numBuckets + 1L) * Integer.BYTES);
+        scanInt(groups, start, numBuckets + 1);
+        final int buckets = (int) readInt(start, numBuckets);
+        final DeviceBuffer max;
+        final DeviceBuffer head;
+        try {
+            max = DeviceBuffer.allocate(buckets * 8L, "bucket max keys (" + buckets + " buckets)");
+            try {
+                head = DeviceBuffer.allocate(buckets * 4L, "bucket heads (" + buckets + " buckets)");
+            } catch (GpuOutOfMemoryException e) {
+                max.close();
+                throw e;
+            }
+        } catch (GpuOutOfMemoryException e) {
+            return; // the chains stay: lookups walk them
+        }
+        args[0] = 1;
+        args[8] = start;
+        args[9] = max;
+        args[10] = head;
+        launch("split_chains", numBuckets + 1L, args);
+        bucketMax.close();
+        bucketHead.close();
+        bucketMax = max;
+        bucketHead = head;
+        bucketCapacity = buckets;
+        numBuckets = buckets;
+        chainGrowthBound = CHAIN_GROUP - 1;
+        trace("split chains into " + buckets + " buckets");
+    }
+
+    /** Chains longer than this are cut before lookups (-Dflix.gpu.longChain, default 8). */
+    private static int longChain() {
+        return Integer.getInteger("flix.gpu.longChain", 8);
+    }
+
+    /**
      * Whether no chain is longer than ANY_ORDER_CHAIN_MAX + 1 nodes. Where the growth bound says it may be, the
      * chains are measured once (until the next upsert) and the bound cut to what they are.
      */
@@ -664,16 +737,6 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
 
     // -------------------------------------------------------------------------------------------------------------
     // Batch preparation
-
-    /**
-     * Checks a batch of pairs and sorts and dedupes it on the device (into steps' deduped keys and values); returns
-     * the count. The batch itself is only read: it may be the caller's.
-     */
-    private int prepareUpdateBatch(DeviceBuffer keys, DeviceBuffer values, int n, boolean keysSorted,
-                                   boolean hostChecked) {
-        steps.checkOnDevice(keys, values, n, keysSorted, hostChecked);
-        return steps.sortAndDedupe(keys, values, n, keysSorted);
-    }
 
     /**
      * Common step: splits the sorted batch into work items, one per bucket (segStart[b] = where bucket b's keys
@@ -787,6 +850,26 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
         bucketMax = max;
         bucketHead = head;
         bucketCapacity = buckets;
+    }
+
+    /**
+     * Grows a pool that grows in place, while the device sorts an upsert's batch of n, where the free stack may not
+     * hold what the batch needs: twice the nodes a key took in the last upsert. Mapping memory is host work (about
+     * 1 ms a GiB on an H200) that would otherwise wait for the count pass and hold the device idle; the count pass
+     * still grows the pool where this guessed short.
+     */
+    private void growAhead(int n) {
+        if (!GROW_WHILE_SORTING || !nodeKeys.growsInPlace()) {
+            return;
+        }
+        final long expected = (long) Math.ceil(2 * nodesPerKey * n);
+        if (expected > freeTop) {
+            try {
+                ensureFreeNodes(expected);
+            } catch (GpuOutOfMemoryException e) {
+                // a guess: the count pass knows what the batch needs and grows the pool or fails cleanly
+            }
+        }
     }
 
     /** Grows the node pool until the free stack holds {@code nodes}. */

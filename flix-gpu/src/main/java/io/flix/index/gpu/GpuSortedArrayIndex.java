@@ -508,8 +508,7 @@ public final class GpuSortedArrayIndex implements DeviceResidentIndex {
 
     /** Checks a batch of pairs and sorts and dedupes it (into steps' deduped keys and values); returns the count. */
     private int prepareBatch(DeviceBuffer k, DeviceBuffer v, int n, boolean keysSorted, boolean hostChecked) {
-        steps.checkOnDevice(k, v, n, keysSorted, hostChecked);
-        return steps.sortAndDedupe(k, v, n, keysSorted);
+        return steps.checkSortAndDedupe(k, v, n, keysSorted, hostChecked, null);
     }
 
     private DeviceBuffer uploadKeys(long[] src, int n) {

@@ -240,13 +240,98 @@ class GpuFlixIndexTest {
             oracle.upsert(spread[0], spread[1], spread[0].length);
             assertTrue(gpu.stats().nodes() > buckets * 3 / 2, "short chains: " + gpu.stats());
             compareUnsortedGets(rnd, oracle, gpu, buckets, 1L << 40, "short chains");
-            // one long chain: many keys into a narrow range
+            // one long chain: many keys into a narrow range, kept long (lookups would cut it) for the full sort
             final long[][] heavy = randomPairs(rnd, 40_000, 1L << 20);
             gpu.upsert(heavy[0], heavy[1], heavy[0].length);
             oracle.upsert(heavy[0], heavy[1], heavy[0].length);
             assertTrue(gpu.stats().longestChain() > 300, "a chain longer than the one-thread path takes: "
                     + gpu.stats());
-            compareUnsortedGets(rnd, oracle, gpu, buckets, 1L << 20, "a long chain");
+            System.setProperty(LONG_CHAIN, String.valueOf(Integer.MAX_VALUE));
+            try {
+                compareUnsortedGets(rnd, oracle, gpu, buckets, 1L << 20, "a long chain");
+                assertTrue(gpu.stats().longestChain() > 300, "the chain was kept: " + gpu.stats());
+            } finally {
+                System.clearProperty(LONG_CHAIN);
+            }
+            compareUnsortedGets(rnd, oracle, gpu, buckets, 1L << 20, "the long chain cut into buckets");
+            assertTrue(gpu.stats().longestChain() <= 4, "cut: " + gpu.stats());
+        }
+    }
+
+    private static final String LONG_CHAIN = "flix.gpu.longChain";
+
+    /**
+     * Skewed upserts grow chains of tens of nodes in a few buckets; the first lookup after them cuts every chain
+     * longer than four nodes into buckets of four (no key moves). Every answer, before and after further upserts
+     * and deletes into the cut buckets (deletes that empty whole buckets too), matches the oracle.
+     */
+    @Test
+    void lookupsCutLongChainsIntoBucketsOfFourNodes() {
+        assumeGpu();
+        final SplittableRandom rnd = new SplittableRandom(37);
+        try (GpuFlixIndex gpu = openGpu(); TreeMapOracle oracle = new TreeMapOracle()) {
+            gpu.autoRestructure(false);
+            final long[][] build = randomPairs(rnd, 20_000, 1L << 50);
+            gpu.build(build[0], build[1], build[0].length);
+            oracle.build(build[0], build[1], build[0].length);
+            final long hotA = 1L << 40;
+            final long hotB = -(1L << 45);
+            for (int round = 0; round < 3; round++) {
+                final String where = "round " + round;
+                final int n = 20_000 << (2 * round); // more keys a bucket each round, as the buckets multiply
+                final long[] keys = new long[n];
+                final long[] values = new long[n];
+                for (int i = 0; i < n; i++) {
+                    keys[i] = (i % 2 == 0 ? hotA : hotB) + rnd.nextLong(1L << 28);
+                    values[i] = rnd.nextLong(Long.MAX_VALUE);
+                }
+                gpu.upsert(keys, values, n, false);
+                oracle.upsert(keys, values, n, false);
+                final IndexStats chained = gpu.stats();
+                assertTrue(chained.longestChain() > 16, where + ": long chains " + chained);
+                compareLookups(rnd, oracle, gpu, 1L << 50, where);
+                final IndexStats cut = gpu.stats();
+                assertTrue(cut.longestChain() <= 4, where + ": cut " + cut);
+                assertTrue(cut.buckets() > chained.buckets(), where + ": buckets " + chained + " -> " + cut);
+                assertEquals(chained.nodes(), cut.nodes(), where + ": nodes stay");
+                assertSameContents(oracle, gpu, where);
+                compareLookups(oracle, gpu, Arrays.copyOf(keys, 5_000), where + ", stored keys");
+                compareRanges(rnd, oracle, gpu, 1L << 50, where);
+                compareGets(oracle, gpu, mixedKeys(rnd, oracle, 100_000, 1L << 50), where + ", many gets");
+            }
+            // delete every key of one hot range: its cut buckets empty, and the next cut drops them
+            final long[] inA = oracle.contents().subMap(hotA, hotA + (1L << 28)).keySet().stream()
+                    .mapToLong(Long::longValue).toArray();
+            gpu.delete(inA, inA.length, false);
+            oracle.delete(inA, inA.length, false);
+            assertSameContents(oracle, gpu, "hot range deleted");
+            compareLookups(rnd, oracle, gpu, 1L << 50, "hot range deleted");
+            compareLookups(oracle, gpu, Arrays.copyOf(inA, 5_000), "hot range deleted, its keys");
+            final long[][] more = randomPairs(rnd, 60_000, 1L << 29);
+            for (int i = 0; i < more[0].length; i++) {
+                more[0][i] = (i % 2 == 0 ? hotA : hotB) + Math.floorMod(more[0][i], 1L << 28);
+            }
+            gpu.upsert(more[0], more[1], more[0].length, false);
+            oracle.upsert(more[0], more[1], more[0].length, false);
+            compareLookups(rnd, oracle, gpu, 1L << 50, "refilled");
+            compareRanges(rnd, oracle, gpu, 1L << 50, "refilled");
+            // after a lookup no chain is longer than the limit (8): measured, or cut to four
+            assertTrue(gpu.stats().longestChain() <= 8, "after lookups: " + gpu.stats());
+            assertSameContents(oracle, gpu, "refilled");
+        }
+    }
+
+    /** The random operations with every lookup cutting chains longer than one node (each chain a bucket). */
+    @Test
+    void randomOperationsMatchTheOracleWhereLookupsCutEveryChain() {
+        assumeGpu();
+        System.setProperty(LONG_CHAIN, "1");
+        try {
+            for (long spread : new long[] {5_000, 1L << 40}) {
+                runRandomRounds(5, spread);
+            }
+        } finally {
+            System.clearProperty(LONG_CHAIN);
         }
     }
 
