@@ -692,15 +692,20 @@ __device__ __forceinline__ int merge_node_id(int q, int firstNode, const int* fr
 // writes the r merged pairs over k nodes. Returns k - 1, the nodes taken from the free stack.
 // Writes merged position pos (key, val) of a merge of r keys over k nodes. The writer of a node's first slot also
 // writes its count and link, the writer of its last slot its max key: every position is written once, so every
-// node's fields are, and nothing re-reads the nodes after the merge.
+// node's fields are, and nothing re-reads the nodes after the merge. A node pair whose merged position is its own
+// slot and whose value stays (held) is not rewritten where it stays in the first node: the keys below a merge's
+// first new key, a quarter of a node's pairs on average, cost no memory traffic.
 __device__ __forceinline__ void write_merged(int pos, i64 key, i64 val, int r, int k, int firstNode, int tailNext,
                                              const int* freeStack, i64 freeTop, i64 allocBase, i64* nodeKeys,
-                                             i64* nodeValues, int* nodeCount, int* nodeNext, i64* nodeMax) {
+                                             i64* nodeValues, int* nodeCount, int* nodeNext, i64* nodeMax,
+                                             bool held) {
     int q, slot;
     merged_slot(pos, r, k, &q, &slot);
     const int id = merge_node_id(q, firstNode, freeStack, freeTop, allocBase);
-    nodeKeys[(i64)id * NODE_SIZE + slot] = key;
-    nodeValues[(i64)id * NODE_SIZE + slot] = val;
+    if (!held || q != 0) {
+        nodeKeys[(i64)id * NODE_SIZE + slot] = key;
+        nodeValues[(i64)id * NODE_SIZE + slot] = val;
+    }
     const int size = k == 1 ? r : (q + 1) * r / k - q * r / k;
     if (slot == 0) {
         nodeCount[id] = size;
@@ -754,7 +759,7 @@ __device__ int merge_into_nodes(int lane, i64 laneKey, i64 laneVal, int cnt, con
         const bool replaced = (foundMask >> lane) & 1u;
         const i64 v = replaced ? (windowed ? newVal : values[p + lb]) : laneVal;
         write_merged(pos, laneKey, v, r, k, firstNode, tailNext, freeStack, freeTop, allocBase, nodeKeys,
-                     nodeValues, nodeCount, nodeNext, nodeMax);
+                     nodeValues, nodeCount, nodeNext, nodeMax, !replaced && pos == lane);
     }
     // new keys land after the node keys below them; keys already in the node were handled above
     for (int t0 = 0; t0 < a; t0 += 32) {
@@ -766,7 +771,7 @@ __device__ int merge_into_nodes(int lane, i64 laneKey, i64 laneVal, int cnt, con
             const unsigned below = less >= 32 ? FULL_MASK : ((1u << less) - 1u);
             const int pos = less + t - __popc(foundMask & below);
             write_merged(pos, key, windowed ? windowVal : values[p + t], r, k, firstNode, tailNext, freeStack,
-                         freeTop, allocBase, nodeKeys, nodeValues, nodeCount, nodeNext, nodeMax);
+                         freeTop, allocBase, nodeKeys, nodeValues, nodeCount, nodeNext, nodeMax, false);
         }
     }
     *inserted += r - cnt;

@@ -137,9 +137,11 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
     private final Scratch wideMerges = new Scratch("wide merge records");
     private final Scratch chainGroups = new Scratch("buckets each chain becomes");
     private final Scratch chainGroupStart = new Scratch("first new bucket of each chain");
+    private final Scratch spareBucketMax = new Scratch("spare bucket max keys");
+    private final Scratch spareBucketHead = new Scratch("spare bucket heads");
     private final Scratch[] scratches = {batchKeys, batchValues, flags, flagPositions, segStart, needNodes,
         allocBase, outKeys, outValues, counts, offsets, keyBuckets, touchedBuckets, wideMerges, chainGroups,
-        chainGroupStart};
+        chainGroupStart, spareBucketMax, spareBucketHead};
     /** Launches, CUB, and the batch checks, sorts and dedupe shared with the sorted-array baseline. */
     private final DeviceSteps steps;
     private StagedCopies copies;
@@ -453,7 +455,9 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
     /** Looks up {@code queries[0, n)} on the device into keysResult (null for get) and valuesResult. */
     private void lookupOnDevice(int mode, DeviceBuffer queries, int n, boolean keysSorted, boolean hostChecked,
                                 DeviceBuffer keysResult, DeviceBuffer valuesResult) {
-        splitLongChains();
+        if (mode == MODE_GET && !keysSorted) {
+            splitLongChains();
+        }
         if (mode == MODE_GET && !keysSorted && chainsAreShort()) {
             getInAnyOrder(queries, n, valuesResult);
             return;
@@ -643,11 +647,14 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
     }
 
     /**
-     * Lookups walk chains from their heads, so where chains may have grown past {@link #longChain()} nodes since the
-     * buckets were last cut (skewed upserts grow chains of tens of nodes in their hot buckets), the chains are
-     * measured, and if one is that long every chain longer than CHAIN_GROUP nodes is cut into buckets of
-     * CHAIN_GROUP nodes (split_chains): no key moves, only links are cut and the bucket arrays rewritten, about two
-     * walks of the chains. Where memory for the new bucket arrays is short, the chains stay as they are.
+     * Unsorted gets and ranges walk a chain from its head for every query, so before them, where chains may have
+     * grown past {@link #longChain()} nodes since the buckets were last cut (skewed upserts grow chains of tens of
+     * nodes in their hot buckets), the chains are measured, and if one is that long every chain longer than
+     * CHAIN_GROUP nodes is cut into buckets of CHAIN_GROUP nodes (split_chains): no key moves, only links are cut
+     * and the bucket arrays rewritten, about two walks of the chains. Sorted lookups walk a chain once for all the
+     * queries of its bucket and do not cut them (H200, skewed X3Y90 rounds at 2^25 + 2^24 keys: a cut costs about
+     * 0.7 ms, a sorted get of 2^26 1.4-1.9 ms; unsorted gets of 2^26 into long chains took up to 9.9 ms, 7.2 ms
+     * after the cut). Where memory for the new bucket arrays is short, the chains stay as they are.
      */
     private void splitLongChains() {
         if (chainGrowthBound + 1 <= longChain() || size == 0) {
@@ -670,13 +677,8 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
         final DeviceBuffer max;
         final DeviceBuffer head;
         try {
-            max = DeviceBuffer.allocate(buckets * 8L, "bucket max keys (" + buckets + " buckets)");
-            try {
-                head = DeviceBuffer.allocate(buckets * 4L, "bucket heads (" + buckets + " buckets)");
-            } catch (GpuOutOfMemoryException e) {
-                max.close();
-                throw e;
-            }
+            max = spareBucketMax.ensure(buckets * 8L);
+            head = spareBucketHead.ensure(buckets * 4L);
         } catch (GpuOutOfMemoryException e) {
             return; // the chains stay: lookups walk them
         }
@@ -685,11 +687,12 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
         args[9] = max;
         args[10] = head;
         launch("split_chains", numBuckets + 1L, args);
-        bucketMax.close();
-        bucketHead.close();
-        bucketMax = max;
-        bucketHead = head;
-        bucketCapacity = buckets;
+        // the old arrays become the spares of the next cut
+        final DeviceBuffer oldMax = spareBucketMax.swap(bucketMax);
+        final DeviceBuffer oldHead = spareBucketHead.swap(bucketHead);
+        bucketMax = oldMax;
+        bucketHead = oldHead;
+        bucketCapacity = (int) Math.min(bucketMax.bytes() / 8, bucketHead.bytes() / 4);
         numBuckets = buckets;
         chainGrowthBound = CHAIN_GROUP - 1;
         trace("split chains into " + buckets + " buckets");

@@ -31,6 +31,16 @@ final class Scratch implements AutoCloseable {
         return buffer.pointer();
     }
 
+    /**
+     * Takes {@code replacement} as this scratch's buffer and returns the one held: double buffering, where the
+     * caller has written its new contents into this scratch.
+     */
+    DeviceBuffer swap(DeviceBuffer replacement) {
+        final DeviceBuffer held = buffer;
+        buffer = replacement;
+        return held;
+    }
+
     /** Bytes held (0 before the first use). */
     long bytes() {
         return buffer == null ? 0 : buffer.bytes();
