@@ -150,8 +150,8 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
     /** Whether the last sliceBatch made one item per touched bucket. */
     private boolean touchedItems;
 
-    /** Nodes the last upsert took off the free stack per batch key (its guess for the next: growAhead). */
-    private double nodesPerKey;
+    /** Nodes the last upsert took off the free stack per batch key (growAhead's guess for the next); NaN before. */
+    private double nodesPerKey = Double.NaN;
     /** Upper bound on how much the longest chain grew since the buckets were last cut. */
     private long chainGrowthBound;
     /** Whether chainGrowthBound was cut to the longest chain measured since the last upsert. */
@@ -679,6 +679,7 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
         try {
             max = spareBucketMax.ensure(buckets * 8L);
             head = spareBucketHead.ensure(buckets * 4L);
+            ensurePerBucketScratch(buckets);
         } catch (GpuOutOfMemoryException e) {
             return; // the chains stay: lookups walk them
         }
@@ -696,6 +697,13 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
         numBuckets = buckets;
         chainGrowthBound = CHAIN_GROUP - 1;
         trace("split chains into " + buckets + " buckets");
+    }
+
+    /** The batches' per-bucket scratch, grown where the buckets change rather than in the next upsert. */
+    private void ensurePerBucketScratch(int buckets) {
+        for (Scratch perBucket : new Scratch[] {segStart, needNodes, allocBase}) {
+            perBucket.ensure((buckets + 1L) * Integer.BYTES);
+        }
     }
 
     /** Chains longer than this are cut before lookups (-Dflix.gpu.longChain, default 8). */
@@ -796,6 +804,7 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
         if (b > bucketCapacity) {
             growBuckets(b);
         }
+        ensurePerBucketScratch(b);
         // the pool is cut to what the nodes need (memory grows again on demand): no slack after a build, and a
         // restructure returns what the deletes freed. The old pool is not read: the pairs are in scratch.
         final long poolNodes = Math.max(usedNodes, INITIAL_NODES);
@@ -857,15 +866,19 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
 
     /**
      * Grows a pool that grows in place, while the device sorts an upsert's batch of n, where the free stack may not
-     * hold what the batch needs: twice the nodes a key took in the last upsert. Mapping memory is host work (about
-     * 1 ms a GiB on an H200) that would otherwise wait for the count pass and hold the device idle; the count pass
-     * still grows the pool where this guessed short.
+     * hold what the batch needs: twice the nodes a key took in the last upsert, or before the first upsert, for a
+     * batch of at least a key a bucket, a node for every 16 keys (new keys at about 8 a bucket split most nodes
+     * once; a batch of updates alone then leaves the pool half as large again as it needs). Mapping memory is host
+     * work (about 1 ms a GiB on an H200) that would otherwise wait for the count pass and hold the device idle (H200,
+     * skewed rounds at 2^25 + 2^24 keys: 4.9 -> 3.9 and 5.9 -> 4.5 ms); the count pass still grows the pool where
+     * this guessed short.
      */
     private void growAhead(int n) {
         if (!GROW_WHILE_SORTING || !nodeKeys.growsInPlace()) {
             return;
         }
-        final long expected = (long) Math.ceil(2 * nodesPerKey * n);
+        final double perKey = Double.isNaN(nodesPerKey) ? (n >= numBuckets ? 1.0 / 32 : 0) : nodesPerKey;
+        final long expected = (long) Math.ceil(2 * perKey * n);
         if (expected > freeTop) {
             try {
                 ensureFreeNodes(expected);
