@@ -91,7 +91,7 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
     /** -Dflix.gpu.growWhileSorting=false: the pool grows only after the count pass (see growAhead). */
     private static final boolean GROW_WHILE_SORTING =
             Boolean.parseBoolean(System.getProperty("flix.gpu.growWhileSorting", "true"));
-    /** Nodes a bucket keeps when splitChains cuts a long chain into buckets. */
+    /** Nodes a bucket keeps when splitLongChains cuts a long chain into buckets. */
     private static final int CHAIN_GROUP = 4;
 
     private final int keysPerBuiltNode;
@@ -869,8 +869,8 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
      * hold what the batch needs: twice the nodes a key took in the last upsert, or before the first upsert, for a
      * batch of at least a key a bucket, a node for every 16 keys (new keys at about 8 a bucket split most nodes
      * once; a batch of updates alone then leaves the pool half as large again as it needs). Mapping memory is host
-     * work (about 1 ms a GiB on an H200) that would otherwise wait for the count pass and hold the device idle (H200,
-     * skewed rounds at 2^25 + 2^24 keys: 4.9 -> 3.9 and 5.9 -> 4.5 ms); the count pass still grows the pool where
+     * work (H200, traced: 0.7-1.0 ms for 0.5-1.3 GiB) that would otherwise wait for the count pass and hold the
+     * device idle, where the sort of 2^24 pairs takes 1.0 ms to hide it; the count pass still grows the pool where
      * this guessed short.
      */
     private void growAhead(int n) {

@@ -110,8 +110,8 @@ public final class GpuSortedArrayIndex implements DeviceResidentIndex {
     public void build(long[] keys, long[] values, int n, boolean keysSorted) {
         enter();
         DeviceSteps.checkPairArrays(keys, values, n, keysSorted);
-        final int m = n == 0 ? 0 : prepareBatch(uploadPairs(keys, values, n), batchValues.buffer(), n, keysSorted,
-                true);
+        final int m = n == 0 ? 0
+                : steps.checkSortAndDedupe(uploadPairs(keys, values, n), batchValues.buffer(), n, keysSorted, true, null);
         ensureArrays(m);
         if (m > 0) {
             cuMemcpyDtoD(this.keys.pointer(), steps.dedupedKeys().pointer(), m * 8L);
@@ -148,7 +148,7 @@ public final class GpuSortedArrayIndex implements DeviceResidentIndex {
 
     private void upsertOnDevice(DeviceBuffer batchK, DeviceBuffer batchV, int n, boolean keysSorted,
                                 boolean hostChecked) {
-        final int m = prepareBatch(batchK, batchV, n, keysSorted, hostChecked);
+        final int m = steps.checkSortAndDedupe(batchK, batchV, n, keysSorted, hostChecked, null);
         final DeviceBuffer dedupedKeys = steps.dedupedKeys();
         final DeviceBuffer dedupedValues = steps.dedupedValues();
         final DeviceBuffer rankInArray = ranks.ensure(m * 4L);
@@ -504,11 +504,6 @@ public final class GpuSortedArrayIndex implements DeviceResidentIndex {
         spareValues = v;
         spareCapacity = c;
         size = newSize;
-    }
-
-    /** Checks a batch of pairs and sorts and dedupes it (into steps' deduped keys and values); returns the count. */
-    private int prepareBatch(DeviceBuffer k, DeviceBuffer v, int n, boolean keysSorted, boolean hostChecked) {
-        return steps.checkSortAndDedupe(k, v, n, keysSorted, hostChecked, null);
     }
 
     private DeviceBuffer uploadKeys(long[] src, int n) {
