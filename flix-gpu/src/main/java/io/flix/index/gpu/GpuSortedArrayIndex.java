@@ -110,8 +110,8 @@ public final class GpuSortedArrayIndex implements DeviceResidentIndex {
     public void build(long[] keys, long[] values, int n, boolean keysSorted) {
         enter();
         DeviceSteps.checkPairArrays(keys, values, n, keysSorted);
-        final int m = n == 0 ? 0
-                : steps.checkSortAndDedupe(uploadPairs(keys, values, n), batchValues.buffer(), n, keysSorted, true, null);
+        final int m = n == 0 ? 0 : steps.checkSortAndDedupe(uploadPairs(keys, values, n), batchValues.buffer(), n,
+                keysSorted, true, null);
         ensureArrays(m);
         if (m > 0) {
             cuMemcpyDtoD(this.keys.pointer(), steps.dedupedKeys().pointer(), m * 8L);
