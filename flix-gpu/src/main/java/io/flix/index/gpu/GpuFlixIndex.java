@@ -91,8 +91,6 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
     /** -Dflix.gpu.growWhileSorting=false: the pool grows only after the count pass (see growAhead). */
     private static final boolean GROW_WHILE_SORTING =
             Boolean.parseBoolean(System.getProperty("flix.gpu.growWhileSorting", "true"));
-    /** Nodes a bucket keeps when splitLongChains cuts a long chain into buckets. */
-    private static final int CHAIN_GROUP = 4;
 
     private final int keysPerBuiltNode;
     private final GpuRuntime.DeviceContext device;
@@ -650,11 +648,13 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
      * Unsorted gets and ranges walk a chain from its head for every query, so before them, where chains may have
      * grown past {@link #longChain()} nodes since the buckets were last cut (skewed upserts grow chains of tens of
      * nodes in their hot buckets), the chains are measured, and if one is that long every chain longer than
-     * CHAIN_GROUP nodes is cut into buckets of CHAIN_GROUP nodes (split_chains): no key moves, only links are cut
-     * and the bucket arrays rewritten, about two walks of the chains. Sorted lookups walk a chain once for all the
-     * queries of its bucket and do not cut them (H200, skewed X3Y90 rounds at 2^25 + 2^24 keys: a cut costs about
-     * 0.7 ms, a sorted get of 2^26 1.4-1.9 ms; unsorted gets of 2^26 into long chains took up to 9.9 ms, 7.2 ms
-     * after the cut). Where memory for the new bucket arrays is short, the chains stay as they are.
+     * {@link #chainGroup()} nodes is cut into buckets of that many nodes (split_chains): no key moves, only links
+     * are cut and the bucket arrays rewritten, about two walks of the chains. Sorted lookups walk a chain once for
+     * all the queries of its bucket and do not cut them. Cuts are kept few because every bucket costs the sorted
+     * lookups, upserts and deletes a work item (H200, skewed rounds at 2^25 + 2^24 keys: a cut costs about 0.7 ms;
+     * unsorted gets of 2^26 into chains of about 50 nodes took up to 9.9 ms, 7.2 ms after cuts into buckets of 4;
+     * at cuts into 4 from chains of 8, sorted gets and deletes of the X25Y90 to X3Y90 rounds after the deletes took
+     * 5-12% longer). Where memory for the new bucket arrays is short, the chains stay as they are.
      */
     private void splitLongChains() {
         if (chainGrowthBound + 1 <= longChain() || size == 0) {
@@ -662,7 +662,7 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
         }
         zeroCounters();
         final DeviceBuffer groups = chainGroups.ensure((numBuckets + 1L) * Integer.BYTES);
-        final Object[] args = {0, numBuckets, CHAIN_GROUP, bucketMax, bucketHead, nodeNext, nodeMax, groups, null,
+        final Object[] args = {0, numBuckets, chainGroup(), bucketMax, bucketHead, nodeNext, nodeMax, groups, null,
             null, null, counters};
         launch("split_chains", numBuckets + 1L, args);
         final long longest = readLong(counters, 1);
@@ -695,7 +695,7 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
         bucketHead = oldHead;
         bucketCapacity = (int) Math.min(bucketMax.bytes() / 8, bucketHead.bytes() / 4);
         numBuckets = buckets;
-        chainGrowthBound = CHAIN_GROUP - 1;
+        chainGrowthBound = chainGroup() - 1;
         trace("split chains into " + buckets + " buckets");
     }
 
@@ -706,9 +706,14 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
         }
     }
 
-    /** Chains longer than this are cut before lookups (-Dflix.gpu.longChain, default 8). */
+    /** Chains longer than this are cut before unsorted gets and ranges (-Dflix.gpu.longChain, default 16). */
     private static int longChain() {
-        return Integer.getInteger("flix.gpu.longChain", 8);
+        return Integer.getInteger("flix.gpu.longChain", 16);
+    }
+
+    /** Nodes a bucket keeps where splitLongChains cuts a chain (-Dflix.gpu.chainGroup, default 8). */
+    private static int chainGroup() {
+        return Math.max(1, Integer.getInteger("flix.gpu.chainGroup", 8));
     }
 
     /**
@@ -868,7 +873,8 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
      * Grows a pool that grows in place, while the device sorts an upsert's batch of n, where the free stack may not
      * hold what the batch needs: twice the nodes a key took in the last upsert, or before the first upsert, for a
      * batch of at least a key a bucket, a node for every 16 keys (new keys at about 8 a bucket split most nodes
-     * once; a batch of updates alone then leaves the pool half as large again as it needs). Mapping memory is host
+     * once). It grows by what the guess lacks only, not by half again, so that a guess too high costs little
+     * memory (a batch of updates alone, after a build: a node for every 16 keys). Mapping memory is host
      * work (H200, traced: 0.7-1.0 ms for 0.5-1.3 GiB) that would otherwise wait for the count pass and hold the
      * device idle, where the sort of 2^24 pairs takes 1.0 ms to hide it; the count pass still grows the pool where
      * this guessed short.
@@ -879,9 +885,11 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
         }
         final double perKey = Double.isNaN(nodesPerKey) ? (n >= numBuckets ? 1.0 / 32 : 0) : nodesPerKey;
         final long expected = (long) Math.ceil(2 * perKey * n);
-        if (expected > freeTop) {
+        final long target = capacity + (expected - freeTop);
+        if (expected > freeTop && target <= Integer.MAX_VALUE) {
             try {
-                ensureFreeNodes(expected);
+                growPool(target, true);
+                trace("grow pool ahead to " + capacity);
             } catch (GpuOutOfMemoryException e) {
                 // a guess: the count pass knows what the batch needs and grows the pool or fails cleanly
             }
