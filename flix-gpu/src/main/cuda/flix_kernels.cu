@@ -337,6 +337,23 @@ __device__ void floor_from_previous_buckets(int b, const int* bucketHead, const 
 // in exactly one item's slice (the slices tile [0, n) where segStart ascends; a descending pair is itself a
 // broken promise), so this replaces a separate pass over the batch. Lookups change nothing, so the host can
 // report the broken promise after the kernel.
+// A node's count, lane's pair (0, 0 past the count) and bound (its max key, INT64_MAX for a chain's last node),
+// loaded together: a lane's slot past the count is read and dropped, so no load waits for another. (Keeping the
+// link for the walk as well would cost lookup_get spills at its 32 registers.)
+__device__ __forceinline__ void load_node_lanes(int node, int lane, const i64* nodeKeys, const i64* nodeValues,
+                                                const int* nodeCount, const int* nodeNext, const i64* nodeMax,
+                                                int* cnt, i64* laneKey, i64* laneVal, i64* bound) {
+    const int count = nodeCount[node];
+    const i64 key = nodeKeys[(i64)node * NODE_SIZE + lane];
+    const i64 val = nodeValues[(i64)node * NODE_SIZE + lane];
+    const int next = nodeNext[node];
+    const i64 max = nodeMax[node];
+    *cnt = count;
+    *laneKey = lane < count ? key : 0;
+    *laneVal = lane < count ? val : 0;
+    *bound = next >= 0 ? max : INT64_MAX;
+}
+
 template <int MODE>
 __device__ __forceinline__ void lookup_items(int numBuckets, int numItems, const int* itemBucket,
                                              const int* bucketHead, const i64* nodeKeys, const i64* nodeValues,
@@ -346,27 +363,23 @@ __device__ __forceinline__ void lookup_items(int numBuckets, int numItems, const
     const int w = warp_id_global();
     if (w >= numItems) return;
     const int lane = threadIdx.x & 31;
+    // the bucket's head is loaded beside its slice, and the head node beside the slice's first queries: two
+    // levels of dependent loads before the first search
+    const int b = itemBucket ? itemBucket[w] : w;
+    int node = bucketHead[b];
     const int s = segStart[w];
     const int e = segStart[w + 1];
     if (s >= e) {
         if (s > e && unsortedAt && lane == 0) atomicMin(unsortedAt, e);
         return;
     }
-    const int b = itemBucket ? itemBucket[w] : w;
 
-    int node = bucketHead[b];
     i64 laneKey = 0, laneVal = 0, bound = INT64_MAX;
     int cnt = 0;
     bool hasPrev = false;
     i64 prevKey = 0, prevVal = 0;
-    if (node >= 0) {
-        cnt = nodeCount[node];
-        if (lane < cnt) {
-            laneKey = nodeKeys[(i64)node * NODE_SIZE + lane];
-            laneVal = nodeValues[(i64)node * NODE_SIZE + lane];
-        }
-        bound = nodeNext[node] >= 0 ? nodeMax[node] : INT64_MAX;
-    }
+    if (node >= 0) load_node_lanes(node, lane, nodeKeys, nodeValues, nodeCount, nodeNext, nodeMax, &cnt, &laneKey,
+                                   &laneVal, &bound);
 
     for (int c = s; c < e; c += 32) {
         const int j = c + lane;
@@ -420,14 +433,8 @@ __device__ __forceinline__ void lookup_items(int numBuckets, int numItems, const
                 prevVal = __shfl_sync(FULL_MASK, laneVal, cnt - 1);
             }
             node = nodeNext[node];
-            cnt = nodeCount[node];
-            laneKey = 0;
-            laneVal = 0;
-            if (lane < cnt) {
-                laneKey = nodeKeys[(i64)node * NODE_SIZE + lane];
-                laneVal = nodeValues[(i64)node * NODE_SIZE + lane];
-            }
-            bound = nodeNext[node] >= 0 ? nodeMax[node] : INT64_MAX;
+            load_node_lanes(node, lane, nodeKeys, nodeValues, nodeCount, nodeNext, nodeMax, &cnt, &laneKey, &laneVal,
+                            &bound);
         }
         if (active) {
             if (MODE != MODE_GET && fallback) {
