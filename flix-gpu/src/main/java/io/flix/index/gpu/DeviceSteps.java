@@ -165,18 +165,21 @@ final class DeviceSteps implements AutoCloseable {
             return flags == null ? 0 : flagLastOfRuns(sortedKeys.buffer(), n, flags);
         }
         cubSort(keys, values, n, bits[0], bits[1]);
-        run(whileSorting);
-        if (bits[0] > 0) {
-            cuMemsetD32(stepCounters.pointer(), 0, 2);
-            launchIn(null, "sort_within_digits", n, sortedKeys.buffer(), values == null ? null : sortedValues.buffer(),
-                    n, bits[0], flags, stepCounters);
-            final int[] found = new int[2];
-            cuMemcpyDtoH(Pointer.to(found), stepCounters.pointer(), 8);
-            if (found[1] == 0) {
-                return found[0];
-            }
-            cubSort(keys, values, n, 0, 64);
+        if (bits[0] == 0) {
+            run(whileSorting);
+            return flags == null ? 0 : flagLastOfRuns(sortedKeys.buffer(), n, flags);
         }
+        cuMemsetD32(stepCounters.pointer(), 0, 2);
+        launchIn(null, "sort_within_digits", n, sortedKeys.buffer(), values == null ? null : sortedValues.buffer(), n,
+                bits[0], flags, stepCounters);
+        // both passes are queued: the host's work hides behind them, up to the read of their counters
+        run(whileSorting);
+        final int[] found = new int[2];
+        cuMemcpyDtoH(Pointer.to(found), stepCounters.pointer(), 8);
+        if (found[1] == 0) {
+            return found[0];
+        }
+        cubSort(keys, values, n, 0, 64);
         return flags == null ? 0 : flagLastOfRuns(sortedKeys.buffer(), n, flags);
     }
 
