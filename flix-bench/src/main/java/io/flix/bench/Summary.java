@@ -188,7 +188,8 @@ final class Summary {
             md.append(Double.isNaN(perKey) ? " |" : String.format(Locale.ROOT, " %.1f B/key %s |", perKey,
                     perKey <= 40 ? "met" : "**missed**"));
         }
-        md.append("\n| restructure after the rounds recovers >= 40% of the nodes |");
+        // the target is the uniform workload's; the skewed ones leave most of their nodes full
+        md.append("\n| restructure after the X90Y90 rounds recovers >= 40% of the nodes |");
         for (XyWorkload w : o.workloads()) {
             final Bench.RestructureResult r = restructures.stream().filter(x -> x.label().equals(label)
                     && x.workload().equals(w.label())).findFirst().orElse(null);
@@ -196,7 +197,8 @@ final class Summary {
                 md.append(" |");
             } else {
                 final double pct = 100.0 * r.recovered() / r.nodesBefore();
-                md.append(String.format(Locale.ROOT, " %.1f%% %s |", pct, pct >= 40 ? "met" : "**missed**"));
+                final String verdict = w.x() != 90 || w.y() != 90 ? "(no target)" : pct >= 40 ? "met" : "**missed**";
+                md.append(String.format(Locale.ROOT, " %.1f%% %s |", pct, verdict));
             }
         }
         md.append('\n');
