@@ -329,14 +329,6 @@ __device__ void floor_from_previous_buckets(int b, const int* bucketHead, const 
     *found = false;
 }
 
-// One kernel per mode (template instances), so that get carries none of the ceiling and floor state: fewer
-// registers, more warps in flight to hide the chain's dependent loads.
-//
-// unsortedAt (may be null): the caller promised sorted queries; every lane checks its query against the one
-// before it and records a broken promise in unsortedAt[0] (atomicMin of the position). Every position j >= 1 lies
-// in exactly one item's slice (the slices tile [0, n) where segStart ascends; a descending pair is itself a
-// broken promise), so this replaces a separate pass over the batch. Lookups change nothing, so the host can
-// report the broken promise after the kernel.
 // A node's count, lane's pair (0, 0 past the count) and bound (its max key, INT64_MAX for a chain's last node),
 // loaded together: a lane's slot past the count is read and dropped, so no load waits for another. (Keeping the
 // link for the walk as well would cost lookup_get spills at its 32 registers.)
@@ -354,6 +346,14 @@ __device__ __forceinline__ void load_node_lanes(int node, int lane, const i64* n
     *bound = next >= 0 ? max : INT64_MAX;
 }
 
+// One kernel per mode (template instances), so that get carries none of the ceiling and floor state: fewer
+// registers, more warps in flight to hide the chain's dependent loads.
+//
+// unsortedAt (may be null): the caller promised sorted queries; every lane checks its query against the one
+// before it and records a broken promise in unsortedAt[0] (atomicMin of the position). Every position j >= 1 lies
+// in exactly one item's slice (the slices tile [0, n) where segStart ascends; a descending pair is itself a
+// broken promise), so this replaces a separate pass over the batch. Lookups change nothing, so the host can
+// report the broken promise after the kernel.
 template <int MODE>
 __device__ __forceinline__ void lookup_items(int numBuckets, int numItems, const int* itemBucket,
                                              const int* bucketHead, const i64* nodeKeys, const i64* nodeValues,
@@ -700,8 +700,7 @@ __device__ __forceinline__ int merge_node_id(int q, int firstNode, const int* fr
 // Writes merged position pos (key, val) of a merge of r keys over k nodes. The writer of a node's first slot also
 // writes its count and link, the writer of its last slot its max key: every position is written once, so every
 // node's fields are, and nothing re-reads the nodes after the merge. A node pair whose merged position is its own
-// slot and whose value stays (held) is not rewritten where it stays in the first node: the keys below a merge's
-// first new key, a quarter of a node's pairs on average, cost no memory traffic.
+// slot in the first node and whose value stays (held: the keys below the merge's first new key) is not rewritten.
 __device__ __forceinline__ void write_merged(int pos, i64 key, i64 val, int r, int k, int firstNode, int tailNext,
                                              const int* freeStack, i64 freeTop, i64 allocBase, i64* nodeKeys,
                                              i64* nodeValues, int* nodeCount, int* nodeNext, i64* nodeMax,
@@ -1161,8 +1160,8 @@ extern "C" __global__ void export_pairs(int pass, int numBuckets, const i64* buc
     if (pass == 0 && lane == 0) counts[b] = taken;
 }
 
-// Long chains cut into buckets (before lookups, where skewed upserts have grown chains that every lookup would walk
-// from the head): a chain of len nodes becomes ceil(len / group) buckets of at most group nodes, in order. A new
+// Long chains cut into buckets (before unsorted gets and ranges, where skewed upserts have grown chains that every
+// such query walks from the head): a chain of len nodes becomes ceil(len / group) buckets of at most group nodes, in order. A new
 // bucket's max is its last node's max (every key of the next node is greater), the chain's last bucket keeps the
 // old bucket's max; no key moves. Empty buckets are dropped, except the last (its max, INT64_MAX, ends the key
 // range); the next bucket then takes their keys. One thread a bucket. Pass 0: groups[b] = the buckets b becomes
