@@ -17,15 +17,45 @@
 
 static void* ptr(jlong address) { return reinterpret_cast<void*>(static_cast<intptr_t>(address)); }
 
+// A size query's result: the bytes, or the negated cudaError_t.
+static jlong bytesOrError(cudaError_t err, size_t bytes) { return err == cudaSuccess ? (jlong)bytes : -(jlong)err; }
+
+// Stable sort of (64-bit key, Value) pairs by key bits [beginBit, endBit): 0 and 64 sort fully; fewer bits take
+// fewer passes (where the bits above endBit are the same in every key).
+template <typename Value>
+static jlong pairSortScratchBytes(jint n) {
+    size_t bytes = 0;
+    return bytesOrError(cub::DeviceRadixSort::SortPairs(nullptr, bytes, (const int64_t*)nullptr, (int64_t*)nullptr,
+                                                        (const Value*)nullptr, (Value*)nullptr, n), bytes);
+}
+
+template <typename Value>
+static jint sortPairs(jlong scratch, jlong scratchBytes, jlong keysIn, jlong keysOut, jlong valuesIn,
+                      jlong valuesOut, jint n, jint beginBit, jint endBit) {
+    size_t bytes = (size_t)scratchBytes;
+    return (jint)cub::DeviceRadixSort::SortPairs(ptr(scratch), bytes, (const int64_t*)ptr(keysIn),
+                                                 (int64_t*)ptr(keysOut), (const Value*)ptr(valuesIn),
+                                                 (Value*)ptr(valuesOut), n, beginBit, endBit);
+}
+
+// Exclusive prefix sums of n items of type T.
+template <typename T>
+static jlong scanScratchBytes(jint n) {
+    size_t bytes = 0;
+    return bytesOrError(cub::DeviceScan::ExclusiveSum(nullptr, bytes, (const T*)nullptr, (T*)nullptr, n), bytes);
+}
+
+template <typename T>
+static jint scan(jlong scratch, jlong scratchBytes, jlong in, jlong out, jint n) {
+    size_t bytes = (size_t)scratchBytes;
+    return (jint)cub::DeviceScan::ExclusiveSum(ptr(scratch), bytes, (const T*)ptr(in), (T*)ptr(out), n);
+}
+
 extern "C" {
 
-// Pairs (64-bit key, 32-bit position) sorted by key bits [beginBit, endBit) only: 0 and 64 sort fully; fewer
-// bits take fewer passes (a locality sort where the bits above endBit are the same in every key).
+// Lookup batches: 64-bit keys with their 32-bit batch positions.
 JNIEXPORT jlong JNICALL Java_io_flix_index_gpu_CubNative_sortPairsScratchBytes(JNIEnv*, jclass, jint n) {
-    size_t bytes = 0;
-    cudaError_t err = cub::DeviceRadixSort::SortPairs(nullptr, bytes, (const int64_t*)nullptr, (int64_t*)nullptr,
-                                                      (const uint32_t*)nullptr, (uint32_t*)nullptr, n);
-    return err == cudaSuccess ? (jlong)bytes : -(jlong)err;
+    return pairSortScratchBytes<uint32_t>(n);
 }
 
 JNIEXPORT jint JNICALL Java_io_flix_index_gpu_CubNative_sortPairs(JNIEnv*, jclass, jlong scratch,
@@ -33,19 +63,12 @@ JNIEXPORT jint JNICALL Java_io_flix_index_gpu_CubNative_sortPairs(JNIEnv*, jclas
                                                                   jlong keysOut, jlong valuesIn,
                                                                   jlong valuesOut, jint n, jint beginBit,
                                                                   jint endBit) {
-    size_t bytes = (size_t)scratchBytes;
-    return (jint)cub::DeviceRadixSort::SortPairs(ptr(scratch), bytes, (const int64_t*)ptr(keysIn),
-                                                 (int64_t*)ptr(keysOut), (const uint32_t*)ptr(valuesIn),
-                                                 (uint32_t*)ptr(valuesOut), n, beginBit, endBit);
+    return sortPairs<uint32_t>(scratch, scratchBytes, keysIn, keysOut, valuesIn, valuesOut, n, beginBit, endBit);
 }
 
-// Pairs of 64-bit keys and 64-bit values by key bits [beginBit, endBit), stable (updates: the last of equal keys
-// wins).
+// Update batches: 64-bit keys and values, stable (the last of equal keys wins).
 JNIEXPORT jlong JNICALL Java_io_flix_index_gpu_CubNative_sortWidePairsScratchBytes(JNIEnv*, jclass, jint n) {
-    size_t bytes = 0;
-    cudaError_t err = cub::DeviceRadixSort::SortPairs(nullptr, bytes, (const int64_t*)nullptr, (int64_t*)nullptr,
-                                                      (const int64_t*)nullptr, (int64_t*)nullptr, n);
-    return err == cudaSuccess ? (jlong)bytes : -(jlong)err;
+    return pairSortScratchBytes<int64_t>(n);
 }
 
 JNIEXPORT jint JNICALL Java_io_flix_index_gpu_CubNative_sortWidePairs(JNIEnv*, jclass, jlong scratch,
@@ -53,16 +76,13 @@ JNIEXPORT jint JNICALL Java_io_flix_index_gpu_CubNative_sortWidePairs(JNIEnv*, j
                                                                       jlong keysOut, jlong valuesIn,
                                                                       jlong valuesOut, jint n, jint beginBit,
                                                                       jint endBit) {
-    size_t bytes = (size_t)scratchBytes;
-    return (jint)cub::DeviceRadixSort::SortPairs(ptr(scratch), bytes, (const int64_t*)ptr(keysIn),
-                                                 (int64_t*)ptr(keysOut), (const int64_t*)ptr(valuesIn),
-                                                 (int64_t*)ptr(valuesOut), n, beginBit, endBit);
+    return sortPairs<int64_t>(scratch, scratchBytes, keysIn, keysOut, valuesIn, valuesOut, n, beginBit, endBit);
 }
 
 JNIEXPORT jlong JNICALL Java_io_flix_index_gpu_CubNative_sortKeysScratchBytes(JNIEnv*, jclass, jint n) {
     size_t bytes = 0;
-    cudaError_t err = cub::DeviceRadixSort::SortKeys(nullptr, bytes, (const int64_t*)nullptr, (int64_t*)nullptr, n);
-    return err == cudaSuccess ? (jlong)bytes : -(jlong)err;
+    return bytesOrError(cub::DeviceRadixSort::SortKeys(nullptr, bytes, (const int64_t*)nullptr, (int64_t*)nullptr,
+                                                       n), bytes);
 }
 
 JNIEXPORT jint JNICALL Java_io_flix_index_gpu_CubNative_sortKeys(JNIEnv*, jclass, jlong scratch,
@@ -74,29 +94,21 @@ JNIEXPORT jint JNICALL Java_io_flix_index_gpu_CubNative_sortKeys(JNIEnv*, jclass
 }
 
 JNIEXPORT jlong JNICALL Java_io_flix_index_gpu_CubNative_scanIntScratchBytes(JNIEnv*, jclass, jint n) {
-    size_t bytes = 0;
-    cudaError_t err = cub::DeviceScan::ExclusiveSum(nullptr, bytes, (const int32_t*)nullptr, (int32_t*)nullptr, n);
-    return err == cudaSuccess ? (jlong)bytes : -(jlong)err;
+    return scanScratchBytes<int32_t>(n);
 }
 
 JNIEXPORT jint JNICALL Java_io_flix_index_gpu_CubNative_scanInt(JNIEnv*, jclass, jlong scratch, jlong scratchBytes,
                                                                 jlong in, jlong out, jint n) {
-    size_t bytes = (size_t)scratchBytes;
-    return (jint)cub::DeviceScan::ExclusiveSum(ptr(scratch), bytes, (const int32_t*)ptr(in), (int32_t*)ptr(out),
-                                               n);
+    return scan<int32_t>(scratch, scratchBytes, in, out, n);
 }
 
 JNIEXPORT jlong JNICALL Java_io_flix_index_gpu_CubNative_scanLongScratchBytes(JNIEnv*, jclass, jint n) {
-    size_t bytes = 0;
-    cudaError_t err = cub::DeviceScan::ExclusiveSum(nullptr, bytes, (const int64_t*)nullptr, (int64_t*)nullptr, n);
-    return err == cudaSuccess ? (jlong)bytes : -(jlong)err;
+    return scanScratchBytes<int64_t>(n);
 }
 
 JNIEXPORT jint JNICALL Java_io_flix_index_gpu_CubNative_scanLong(JNIEnv*, jclass, jlong scratch,
                                                                  jlong scratchBytes, jlong in, jlong out, jint n) {
-    size_t bytes = (size_t)scratchBytes;
-    return (jint)cub::DeviceScan::ExclusiveSum(ptr(scratch), bytes, (const int64_t*)ptr(in), (int64_t*)ptr(out),
-                                               n);
+    return scan<int64_t>(scratch, scratchBytes, in, out, n);
 }
 
 JNIEXPORT jstring JNICALL Java_io_flix_index_gpu_CubNative_errorString(JNIEnv* env, jclass, jint code) {

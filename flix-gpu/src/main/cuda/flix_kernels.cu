@@ -1009,20 +1009,15 @@ __device__ __forceinline__ long long delete_apply_item(
         if (p2 > p) {
             const i64 laneKey = lane < cnt ? slotKey : 0;
             const i64 laneVal = lane < cnt ? slotVal : 0;
-            bool keep;
+            unsigned foundMask;
+            int lb;
             if (p2 - p <= NODE_SIZE) {
-                unsigned foundMask;
-                int lb;
                 i64 unused;
                 match_node_keys_window(windowKey, 0, p2 - p, laneKey, cnt, lane, &foundMask, &lb, &unused);
-                keep = lane < cnt && !((foundMask >> lane) & 1u);
             } else {
-                keep = false;
-                if (lane < cnt) {
-                    const int pos = lower_bound_global(keys, p, p2, laneKey);
-                    keep = !(pos < p2 && keys[pos] == laneKey);
-                }
+                match_node_keys(keys, p, p2, laneKey, cnt, lane, &foundMask, &lb);
             }
+            const bool keep = lane < cnt && !((foundMask >> lane) & 1u);
             const unsigned keepMask = __ballot_sync(FULL_MASK, keep);
             const int kept = __popc(keepMask);
             __syncwarp();
