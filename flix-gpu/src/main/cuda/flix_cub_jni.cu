@@ -17,7 +17,8 @@
 
 static void* ptr(jlong address) { return reinterpret_cast<void*>(static_cast<intptr_t>(address)); }
 
-// A size query's result: the bytes, or the negated cudaError_t.
+// A size query's result: the bytes, or the negated cudaError_t. Called after the query has set bytes (as an
+// argument beside the query itself, bytes could be read before the query writes it).
 static jlong bytesOrError(cudaError_t err, size_t bytes) { return err == cudaSuccess ? (jlong)bytes : -(jlong)err; }
 
 // Stable sort of (64-bit key, Value) pairs by key bits [beginBit, endBit): 0 and 64 sort fully; fewer bits take
@@ -25,8 +26,10 @@ static jlong bytesOrError(cudaError_t err, size_t bytes) { return err == cudaSuc
 template <typename Value>
 static jlong pairSortScratchBytes(jint n) {
     size_t bytes = 0;
-    return bytesOrError(cub::DeviceRadixSort::SortPairs(nullptr, bytes, (const int64_t*)nullptr, (int64_t*)nullptr,
-                                                        (const Value*)nullptr, (Value*)nullptr, n), bytes);
+    const cudaError_t err = cub::DeviceRadixSort::SortPairs(nullptr, bytes, (const int64_t*)nullptr,
+                                                            (int64_t*)nullptr, (const Value*)nullptr, (Value*)nullptr,
+                                                            n);
+    return bytesOrError(err, bytes);
 }
 
 template <typename Value>
@@ -42,7 +45,8 @@ static jint sortPairs(jlong scratch, jlong scratchBytes, jlong keysIn, jlong key
 template <typename T>
 static jlong scanScratchBytes(jint n) {
     size_t bytes = 0;
-    return bytesOrError(cub::DeviceScan::ExclusiveSum(nullptr, bytes, (const T*)nullptr, (T*)nullptr, n), bytes);
+    const cudaError_t err = cub::DeviceScan::ExclusiveSum(nullptr, bytes, (const T*)nullptr, (T*)nullptr, n);
+    return bytesOrError(err, bytes);
 }
 
 template <typename T>
@@ -81,8 +85,9 @@ JNIEXPORT jint JNICALL Java_io_flix_index_gpu_CubNative_sortWidePairs(JNIEnv*, j
 
 JNIEXPORT jlong JNICALL Java_io_flix_index_gpu_CubNative_sortKeysScratchBytes(JNIEnv*, jclass, jint n) {
     size_t bytes = 0;
-    return bytesOrError(cub::DeviceRadixSort::SortKeys(nullptr, bytes, (const int64_t*)nullptr, (int64_t*)nullptr,
-                                                       n), bytes);
+    const cudaError_t err = cub::DeviceRadixSort::SortKeys(nullptr, bytes, (const int64_t*)nullptr,
+                                                           (int64_t*)nullptr, n);
+    return bytesOrError(err, bytes);
 }
 
 JNIEXPORT jint JNICALL Java_io_flix_index_gpu_CubNative_sortKeys(JNIEnv*, jclass, jlong scratch,
