@@ -316,7 +316,7 @@ final class DeviceSteps implements AutoCloseable {
     private DeviceBuffer dedupedKeyBuffer;
     private DeviceBuffer dedupedValueBuffer;
 
-    /** The keys of the last {@link #sortAndDedupe}: the caller's batch, sorted scratch or compacted scratch. */
+    /** The keys of the last {@link #checkSortAndDedupe}: the caller's batch, sorted scratch or compacted scratch. */
     DeviceBuffer dedupedKeys() {
         return dedupedKeyBuffer;
     }

@@ -455,10 +455,10 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
                                 DeviceBuffer keysResult, DeviceBuffer valuesResult) {
         if (mode == MODE_GET && !keysSorted) {
             splitLongChains();
-        }
-        if (mode == MODE_GET && !keysSorted && chainsAreShort()) {
-            getInAnyOrder(queries, n, valuesResult);
-            return;
+            if (chainsAreShort()) {
+                getInAnyOrder(queries, n, valuesResult);
+                return;
+            }
         }
         CUdeviceptr batch = queries.pointer();
         CUdeviceptr perm = null;
@@ -688,11 +688,9 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
         args[9] = max;
         args[10] = head;
         launch("split_chains", numBuckets + 1L, args);
-        // the old arrays become the spares of the next cut
-        final DeviceBuffer oldMax = spareBucketMax.swap(bucketMax);
-        final DeviceBuffer oldHead = spareBucketHead.swap(bucketHead);
-        bucketMax = oldMax;
-        bucketHead = oldHead;
+        // the spares, now written, become the bucket arrays; the old arrays the spares of the next cut
+        bucketMax = spareBucketMax.swap(bucketMax);
+        bucketHead = spareBucketHead.swap(bucketHead);
         bucketCapacity = (int) Math.min(bucketMax.bytes() / 8, bucketHead.bytes() / 4);
         numBuckets = buckets;
         chainGrowthBound = chainGroup() - 1;
