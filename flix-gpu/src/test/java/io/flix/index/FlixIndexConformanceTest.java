@@ -1463,6 +1463,8 @@ public abstract class FlixIndexConformanceTest {
             assertTrue(open.bytes() > 1 << 20, () -> d.context + ": the open index holds " + open);
             d.index.close();
             final long closed = heapBytesHeldWhenClosed(d.index);
+            System.out.println(d.context + ": " + closed + " bytes of heap held after close; open, a structure of "
+                    + open.bytes() + " bytes");
             assertTrue(closed <= CLOSED_INDEX_MAX_BYTES, () -> d.context + ": a closed index holds " + closed
                     + " bytes of heap; open it held a structure of " + open.bytes() + " bytes");
         }

@@ -45,9 +45,9 @@ import jcuda.driver.CUdeviceptr;
  * same work with an upload before and a download after, so these time the device work alone (benchmarks, or a
  * caller whose data is on the device already).
  *
- * <p>Concurrency ({@link io.flix.index.FlixIndex}): lookups run one at a time, as updates do, since every call works in the
- * index's batch scratch, staging memory and stream (and unsorted gets and ranges may first cut long chains). The
- * calls of several threads are correct, they do not overlap.
+ * <p>Concurrency ({@link io.flix.index.FlixIndex}): lookups run one at a time, as updates do, since every call
+ * works in the index's batch scratch, staging memory and stream (and unsorted gets and ranges may first cut long
+ * chains). The calls of several threads are correct; they do not overlap.
  */
 public final class GpuFlixIndex extends AbstractFlixIndex implements DeviceResidentIndex {
 
