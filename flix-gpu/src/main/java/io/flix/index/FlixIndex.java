@@ -14,8 +14,19 @@ package io.flix.index;
  *   <li>Bad input (a null array, {@code n} below zero or beyond an array, a reserved value, {@code lo > hi},
  *       a limit below one) throws {@link IllegalArgumentException} naming the argument, before anything
  *       changes.</li>
- *   <li>An instance is not safe for concurrent calls; each call may use many threads (or the GPU) inside.</li>
+ *   <li>Concurrency: lookups ({@code get}, {@code ceiling}, {@code floor}, {@code range}, {@code exportFrom},
+ *       {@code exportAfter}, {@code export}, {@code size}, {@code stats}, {@code backend}) may be called from
+ *       several threads at once; updates ({@code build}, {@code upsert}, {@code delete}, {@code restructure}) and
+ *       {@code close} are exclusive: each waits for the calls running and holds off the others until it returns.
+ *       So every call sees the index between two updates, never during one, and answers exactly as if the calls
+ *       had run one at a time in some order. Calls are served in arrival order: a stream of lookups does not
+ *       hold off an update. How far lookups overlap is the backend's: the CPU backend runs them in parallel, the
+ *       GPU backend one after the other (its batch buffers and stream belong to the index). Each call may use
+ *       many threads (or the GPU) inside.</li>
+ *   <li>{@code close} waits for the calls running; any call after it throws {@link IllegalStateException}.</li>
  * </ul>
+ *
+ * <p>Backends extend {@link AbstractFlixIndex}, which holds the concurrency contract and the closed state.
  */
 public interface FlixIndex extends AutoCloseable {
 
@@ -97,18 +108,44 @@ public interface FlixIndex extends AutoCloseable {
 
     /**
      * Copies stored pairs in key order, starting at the smallest key {@code >= fromKey}, until
-     * {@code keysOut.length} pairs are copied or the index ends. Pages through the index for snapshots:
-     * call again with the last key copied plus one.
+     * {@code keysOut.length} pairs are copied or the index ends. The first page of a paged export (see
+     * {@link #exportAfter}).
      *
      * @return the number of pairs copied
      */
     int exportFrom(long fromKey, long[] keysOut, long[] valuesOut);
 
-    /** All pairs in key order. Fails with {@link IllegalStateException} past {@code Integer.MAX_VALUE - 8} keys. */
+    /**
+     * Copies stored pairs in key order, starting at the smallest key {@code > afterKey}, until
+     * {@code keysOut.length} pairs are copied or the index ends; after {@code Long.MAX_VALUE} there is none, so it
+     * copies nothing. The next page of a paged export, which ends whatever keys are stored (the full range
+     * included; a recipe of "the last key plus one" would wrap around at {@code Long.MAX_VALUE}):
+     *
+     * <pre>{@code
+     * long[] keys = new long[4096];
+     * long[] values = new long[4096];
+     * for (int n = index.exportFrom(Long.MIN_VALUE, keys, values); n > 0;
+     *         n = index.exportAfter(keys[n - 1], keys, values)) {
+     *     write(keys, values, n);
+     * }
+     * }</pre>
+     *
+     * Each page is consistent on its own; pages taken while another thread updates the index may come from
+     * different states of it ({@link #export()} is one state).
+     *
+     * @return the number of pairs copied
+     */
+    int exportAfter(long afterKey, long[] keysOut, long[] valuesOut);
+
+    /**
+     * All pairs in key order. Fails with {@link IllegalStateException} past {@code Integer.MAX_VALUE - 8} keys
+     * (page through them with {@link #exportFrom} and {@link #exportAfter} instead).
+     */
     default SortedPairs export() {
         final long size = size();
         if (size > Integer.MAX_VALUE - 8) {
-            throw new IllegalStateException("index holds " + size + " keys, too many for one array: use exportFrom");
+            throw new IllegalStateException("index holds " + size + " keys, too many for one array: page through "
+                    + "them with exportFrom and exportAfter");
         }
         final long[] keys = new long[(int) size];
         final long[] values = new long[(int) size];
@@ -123,7 +160,10 @@ public interface FlixIndex extends AutoCloseable {
 
     Backend backend();
 
-    /** Releases the index's memory. Idempotent; any other call afterwards throws {@link IllegalStateException}. */
+    /**
+     * Releases everything the index holds (its structure, batch scratch, threads and device memory), after the
+     * calls running have returned. Idempotent; any other call afterwards throws {@link IllegalStateException}.
+     */
     @Override
     void close();
 }

@@ -227,29 +227,41 @@ final class DifferentialIndex implements AutoCloseable {
         counters.comparedPairs.addAndGet(expected.size());
     }
 
-    /** Pages through the index with {@code exportFrom} from {@code fromKey}, each page compared with the oracle's. */
+    /**
+     * Pages through the index from {@code fromKey} as {@link FlixIndex#exportAfter} says: exportFrom for the first
+     * page, then exportAfter the last key copied until a page is empty. Each page is compared with the oracle's;
+     * a paging that has not ended after one page per stored pair fails (it would loop forever).
+     */
     void checkExportPaged(long fromKey, int pageSize) {
         final long[] keys = untouchedArray(pageSize);
         final long[] values = untouchedArray(pageSize);
         final long[] expectedKeys = new long[pageSize];
         final long[] expectedValues = new long[pageSize];
-        long from = fromKey;
-        while (true) {
-            final int copied = index.exportFrom(from, keys, values);
-            final int expected = oracle.exportFrom(from, expectedKeys, expectedValues);
-            final long page = from;
-            assertEquals(expected, copied, () -> context + ": exportFrom(" + page + ") page size " + pageSize);
+        final long mostPages = oracle.size() + 1;
+        String call = "exportFrom(" + fromKey + ")";
+        int copied = index.exportFrom(fromKey, keys, values);
+        int expected = oracle.exportFrom(fromKey, expectedKeys, expectedValues);
+        for (long pages = 1; ; pages++) {
+            final String page = call;
+            assertEquals(expected, copied, () -> context + ": " + page + " page size " + pageSize);
             for (int i = 0; i < copied; i++) {
                 if (keys[i] != expectedKeys[i] || values[i] != expectedValues[i]) {
-                    fail(context + ": exportFrom(" + page + ") pair " + i + " is (" + keys[i] + ", " + values[i]
+                    fail(context + ": " + page + " pair " + i + " is (" + keys[i] + ", " + values[i]
                             + "), expected (" + expectedKeys[i] + ", " + expectedValues[i] + ")");
                 }
             }
             counters.comparedPairs.addAndGet(copied);
-            if (copied < pageSize || keys[copied - 1] == Long.MAX_VALUE) {
+            if (copied == 0) {
                 return;
             }
-            from = keys[copied - 1] + 1;
+            if (pages > mostPages) {
+                fail(context + ": paging from " + fromKey + " in pages of " + pageSize + " has not ended after "
+                        + pages + " pages for " + oracle.size() + " pairs (last " + page + ")");
+            }
+            final long last = keys[copied - 1];
+            call = "exportAfter(" + last + ")";
+            copied = index.exportAfter(last, keys, values);
+            expected = oracle.exportAfter(last, expectedKeys, expectedValues);
         }
     }
 

@@ -168,6 +168,14 @@ public abstract class FlixIndexBadInputTest {
         calls.add(new BadCall("exportFrom: valuesOut null", "valuesOut", ix -> ix.exportFrom(MIN, out3(), null)));
         calls.add(new BadCall("exportFrom: valuesOut shorter than keysOut", "valuesOut",
                 ix -> ix.exportFrom(MIN, out3(), new long[2])));
+        for (long after : new long[] {MIN, MAX}) { // MAX: the call that copies nothing checks its arguments too
+            calls.add(new BadCall("exportAfter(" + after + "): keysOut null", "keysOut",
+                    ix -> ix.exportAfter(after, null, out3())));
+            calls.add(new BadCall("exportAfter(" + after + "): valuesOut null", "valuesOut",
+                    ix -> ix.exportAfter(after, out3(), null)));
+            calls.add(new BadCall("exportAfter(" + after + "): valuesOut shorter than keysOut", "valuesOut",
+                    ix -> ix.exportAfter(after, out3(), new long[2])));
+        }
         return calls.stream();
     }
 
@@ -240,6 +248,9 @@ public abstract class FlixIndexBadInputTest {
                 new BadCall("range", "", ix -> ix.range(k3(), k3(), 3, 1)),
                 new BadCall("restructure", "", FlixIndex::restructure),
                 new BadCall("exportFrom", "", ix -> ix.exportFrom(MIN, out3(), out3())),
+                new BadCall("exportAfter", "", ix -> ix.exportAfter(MIN, out3(), out3())),
+                new BadCall("exportAfter(MAX)", "", ix -> ix.exportAfter(MAX, out3(), out3())),
+                new BadCall("backend", "", FlixIndex::backend),
                 new BadCall("export", "", FlixIndex::export),
                 new BadCall("size", "", FlixIndex::size),
                 new BadCall("stats", "", FlixIndex::stats),

@@ -2,12 +2,26 @@ package io.flix.index;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
 import static org.junit.jupiter.params.provider.Arguments.arguments;
 
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
+import java.util.List;
 import java.util.SplittableRandom;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorCompletionService;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -16,6 +30,7 @@ import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
+import org.openjdk.jol.info.GraphStats;
 
 /**
  * The conformance suite every {@link FlixIndex} backend must pass: each operation is compared against
@@ -1039,22 +1054,17 @@ public abstract class FlixIndexConformanceTest {
             d.checkExportPaged(MAX, 1);
             d.checkExportPaged(MAX - 1, 2);
 
-            // a paged export rebuilds an equal index
+            // a paged export (the recipe of FlixIndex.exportAfter) rebuilds an equal index
             final long[] k = new long[n];
             final long[] v = new long[n];
             int total = 0;
-            long from = MIN;
             final long[] pk = new long[777];
             final long[] pv = new long[777];
-            while (true) {
-                final int copied = d.index.exportFrom(from, pk, pv);
+            for (int copied = d.index.exportFrom(MIN, pk, pv); copied > 0;
+                    copied = d.index.exportAfter(pk[copied - 1], pk, pv)) {
                 System.arraycopy(pk, 0, k, total, copied);
                 System.arraycopy(pv, 0, v, total, copied);
                 total += copied;
-                if (copied < pk.length || pk[copied - 1] == MAX) {
-                    break;
-                }
-                from = pk[copied - 1] + 1;
             }
             assertEquals(d.oracle.size(), total, "pairs in a paged export");
             try (FlixIndex copy = openIndex(variant)) {
@@ -1107,6 +1117,356 @@ public abstract class FlixIndexConformanceTest {
             d.delete(keys, n / 2, false);
             d.checkStats();
             d.restructure();
+        }
+    }
+
+    // =============================================================== paging an export
+
+    /**
+     * Pages through the index with the recipe of {@link FlixIndex#exportAfter} where the smallest and the largest
+     * key are stored, in pages of 1, 2 and 3 pairs: each page equals the oracle's, and the paging ends after the
+     * largest key (checkExportPaged fails a paging that runs past one page per pair).
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("variants")
+    void exportPagingEndsAfterTheLargestKey(IndexVariant variant) {
+        final SplittableRandom rnd = new SplittableRandom(31);
+        final long[] randomWithExtremes = new long[300];
+        for (int i = 0; i < randomWithExtremes.length; i++) {
+            randomWithExtremes[i] = i < EXTREMES.length ? EXTREMES[i] : rnd.nextLong();
+        }
+        final long[][] contents = {{MAX}, {MIN}, {MIN, MAX}, {MAX - 1, MAX}, {-1, 0, MAX}, EXTREMES,
+            randomWithExtremes};
+        try (DifferentialIndex d = differential(variant)) {
+            for (long[] keys : contents) {
+                d.context = variant + ", paging through " + keys.length + " keys from " + keys[0];
+                final long[] values = new long[keys.length];
+                for (int i = 0; i < keys.length; i++) {
+                    values[i] = rnd.nextLong(0, MAX);
+                }
+                d.build(keys, values, keys.length, false);
+                for (int page = 1; page <= 3; page++) {
+                    d.checkExportPaged(MIN, page);
+                    d.checkExportPaged(MAX, page);
+                    d.checkExportPaged(MAX - 1, page);
+                }
+                final long[] one = new long[1];
+                assertEquals(0, d.index.exportAfter(MAX, one, one), () -> d.context + ": exportAfter(MAX)");
+                assertEquals(0, d.index.exportAfter(MAX, new long[0], new long[0]),
+                        () -> d.context + ": exportAfter into empty arrays");
+            }
+        }
+    }
+
+    // =============================================================== concurrent use
+
+    /** Lookup threads of the concurrency tests. */
+    private static final int LOOKUP_THREADS = 3;
+    /** Checked lookups each thread runs on a fixed index. */
+    private static final int LOOKUPS_PER_THREAD = 150;
+    /** Checked lookups each thread runs after the updates ended (it runs more while they are applied). */
+    private static final int LOOKUPS_AFTER_UPDATES = 10;
+    /** Update batches of the test with an updater thread. */
+    private static final int UPDATES = 60;
+    /** A safety net for threads that should have ended long before; never what a test asserts. */
+    private static final long STUCK_MINUTES = 5;
+
+    static Stream<IndexVariant> concurrencyVariants() {
+        return Stream.of(DEFAULT, TINY_NODES, WIDE_NODES);
+    }
+
+    /** Several threads look up in one index at once: every answer of every thread equals the oracle's. */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("concurrencyVariants")
+    void concurrentLookupsEachAnswerAsTheOracle(IndexVariant variant) throws Exception {
+        final SplittableRandom rnd = new SplittableRandom(43);
+        try (DifferentialIndex d = differential(variant)) {
+            d.context = variant + ", concurrent lookups";
+            final long[] universe = universe(rnd, 40_000);
+            final long[] values = new long[universe.length];
+            for (int i = 0; i < values.length; i++) {
+                values[i] = rnd.nextLong(0, MAX);
+            }
+            d.build(universe, values, 25_000, false);
+            final IndexStates states = new IndexStates();
+            states.record(d.oracle);
+            final ConcurrentRun run = new ConcurrentRun();
+            for (int t = 0; t < LOOKUP_THREADS; t++) {
+                final CheckedLookups lookups = new CheckedLookups(d.index, states, universe, 100 + t,
+                        variant + ", lookup thread " + t);
+                run.add(() -> {
+                    while (lookups.lookups() < LOOKUPS_PER_THREAD && !run.stopping()) {
+                        lookups.runOne();
+                    }
+                });
+            }
+            run.runAll();
+            d.checkContents("after the concurrent lookups");
+        }
+    }
+
+    /**
+     * Lookup threads run while an updater thread applies upserts, deletes, a build and restructures: each answer
+     * must be that of the index after some update that was applied while the lookup ran (or the last one applied
+     * before it began), never of a partly applied update. Values carry the update that wrote them, so answers from
+     * different states differ.
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("concurrencyVariants")
+    void lookupsDuringUpdatesSeeTheIndexBetweenTwoUpdates(IndexVariant variant) throws Exception {
+        final SplittableRandom rnd = new SplittableRandom(47);
+        try (DifferentialIndex d = differential(variant)) {
+            d.context = variant + ", lookups during updates";
+            final long[] universe = universe(rnd, 20_000);
+            final TreeMapOracle planned = new TreeMapOracle();
+            final IndexStates states = new IndexStates();
+            final List<Consumer<FlixIndex>> updates = new ArrayList<>();
+            final Batch initial = versionedPairs(rnd, universe, 8_000, 0);
+            d.build(initial.keys(), initial.values(), initial.n(), false);
+            planned.build(initial.keys(), initial.values(), initial.n(), false);
+            states.record(planned);
+            for (int u = 1; u <= UPDATES; u++) {
+                final Consumer<FlixIndex> update;
+                if (u % 10 == 0) {
+                    update = FlixIndex::restructure;
+                } else if (u == 35) {
+                    final Batch b = versionedPairs(rnd, universe, 6_000, u);
+                    update = x -> x.build(b.keys(), b.values(), b.n(), false);
+                } else if (u % 3 == 0) {
+                    final long[] keys = new long[1_500];
+                    for (int i = 0; i < keys.length; i++) {
+                        keys[i] = universe[rnd.nextInt(universe.length)];
+                    }
+                    update = x -> x.delete(keys, keys.length, false);
+                } else {
+                    final Batch b = versionedPairs(rnd, universe, rnd.nextInt(10, 3_000), u);
+                    update = x -> x.upsert(b.keys(), b.values(), b.n(), b.sorted());
+                }
+                updates.add(update);
+                update.accept(planned);
+                states.record(planned);
+            }
+            final AtomicBoolean updatesDone = new AtomicBoolean();
+            final ConcurrentRun run = new ConcurrentRun();
+            run.add(() -> {
+                try {
+                    for (Consumer<FlixIndex> update : updates) {
+                        if (run.stopping()) {
+                            return;
+                        }
+                        states.updateStarting();
+                        update.accept(d.index);
+                        states.updateApplied();
+                        update.accept(d.oracle);
+                        d.checkSize("after update " + states.appliedUpdates());
+                    }
+                } finally {
+                    updatesDone.set(true);
+                }
+            });
+            final List<CheckedLookups> lookupThreads = new ArrayList<>();
+            for (int t = 0; t < LOOKUP_THREADS; t++) {
+                final CheckedLookups lookups = new CheckedLookups(d.index, states, universe, 200 + t,
+                        variant + ", lookup thread " + t);
+                lookupThreads.add(lookups);
+                run.add(() -> {
+                    long after = 0;
+                    while (after < LOOKUPS_AFTER_UPDATES && !run.stopping()) {
+                        final boolean done = updatesDone.get();
+                        lookups.runOne();
+                        after += done ? 1 : 0;
+                    }
+                });
+            }
+            run.runAll();
+            assertEquals(UPDATES, states.appliedUpdates(), "updates applied");
+            System.out.println(d.context + ": " + lookupThreads.stream().mapToLong(CheckedLookups::lookups).sum()
+                    + " checked lookups, " + lookupThreads.stream().mapToLong(CheckedLookups::overlappingUpdates).sum()
+                    + " of them while an update ran");
+            d.checkContents("after the updates");
+        }
+    }
+
+    /**
+     * close() while lookup threads run: each call either answers as the oracle or, once the index is closed,
+     * throws IllegalStateException; no call fails in any other way, and every call after close throws.
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("concurrencyVariants")
+    void closeWhileLookupsRunWaitsForThemAndLaterCallsFail(IndexVariant variant) throws Exception {
+        final SplittableRandom rnd = new SplittableRandom(53);
+        try (DifferentialIndex d = differential(variant)) {
+            d.context = variant + ", close during lookups";
+            final long[] universe = universe(rnd, 20_000);
+            final Batch pairs = versionedPairs(rnd, universe, 15_000, 1);
+            d.build(pairs.keys(), pairs.values(), pairs.n(), false);
+            final IndexStates states = new IndexStates();
+            states.record(d.oracle);
+            final CountDownLatch eachLookedUp = new CountDownLatch(LOOKUP_THREADS);
+            final ConcurrentRun run = new ConcurrentRun();
+            for (int t = 0; t < LOOKUP_THREADS; t++) {
+                final CheckedLookups lookups = new CheckedLookups(d.index, states, universe, 300 + t,
+                        variant + ", lookup thread " + t);
+                run.add(() -> {
+                    try {
+                        while (!run.stopping()) {
+                            lookups.runOne();
+                            eachLookedUp.countDown();
+                        }
+                    } catch (IllegalStateException closed) {
+                        assertTrue(String.valueOf(closed.getMessage()).contains("closed"), closed::toString);
+                        final IllegalStateException later = assertThrows(IllegalStateException.class,
+                                () -> d.index.get(new long[] {1}, 1, new long[1]), "a call after close");
+                        assertTrue(String.valueOf(later.getMessage()).contains("closed"), later::toString);
+                    }
+                });
+            }
+            run.add(() -> {
+                assertTrue(eachLookedUp.await(STUCK_MINUTES, TimeUnit.MINUTES), "lookup threads did not start");
+                d.index.close();
+                assertThrows(IllegalStateException.class, d.index::size, "size() after close");
+            });
+            run.runAll();
+        }
+    }
+
+    /** Keys for the concurrency tests: the extremes, then distinct random keys. */
+    private static long[] universe(SplittableRandom rnd, int n) {
+        final long[] keys = new long[n];
+        System.arraycopy(EXTREMES, 0, keys, 0, EXTREMES.length);
+        for (int i = EXTREMES.length; i < n; i++) {
+            keys[i] = rnd.nextInt(4) == 0 ? rnd.nextLong(-50_000, 50_000) : rnd.nextLong();
+        }
+        return keys;
+    }
+
+    /** {@code n} pairs of keys drawn from the universe, the value naming the update and the key: unique per state. */
+    private static Batch versionedPairs(SplittableRandom rnd, long[] universe, int n, int update) {
+        final long[] keys = new long[n];
+        final long[] values = new long[n];
+        for (int i = 0; i < n; i++) {
+            final int k = rnd.nextInt(universe.length);
+            keys[i] = universe[k];
+            values[i] = (long) update * universe.length + k;
+        }
+        final boolean sorted = rnd.nextInt(4) == 0;
+        if (sorted) {
+            sortPairsStable(keys, values, n);
+        }
+        return new Batch(keys, values, n, sorted);
+    }
+
+    /**
+     * Tasks started together on threads of their own. The first failure is rethrown and tells the others to stop
+     * ({@link #stopping()}); a task still running after STUCK_MINUTES fails the test (a safety net only).
+     */
+    private static final class ConcurrentRun {
+        private final List<Task> tasks = new ArrayList<>();
+        private final AtomicBoolean stop = new AtomicBoolean();
+
+        @FunctionalInterface
+        interface Task {
+            void run() throws Exception;
+        }
+
+        void add(Task task) {
+            tasks.add(task);
+        }
+
+        boolean stopping() {
+            return stop.get();
+        }
+
+        void runAll() throws Exception {
+            final ExecutorService threads = Executors.newFixedThreadPool(tasks.size());
+            final ExecutorCompletionService<Void> done = new ExecutorCompletionService<>(threads);
+            final CyclicBarrier start = new CyclicBarrier(tasks.size());
+            try {
+                for (Task task : tasks) {
+                    done.submit(() -> {
+                        try {
+                            start.await(STUCK_MINUTES, TimeUnit.MINUTES);
+                            task.run();
+                            return null;
+                        } catch (Throwable t) {
+                            stop.set(true);
+                            throw t;
+                        }
+                    });
+                }
+                for (int i = 0; i < tasks.size(); i++) {
+                    final Future<Void> finished = done.poll(STUCK_MINUTES, TimeUnit.MINUTES);
+                    if (finished == null) {
+                        stop.set(true);
+                        fail("a thread of the test is still running after " + STUCK_MINUTES + " minutes");
+                    }
+                    try {
+                        finished.get();
+                    } catch (ExecutionException e) {
+                        if (e.getCause() instanceof Error error) {
+                            throw error;
+                        }
+                        throw (Exception) e.getCause();
+                    }
+                }
+            } finally {
+                stop.set(true);
+                threads.shutdownNow();
+                assertTrue(threads.awaitTermination(STUCK_MINUTES, TimeUnit.MINUTES), "test threads did not end");
+            }
+        }
+    }
+
+    // =============================================================== memory after close
+
+    /** Most heap a closed index may hold: its fields and small bookkeeping, no arrays of its data or scratch. */
+    private static final long CLOSED_INDEX_MAX_BYTES = 16 * 1024;
+
+    static {
+        // lets JOL read the fields of lambdas (hidden classes) that an index may hold
+        System.setProperty("jol.magicFieldOffset", "true");
+    }
+
+    /**
+     * Heap bytes that the object graph of a closed index holds. A backend whose indexes share process-wide objects
+     * (the GPU backends' device context) overrides this to leave those out.
+     */
+    protected long heapBytesHeldWhenClosed(FlixIndex index) {
+        return GraphStats.parseInstance(index).totalSize();
+    }
+
+    /**
+     * After close the index holds next to nothing, however much it held for its data and its batch scratch
+     * before: closed indexes that stay referenced (a registry, a failed job's operator) cost no memory. (The graph
+     * of an open index is not walked: its worker threads reach most of the JVM.)
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("concurrencyVariants")
+    void closeReleasesWhatTheIndexHeld(IndexVariant variant) {
+        final SplittableRandom rnd = new SplittableRandom(59);
+        try (DifferentialIndex d = differential(variant)) {
+            d.context = variant + ", memory after close";
+            final long[] universe = universe(rnd, 300_000);
+            final Batch pairs = versionedPairs(rnd, universe, 200_000, 1);
+            d.build(pairs.keys(), pairs.values(), pairs.n(), false);
+            // batches on every path that keeps scratch: sorted over threads, radix sorted, small
+            for (int n : new int[] {140_000, 3_000, 50}) {
+                final Batch probes = versionedPairs(rnd, universe, n, 2);
+                d.get(probes.keys(), n, false);
+                d.ceiling(probes.keys(), n, false);
+                d.floor(probes.keys(), n, false);
+                d.upsert(probes.keys(), probes.values(), n, false);
+                d.delete(probes.keys(), n / 3, false);
+            }
+            d.range(new long[] {MIN}, new long[] {MAX}, 1, 1000);
+            final IndexStats open = d.stats();
+            assertTrue(open.bytes() > 1 << 20, () -> d.context + ": the open index holds " + open);
+            d.index.close();
+            final long closed = heapBytesHeldWhenClosed(d.index);
+            System.out.println(d.context + ": " + closed + " bytes of heap held after close; open, a structure of "
+                    + open.bytes() + " bytes");
+            assertTrue(closed <= CLOSED_INDEX_MAX_BYTES, () -> d.context + ": a closed index holds " + closed
+                    + " bytes of heap; open it held a structure of " + open.bytes() + " bytes");
         }
     }
 }

@@ -120,6 +120,22 @@ public final class TreeMapOracle implements FlixIndex {
         return at;
     }
 
+    @Override
+    public int exportAfter(long afterKey, long[] keysOut, long[] valuesOut) {
+        open();
+        BatchArgs.checkExport(keysOut, valuesOut);
+        int at = 0;
+        for (Map.Entry<Long, Long> e : map.tailMap(afterKey, false).entrySet()) {
+            if (at == keysOut.length) {
+                break;
+            }
+            keysOut[at] = e.getKey();
+            valuesOut[at] = e.getValue();
+            at++;
+        }
+        return at;
+    }
+
     /** The value of one key, {@link #NOT_FOUND} where absent. */
     public long get(long key) {
         final Long v = map.get(key);

@@ -6,6 +6,7 @@ import io.flix.index.sort.KeySorter;
 import io.flix.index.sort.SortedSearch;
 
 import java.util.BitSet;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * Runs an arrival-ordered {@link OperationBatch} of mixed operations on one {@link FlixIndex} as a few bulk index
@@ -53,7 +54,20 @@ import java.util.BitSet;
  * lost and the batch is partly applied (upserts before deletes), as with any failing bulk call.
  *
  * <p>Work is linear in the batch apart from the sorts (radix) and binary searches over {@code T}; scratch arrays
- * and the returned {@link BatchResults} are reused across calls. Not thread-safe; one engine per index user.
+ * and the returned {@link BatchResults} are reused across calls.
+ *
+ * <h2>Threads</h2>
+ * An engine serves one thread at a time: it works in its own scratch and returns its own results buffer, so
+ * {@link #execute} refuses with {@link IllegalStateException} a call made while another thread's call on the same
+ * engine runs (results stay valid only until the engine's next call, whichever thread makes it). Several threads
+ * share one index through one engine each: the index answers concurrent lookups ({@link FlixIndex}). Each index
+ * call sees one state of the index, but a batch makes several calls: its lookups (the bulk get, ordered lookups,
+ * ranges), then its net effect as one upsert and one delete. So while one thread's batch runs, another thread's
+ * lookups may see the index between its upsert and its delete, and its own lookups may see updates that another
+ * thread makes between two of its calls. Each answer is that of a state the index held, but batches of several
+ * threads together are not one-at-a-time execution of all their operations: where that matters, the caller
+ * orders them (for example, one thread runs the batches that update, and holds off the others' lookups while its
+ * net effect is written).
  */
 public final class MicroBatchEngine {
 
@@ -62,6 +76,8 @@ public final class MicroBatchEngine {
     private static final int RANGE_CLASSES = 32;
 
     private final FlixIndex index;
+    /** The thread whose call runs now, null between calls: a second thread's call is refused, not run. */
+    private final AtomicReference<Thread> runningOn = new AtomicReference<>();
     private final KeySorter sorter = new KeySorter();
     private final BatchResults results = new BatchResults();
     /** Bit j: key {@code tKeys[j]} is present at the current point of the arrival-order pass. */
@@ -145,11 +161,28 @@ public final class MicroBatchEngine {
     /**
      * Runs the batch on the index. The batch is not modified (clear it for reuse). The returned results are
      * this engine's reusable buffer: valid until the next call.
+     *
+     * @throws IllegalStateException where another thread's call on this engine is running (see Threads above)
      */
     public BatchResults execute(OperationBatch batch) {
         if (batch == null) {
             throw new IllegalArgumentException("batch must not be null");
         }
+        final Thread caller = Thread.currentThread();
+        if (!runningOn.compareAndSet(null, caller)) {
+            final Thread other = runningOn.get();
+            throw new IllegalStateException("this MicroBatchEngine is running a batch of thread "
+                    + (other == null ? "(just ended)" : "'" + other.getName() + "'") + "; thread '"
+                    + caller.getName() + "' must use an engine of its own: an engine serves one thread at a time");
+        }
+        try {
+            return executeAlone(batch);
+        } finally {
+            runningOn.set(null);
+        }
+    }
+
+    private BatchResults executeAlone(OperationBatch batch) {
         results.reset(batch);
         final int n = batch.size;
         if (n == 0) {

@@ -1,5 +1,6 @@
 package io.flix.index.cpu;
 
+import io.flix.index.AbstractFlixIndex;
 import io.flix.index.Backend;
 import io.flix.index.BatchArgs;
 import io.flix.index.FlixConfig;
@@ -8,6 +9,7 @@ import io.flix.index.IndexStats;
 import io.flix.index.RangeResult;
 
 import java.util.concurrent.ForkJoinPool;
+import java.util.concurrent.locks.Lock;
 import java.util.function.IntConsumer;
 
 import static io.flix.index.sort.SortedSearch.lowerBound;
@@ -42,11 +44,13 @@ import static io.flix.index.sort.SortedSearch.upperBound;
  * it an index filled by upserts alone (one bucket), or by ever larger keys (the last bucket), would grow one chain
  * that every batch walks.
  *
- * <p>Not safe for concurrent calls (see {@link FlixIndex}); each call may use {@code config.threads()} threads.
- * At most about {@code 2^31} nodes. Batch scratch (sorted keys, permutations) is kept between calls up to
- * {@value #SCRATCH_KEPT} keys and released after larger batches.
+ * <p>Concurrency as {@link FlixIndex} says: lookups run in parallel (they only read the structure, each in its own
+ * batch scratch), updates alone. Each call may use {@code config.threads()} threads of the index's pool. At most
+ * about {@code 2^31} nodes. Batch scratch (sorted keys, permutations, a sorter) is taken per call from a pool of
+ * the index ({@link BatchScratch.Pool}) and kept between calls up to {@value #SCRATCH_KEPT} keys. {@link #close()}
+ * lets go of everything: structure, scratch and the thread pool.
  */
-public final class CpuFlixIndex implements FlixIndex {
+public final class CpuFlixIndex extends AbstractFlixIndex {
 
     /** Marks the end of a chain and a bucket without nodes. */
     private static final int NO_NODE = -1;
@@ -79,8 +83,9 @@ public final class CpuFlixIndex implements FlixIndex {
     private final int keysPerBuiltNode;
     private final int splitFill;
     private final int threads;
-    private final ForkJoinPool pool;
-    private final ParallelKeySorter sorter;
+    /** The workers of parallel batches; null once closed, as every array below. */
+    private ForkJoinPool pool;
+    private BatchScratch.Pool scratch;
 
     private int bucketCount;
     private long[] bucketMax;
@@ -100,16 +105,9 @@ public final class CpuFlixIndex implements FlixIndex {
     private int freeCount;
     private long nodesInUse;
     private long size;
-    private boolean closed;
-
-    // Batch scratch, reused across calls (not counted in stats().bytes(): it is not part of the structure).
-    private long[] scratchKeys = new long[0];
-    private long[] scratchValues = new long[0];
-    private long[] scratchFoundKeys = new long[0];
-    private int[] scratchPositions = new int[0];
-    private int[] scratchNodeIds = new int[0];
 
     public CpuFlixIndex(FlixConfig config) {
+        super(Backend.CPU, true);
         if (config == null) {
             throw new IllegalArgumentException("config must not be null");
         }
@@ -121,19 +119,22 @@ public final class CpuFlixIndex implements FlixIndex {
         this.splitFill = Math.max(1, nodeSize * 3 / 4);
         this.threads = config.threads();
         this.pool = new ForkJoinPool(threads);
-        this.sorter = new ParallelKeySorter(pool, threads);
+        this.scratch = new BatchScratch.Pool(pool, threads, SCRATCH_KEPT);
         layoutEmpty(0);
     }
 
     // ------------------------------------------------------------------------------------------------ build
 
     @Override
-    public void build(long[] keys, long[] values, int n, boolean keysSorted) {
-        ensureOpen();
+    protected void buildLocked(long[] keys, long[] values, int n, boolean keysSorted) {
         BatchArgs.checkPairs(keys, values, n, keysSorted);
-        final int unique = uniqueLastWins(keys, values, n, keysSorted);
-        layoutSorted(scratchKeys, scratchValues, unique);
-        trimScratch();
+        final BatchScratch s = scratch.take();
+        try {
+            final int unique = uniqueLastWins(keys, values, n, keysSorted, s);
+            layoutSorted(s.keys, s.values, unique);
+        } finally {
+            scratch.give(s);
+        }
     }
 
     /** Replaces the structure with {@code unique} strictly ascending pairs, one node per bucket. */
@@ -193,22 +194,23 @@ public final class CpuFlixIndex implements FlixIndex {
     // ------------------------------------------------------------------------------------------------ upsert
 
     @Override
-    public void upsert(long[] keys, long[] values, int n, boolean keysSorted) {
-        ensureOpen();
+    protected void upsertLocked(long[] keys, long[] values, int n, boolean keysSorted) {
         BatchArgs.checkPairs(keys, values, n, keysSorted);
+        final BatchScratch s = scratch.take();
         try {
-            upsertUnique(uniqueLastWins(keys, values, n, keysSorted));
+            upsertUnique(uniqueLastWins(keys, values, n, keysSorted, s), s);
         } finally {
-            trimScratch();
+            scratch.give(s);
         }
     }
 
-    private void upsertUnique(int unique) {
+    /** Merges the {@code unique} sorted pairs of {@code s.keys/s.values} into the structure. */
+    private void upsertUnique(int unique, BatchScratch s) {
         if (unique == 0) {
             return;
         }
-        final long[] ks = scratchKeys;
-        final long[] vs = scratchValues;
+        final long[] ks = s.keys;
+        final long[] vs = s.values;
         final int[] starts = updatePieces(ks, unique);
         final int pieces = starts.length - 1;
 
@@ -226,7 +228,7 @@ public final class CpuFlixIndex implements FlixIndex {
             }
         }
         reservedFrom[pieces] = (int) totalNeed;
-        final int[] reserved = reserveNodes((int) totalNeed);
+        final int[] reserved = reserveNodes((int) totalNeed, s);
 
         // Pass 2: each piece merges its buckets, taking new nodes from its own slice of the reservation.
         final int[] used = new int[pieces];
@@ -532,11 +534,11 @@ public final class CpuFlixIndex implements FlixIndex {
     }
 
     /** Hands out {@code count} node ids, free ones first, growing the pool before anything is taken. */
-    private int[] reserveNodes(int count) {
+    private int[] reserveNodes(int count, BatchScratch s) {
         final int fromFree = Math.min(count, freeCount);
         final int fresh = count - fromFree;
         ensureNodeCapacity((long) nodesHandedOut + fresh);
-        final int[] ids = count <= scratchNodeIds.length ? scratchNodeIds : (scratchNodeIds = new int[count]);
+        final int[] ids = count <= s.nodeIds.length ? s.nodeIds : (s.nodeIds = new int[count]);
         System.arraycopy(freeNodes, freeCount - fromFree, ids, 0, fromFree);
         freeCount -= fromFree;
         for (int i = fromFree; i < count; i++) {
@@ -608,28 +610,26 @@ public final class CpuFlixIndex implements FlixIndex {
     // ------------------------------------------------------------------------------------------------ delete
 
     @Override
-    public void delete(long[] keys, int n, boolean keysSorted) {
-        ensureOpen();
+    protected void deleteLocked(long[] keys, int n, boolean keysSorted) {
         BatchArgs.checkKeys(keys, n, keysSorted);
+        final BatchScratch s = scratch.take();
         try {
-            deleteUnique(uniqueKeys(keys, n, keysSorted));
+            deleteUnique(uniqueKeys(keys, n, keysSorted, s), s);
         } finally {
-            trimScratch();
+            scratch.give(s);
         }
     }
 
-    private void deleteUnique(int unique) {
+    /** Removes the {@code unique} sorted keys of {@code s.keys} where present. */
+    private void deleteUnique(int unique, BatchScratch s) {
         if (unique == 0 || size == 0) {
             return;
         }
-        final long[] ks = scratchKeys;
+        final long[] ks = s.keys;
         final int[] starts = updatePieces(ks, unique);
         final int pieces = starts.length - 1;
         // A freed node held at least one deleted key, so piece p's freed ids fit in [starts[p], starts[p + 1]).
-        if (scratchPositions.length < unique) {
-            scratchPositions = new int[unique];
-        }
-        final int[] freed = scratchPositions;
+        final int[] freed = s.positions; // as long as the batch
         final int[] freedCount = new int[pieces];
         final long[] removed = new long[pieces];
         runPieces(pieces, p -> {
@@ -749,8 +749,7 @@ public final class CpuFlixIndex implements FlixIndex {
     }
 
     @Override
-    public void get(long[] keys, int n, long[] valuesOut, boolean keysSorted) {
-        ensureOpen();
+    protected void getLocked(long[] keys, int n, long[] valuesOut, boolean keysSorted) {
         BatchArgs.checkKeys(keys, n, keysSorted);
         BatchArgs.checkArray(valuesOut, "valuesOut", n);
         lookup(keys, n, null, valuesOut, keysSorted,
@@ -766,32 +765,33 @@ public final class CpuFlixIndex implements FlixIndex {
             runPieces(lookupPieces(n), n, (from, to) -> kernel.run(keys, from, to, null, keysOut, valuesOut));
             return;
         }
-        ensureScratch(n);
-        final long[] sorted = scratchKeys;
-        if (n < SORT_WITH_PERMUTATION_MIN) {
-            System.arraycopy(keys, 0, sorted, 0, n);
-            java.util.Arrays.sort(sorted, 0, n);
-            if (scratchFoundKeys.length < n) {
-                scratchFoundKeys = new long[SORT_WITH_PERMUTATION_MIN];
-            }
-            final long[] foundKeys = scratchFoundKeys;
-            final long[] foundValues = scratchValues;
-            kernel.run(sorted, 0, n, null, foundKeys, foundValues);
-            for (int i = 0; i < n; i++) {
-                final int at = lowerBound(sorted, 0, n, keys[i]);
-                if (keysOut != null) {
-                    keysOut[i] = foundKeys[at];
-                }
-                valuesOut[i] = foundValues[at];
-            }
-            return;
-        }
-        final int[] slots = scratchPositions;
+        final BatchScratch s = scratch.take();
         try {
-            sorter.sort(keys, n, sorted, slots);
+            s.ensure(n);
+            final long[] sorted = s.keys;
+            if (n < SORT_WITH_PERMUTATION_MIN) {
+                System.arraycopy(keys, 0, sorted, 0, n);
+                java.util.Arrays.sort(sorted, 0, n);
+                if (s.foundKeys.length < n) {
+                    s.foundKeys = new long[SORT_WITH_PERMUTATION_MIN];
+                }
+                final long[] foundKeys = s.foundKeys;
+                final long[] foundValues = s.values;
+                kernel.run(sorted, 0, n, null, foundKeys, foundValues);
+                for (int i = 0; i < n; i++) {
+                    final int at = lowerBound(sorted, 0, n, keys[i]);
+                    if (keysOut != null) {
+                        keysOut[i] = foundKeys[at];
+                    }
+                    valuesOut[i] = foundValues[at];
+                }
+                return;
+            }
+            final int[] slots = s.positions;
+            s.sorter.sort(keys, n, sorted, slots);
             runPieces(lookupPieces(n), n, (from, to) -> kernel.run(sorted, from, to, slots, keysOut, valuesOut));
         } finally {
-            trimScratch();
+            scratch.give(s);
         }
     }
 
@@ -831,8 +831,7 @@ public final class CpuFlixIndex implements FlixIndex {
     }
 
     @Override
-    public void ceiling(long[] keys, int n, long[] keysOut, long[] valuesOut, boolean keysSorted) {
-        ensureOpen();
+    protected void ceilingLocked(long[] keys, int n, long[] keysOut, long[] valuesOut, boolean keysSorted) {
         BatchArgs.checkKeys(keys, n, keysSorted);
         BatchArgs.checkArray(keysOut, "keysOut", n);
         BatchArgs.checkArray(valuesOut, "valuesOut", n);
@@ -840,8 +839,7 @@ public final class CpuFlixIndex implements FlixIndex {
     }
 
     @Override
-    public void floor(long[] keys, int n, long[] keysOut, long[] valuesOut, boolean keysSorted) {
-        ensureOpen();
+    protected void floorLocked(long[] keys, int n, long[] keysOut, long[] valuesOut, boolean keysSorted) {
         BatchArgs.checkKeys(keys, n, keysSorted);
         BatchArgs.checkArray(keysOut, "keysOut", n);
         BatchArgs.checkArray(valuesOut, "valuesOut", n);
@@ -994,8 +992,7 @@ public final class CpuFlixIndex implements FlixIndex {
     // ------------------------------------------------------------------------------------------------ range, export
 
     @Override
-    public RangeResult range(long[] lo, long[] hi, int n, int limitPerRange) {
-        ensureOpen();
+    protected RangeResult rangeLocked(long[] lo, long[] hi, int n, int limitPerRange) {
         BatchArgs.checkRanges(lo, hi, n, limitPerRange);
         final int[] offsets = new int[n + 1];
         final int pieces = lookupPieces(n);
@@ -1023,8 +1020,7 @@ public final class CpuFlixIndex implements FlixIndex {
     }
 
     @Override
-    public int exportFrom(long fromKey, long[] keysOut, long[] valuesOut) {
-        ensureOpen();
+    protected int exportFromLocked(long fromKey, long[] keysOut, long[] valuesOut) {
         BatchArgs.checkExport(keysOut, valuesOut);
         if (keysOut.length == 0) {
             return 0;
@@ -1088,8 +1084,7 @@ public final class CpuFlixIndex implements FlixIndex {
     // ------------------------------------------------------------------------------------------------ restructure
 
     @Override
-    public long restructure() {
-        ensureOpen();
+    protected long restructureLocked() {
         final long before = nodesInUse;
         final int fill = keysPerBuiltNode;
         final long total = size;
@@ -1173,8 +1168,7 @@ public final class CpuFlixIndex implements FlixIndex {
     // ------------------------------------------------------------------------------------------------ state
 
     @Override
-    public long size() {
-        ensureOpen();
+    protected long sizeLocked() {
         return size;
     }
 
@@ -1183,8 +1177,7 @@ public final class CpuFlixIndex implements FlixIndex {
      * {@code bytes}: the capacity of every array of the structure (batch scratch not included).
      */
     @Override
-    public IndexStats stats() {
-        ensureOpen();
+    protected IndexStats statsLocked() {
         long longest = 0;
         for (int b = 0; b < bucketCount; b++) {
             long chain = 0;
@@ -1202,25 +1195,21 @@ public final class CpuFlixIndex implements FlixIndex {
                 longest, bytes);
     }
 
+    /** Stops the pool's threads and drops every array, so that a closed index that stays referenced costs nothing. */
     @Override
-    public Backend backend() {
-        ensureOpen();
-        return Backend.CPU;
-    }
-
-    @Override
-    public void close() {
-        if (closed) {
-            return;
-        }
-        closed = true;
+    protected void closeLocked() {
         pool.shutdown();
-        layoutEmpty(0);
-        scratchKeys = new long[0];
-        scratchValues = new long[0];
-        scratchFoundKeys = new long[0];
-        scratchPositions = new int[0];
-        scratchNodeIds = new int[0];
+        pool = null;
+        scratch.clear();
+        scratch = null;
+        bucketMax = null;
+        bucketHead = null;
+        nodeKeys = null;
+        nodeValues = null;
+        nodeMax = null;
+        nodeCount = null;
+        nodeNext = null;
+        freeNodes = null;
     }
 
     /**
@@ -1228,7 +1217,15 @@ public final class CpuFlixIndex implements FlixIndex {
      * {@link IllegalStateException} naming the first violation. Walks the whole index: for tests.
      */
     void verifyStructure() {
-        ensureOpen();
+        final Lock held = enterLookup();
+        try {
+            verifyStructureLocked();
+        } finally {
+            held.unlock();
+        }
+    }
+
+    private void verifyStructureLocked() {
         final int capacity = nodeCount.length;
         final boolean[] linked = new boolean[capacity];
         long keys = 0;
@@ -1292,19 +1289,13 @@ public final class CpuFlixIndex implements FlixIndex {
         }
     }
 
-    private void ensureOpen() {
-        if (closed) {
-            throw new IllegalStateException("index is closed");
-        }
-    }
-
     // ------------------------------------------------------------------------------------------------ batch prep
 
-    /** Sorts (stably) and reduces the pairs to unique keys, last occurrence wins, into the scratch arrays. */
-    private int uniqueLastWins(long[] keys, long[] values, int n, boolean keysSorted) {
-        ensureScratch(n);
-        final long[] uk = scratchKeys;
-        final long[] uv = scratchValues;
+    /** Sorts (stably) and reduces the pairs to unique keys, last occurrence wins, into {@code s.keys/s.values}. */
+    private static int uniqueLastWins(long[] keys, long[] values, int n, boolean keysSorted, BatchScratch s) {
+        s.ensure(n);
+        final long[] uk = s.keys;
+        final long[] uv = s.values;
         int unique = 0;
         if (keysSorted) {
             for (int i = 0; i < n; i++) {
@@ -1317,8 +1308,8 @@ public final class CpuFlixIndex implements FlixIndex {
             }
             return unique;
         }
-        final int[] positions = scratchPositions;
-        sorter.sort(keys, n, uk, positions);
+        final int[] positions = s.positions;
+        s.sorter.sort(keys, n, uk, positions);
         for (int i = 0; i < n; i++) {
             final long k = uk[i];
             if (unique > 0 && uk[unique - 1] == k) {
@@ -1331,12 +1322,12 @@ public final class CpuFlixIndex implements FlixIndex {
         return unique;
     }
 
-    /** Sorts and reduces the keys to unique ones in {@code scratchKeys}. */
-    private int uniqueKeys(long[] keys, int n, boolean keysSorted) {
-        ensureScratch(n);
-        final long[] uk = scratchKeys;
+    /** Sorts and reduces the keys to unique ones in {@code s.keys}. */
+    private static int uniqueKeys(long[] keys, int n, boolean keysSorted, BatchScratch s) {
+        s.ensure(n);
+        final long[] uk = s.keys;
         if (!keysSorted) {
-            sorter.sort(keys, n, uk, scratchPositions);
+            s.sorter.sort(keys, n, uk, s.positions);
         } else {
             System.arraycopy(keys, 0, uk, 0, n);
         }
@@ -1347,27 +1338,6 @@ public final class CpuFlixIndex implements FlixIndex {
             }
         }
         return unique;
-    }
-
-    /** Drops batch scratch that a batch above SCRATCH_KEPT keys left behind. */
-    private void trimScratch() {
-        if (scratchKeys.length > SCRATCH_KEPT) {
-            scratchKeys = new long[0];
-            scratchValues = new long[0];
-            scratchPositions = new int[0];
-        }
-        if (scratchNodeIds.length > SCRATCH_KEPT) {
-            scratchNodeIds = new int[0];
-        }
-        sorter.trimScratch(SCRATCH_KEPT);
-    }
-
-    private void ensureScratch(int n) {
-        if (scratchKeys.length < n) {
-            scratchKeys = new long[n];
-            scratchValues = new long[n];
-            scratchPositions = new int[n];
-        }
     }
 
     // ------------------------------------------------------------------------------------------------ parallelism

@@ -7,6 +7,7 @@ import static jcuda.driver.JCudaDriver.cuMemcpyDtoH;
 import static jcuda.driver.JCudaDriver.cuMemcpyHtoD;
 import static jcuda.driver.JCudaDriver.cuMemsetD32;
 
+import io.flix.index.AbstractFlixIndex;
 import io.flix.index.Backend;
 import io.flix.index.BatchArgs;
 import io.flix.index.FlixConfig;
@@ -14,6 +15,7 @@ import io.flix.index.IndexStats;
 import io.flix.index.RangeResult;
 
 import java.io.IOException;
+import java.util.concurrent.locks.Lock;
 
 import jcuda.Pointer;
 import jcuda.driver.CUdeviceptr;
@@ -42,8 +44,12 @@ import jcuda.driver.CUdeviceptr;
  * <p>Device-resident overloads of get, ceiling, upsert and delete take {@link DeviceLongs}: the host path is the
  * same work with an upload before and a download after, so these time the device work alone (benchmarks, or a
  * caller whose data is on the device already).
+ *
+ * <p>Concurrency ({@link io.flix.index.FlixIndex}): lookups run one at a time, as updates do, since every call
+ * works in the index's batch scratch, staging memory and stream (and unsorted gets and ranges may first cut long
+ * chains). The calls of several threads are correct; they do not overlap.
  */
-public final class GpuFlixIndex implements DeviceResidentIndex {
+public final class GpuFlixIndex extends AbstractFlixIndex implements DeviceResidentIndex {
 
     /** Keys per node: the one size the kernels are written for. */
     public static final int NODE_SIZE = 32;
@@ -144,7 +150,6 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
     private final DeviceSteps steps;
     private StagedCopies copies;
 
-    private boolean closed;
     /** Whether the last sliceBatch made one item per touched bucket. */
     private boolean touchedItems;
 
@@ -162,6 +167,7 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
     private long traceMark;
 
     private GpuFlixIndex(FlixConfig config, GpuRuntime.DeviceContext device) {
+        super(Backend.GPU, false);
         this.keysPerBuiltNode = config.keysPerBuiltNode();
         this.device = device;
         this.steps = new DeviceSteps(device, null, this::trace);
@@ -220,7 +226,7 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
     // Updates
 
     @Override
-    public void build(long[] keys, long[] values, int n, boolean keysSorted) {
+    protected void buildLocked(long[] keys, long[] values, int n, boolean keysSorted) {
         enter();
         DeviceSteps.checkPairArrays(keys, values, n, keysSorted);
         if (n == 0) {
@@ -233,7 +239,7 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
     }
 
     @Override
-    public void upsert(long[] keys, long[] values, int n, boolean keysSorted) {
+    protected void upsertLocked(long[] keys, long[] values, int n, boolean keysSorted) {
         enter();
         DeviceSteps.checkPairArrays(keys, values, n, keysSorted);
         if (n == 0) {
@@ -252,13 +258,18 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
      */
     @Override
     public void upsert(DeviceLongs keys, DeviceLongs values, int n, boolean keysSorted) {
-        enter();
-        DeviceLongs.checkArgs(n, device.ordinal, keys, "keys", values, "values");
-        if (n == 0) {
-            return;
+        final Lock held = enterUpdate();
+        try {
+            enter();
+            DeviceLongs.checkArgs(n, device.ordinal, keys, "keys", values, "values");
+            if (n == 0) {
+                return;
+            }
+            upsertOnDevice(keys.buffer(), values.buffer(), n, keysSorted, false);
+            cuCtxSynchronize();
+        } finally {
+            held.unlock();
         }
-        upsertOnDevice(keys.buffer(), values.buffer(), n, keysSorted, false);
-        cuCtxSynchronize();
     }
 
     /** The upsert of a batch on the device ({@code hostChecked}: the host has checked what BatchArgs checks). */
@@ -306,7 +317,7 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
         chainGrowthBound += readLong(counters, 5);
         chainBoundMeasured = false;
         if (autoRestructure && chainGrowthBound > autoRestructureChain()) {
-            restructure();
+            restructureLocked();
         }
     }
 
@@ -321,7 +332,7 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
     }
 
     @Override
-    public void delete(long[] keys, int n, boolean keysSorted) {
+    protected void deleteLocked(long[] keys, int n, boolean keysSorted) {
         enter();
         DeviceSteps.checkKeyArray(keys, n, keysSorted);
         if (n == 0) {
@@ -339,13 +350,18 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
      */
     @Override
     public void delete(DeviceLongs keys, int n, boolean keysSorted) {
-        enter();
-        DeviceLongs.checkArgs(n, device.ordinal, keys, "keys");
-        if (n == 0) {
-            return;
+        final Lock held = enterUpdate();
+        try {
+            enter();
+            DeviceLongs.checkArgs(n, device.ordinal, keys, "keys");
+            if (n == 0) {
+                return;
+            }
+            deleteOnDevice(keys.buffer(), n, keysSorted, false);
+            cuCtxSynchronize();
+        } finally {
+            held.unlock();
         }
-        deleteOnDevice(keys.buffer(), n, keysSorted, false);
-        cuCtxSynchronize();
     }
 
     private void deleteOnDevice(DeviceBuffer keys, int n, boolean keysSorted, boolean hostChecked) {
@@ -375,7 +391,7 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
     // Lookups
 
     @Override
-    public void get(long[] keys, int n, long[] valuesOut, boolean keysSorted) {
+    protected void getLocked(long[] keys, int n, long[] valuesOut, boolean keysSorted) {
         enter();
         DeviceSteps.checkKeyArray(keys, n, keysSorted);
         BatchArgs.checkArray(valuesOut, "valuesOut", n);
@@ -391,13 +407,18 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
      */
     @Override
     public void get(DeviceLongs keys, int n, DeviceLongs valuesOut, boolean keysSorted) {
-        enter();
-        DeviceLongs.checkArgs(n, device.ordinal, keys, "keys", valuesOut, "valuesOut");
-        if (n == 0) {
-            return;
+        final Lock held = enterLookup();
+        try {
+            enter();
+            DeviceLongs.checkArgs(n, device.ordinal, keys, "keys", valuesOut, "valuesOut");
+            if (n == 0) {
+                return;
+            }
+            lookupOnDevice(MODE_GET, keys.buffer(), n, keysSorted, false, null, valuesOut.buffer());
+            cuCtxSynchronize();
+        } finally {
+            held.unlock();
         }
-        lookupOnDevice(MODE_GET, keys.buffer(), n, keysSorted, false, null, valuesOut.buffer());
-        cuCtxSynchronize();
     }
 
     /**
@@ -409,17 +430,22 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
      */
     @Override
     public void ceiling(DeviceLongs keys, int n, DeviceLongs keysOut, DeviceLongs valuesOut, boolean keysSorted) {
-        enter();
-        DeviceLongs.checkArgs(n, device.ordinal, keys, "keys", keysOut, "keysOut", valuesOut, "valuesOut");
-        if (n == 0) {
-            return;
+        final Lock held = enterLookup();
+        try {
+            enter();
+            DeviceLongs.checkArgs(n, device.ordinal, keys, "keys", keysOut, "keysOut", valuesOut, "valuesOut");
+            if (n == 0) {
+                return;
+            }
+            lookupOnDevice(MODE_CEILING, keys.buffer(), n, keysSorted, false, keysOut.buffer(), valuesOut.buffer());
+            cuCtxSynchronize();
+        } finally {
+            held.unlock();
         }
-        lookupOnDevice(MODE_CEILING, keys.buffer(), n, keysSorted, false, keysOut.buffer(), valuesOut.buffer());
-        cuCtxSynchronize();
     }
 
     @Override
-    public void ceiling(long[] keys, int n, long[] keysOut, long[] valuesOut, boolean keysSorted) {
+    protected void ceilingLocked(long[] keys, int n, long[] keysOut, long[] valuesOut, boolean keysSorted) {
         enter();
         DeviceSteps.checkKeyArray(keys, n, keysSorted);
         BatchArgs.checkArray(keysOut, "keysOut", n);
@@ -428,7 +454,7 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
     }
 
     @Override
-    public void floor(long[] keys, int n, long[] keysOut, long[] valuesOut, boolean keysSorted) {
+    protected void floorLocked(long[] keys, int n, long[] keysOut, long[] valuesOut, boolean keysSorted) {
         enter();
         DeviceSteps.checkKeyArray(keys, n, keysSorted);
         BatchArgs.checkArray(keysOut, "keysOut", n);
@@ -518,7 +544,7 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
     }
 
     @Override
-    public RangeResult range(long[] lo, long[] hi, int n, int limitPerRange) {
+    protected RangeResult rangeLocked(long[] lo, long[] hi, int n, int limitPerRange) {
         enter();
         BatchArgs.checkRanges(lo, hi, n, limitPerRange);
         if (n == 0) {
@@ -560,7 +586,7 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
     }
 
     @Override
-    public int exportFrom(long fromKey, long[] keysOut, long[] valuesOut) {
+    protected int exportFromLocked(long fromKey, long[] keysOut, long[] valuesOut) {
         enter();
         BatchArgs.checkExport(keysOut, valuesOut);
         if (keysOut.length == 0 || size == 0) {
@@ -592,7 +618,7 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
     }
 
     @Override
-    public long restructure() {
+    protected long restructureLocked() {
         enter();
         final long before = nodesInUse();
         if (size == 0) {
@@ -608,7 +634,7 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
     // Shape
 
     @Override
-    public long size() {
+    protected long sizeLocked() {
         enter();
         return size;
     }
@@ -619,16 +645,21 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
      */
     @Override
     public long scratchBytes() {
-        enter();
-        long bytes = counters.bytes() + steps.scratchBytes();
-        for (Scratch s : scratches) {
-            bytes += s.bytes();
+        final Lock held = enterLookup();
+        try {
+            enter();
+            long bytes = counters.bytes() + steps.scratchBytes();
+            for (Scratch s : scratches) {
+                bytes += s.bytes();
+            }
+            return bytes;
+        } finally {
+            held.unlock();
         }
-        return bytes;
     }
 
     @Override
-    public IndexStats stats() {
+    protected IndexStats statsLocked() {
         enter();
         measureChains();
         final long structureBytes = nodeKeys.bytes() + nodeValues.bytes() + nodeCount.bytes() + nodeNext.bytes()
@@ -732,18 +763,9 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
         return device.ordinal;
     }
 
+    /** Frees the device memory and the pinned staging memory; the host objects left are a few small handles. */
     @Override
-    public Backend backend() {
-        enter();
-        return Backend.GPU;
-    }
-
-    @Override
-    public void close() {
-        if (closed) {
-            return;
-        }
-        closed = true;
+    protected void closeLocked() {
         device.makeCurrent();
         releaseAll();
         counters.close();
@@ -1040,10 +1062,8 @@ public final class GpuFlixIndex implements DeviceResidentIndex {
         cuMemsetD32(counters.pointer(), 0, 12);
     }
 
+    /** Makes the device's context current on the calling thread; first in every call (the lock is held). */
     private void enter() {
-        if (closed) {
-            throw new IllegalStateException("index is closed");
-        }
         device.makeCurrent();
         if (TRACE) {
             cuCtxSynchronize();

@@ -4,6 +4,7 @@ import static jcuda.driver.JCudaDriver.cuCtxSynchronize;
 import static jcuda.driver.JCudaDriver.cuMemcpyDtoD;
 import static jcuda.driver.JCudaDriver.cuMemsetD32;
 
+import io.flix.index.AbstractFlixIndex;
 import io.flix.index.Backend;
 import io.flix.index.BatchArgs;
 import io.flix.index.FlixConfig;
@@ -12,6 +13,7 @@ import io.flix.index.IndexStats;
 import io.flix.index.RangeResult;
 
 import java.io.IOException;
+import java.util.concurrent.locks.Lock;
 
 import jcuda.driver.CUdeviceptr;
 
@@ -27,9 +29,10 @@ import jcuda.driver.CUdeviceptr;
  * <p>It meets the {@link FlixIndex} contract, so the conformance suite checks it. {@link #stats()} reports the
  * sorted arrays' bytes; the second array and batch scratch are reported apart ({@link #scratchBytes()}). It has no
  * nodes or buckets: {@link #restructure()} only trims the arrays to the keys held and returns 0. The
- * {@link DeviceLongs} overloads time the device work alone, as {@link GpuFlixIndex}'s do.
+ * {@link DeviceLongs} overloads time the device work alone, as {@link GpuFlixIndex}'s do. Lookups run one at a time,
+ * as {@link GpuFlixIndex}'s do.
  */
-public final class GpuSortedArrayIndex implements DeviceResidentIndex {
+public final class GpuSortedArrayIndex extends AbstractFlixIndex implements DeviceResidentIndex {
 
     private static final int MODE_GET = 0;
     private static final int MODE_CEILING = 1;
@@ -64,9 +67,9 @@ public final class GpuSortedArrayIndex implements DeviceResidentIndex {
         counts, offsets};
     /** Launches, CUB, and the batch checks, sorts and dedupe (the same steps as the FliX index's). */
     private final DeviceSteps steps;
-    private boolean closed;
 
     private GpuSortedArrayIndex(GpuRuntime.DeviceContext device) {
+        super(Backend.GPU, false);
         this.device = device;
         this.steps = new DeviceSteps(device, GpuRuntime.SORTED_ARRAY_FATBIN_RESOURCE, step -> { });
         StagedCopies c = null;
@@ -107,7 +110,7 @@ public final class GpuSortedArrayIndex implements DeviceResidentIndex {
     // Updates
 
     @Override
-    public void build(long[] keys, long[] values, int n, boolean keysSorted) {
+    protected void buildLocked(long[] keys, long[] values, int n, boolean keysSorted) {
         enter();
         DeviceSteps.checkPairArrays(keys, values, n, keysSorted);
         final int m = n == 0 ? 0 : steps.checkSortAndDedupe(uploadPairs(keys, values, n), batchValues.buffer(), n,
@@ -121,7 +124,7 @@ public final class GpuSortedArrayIndex implements DeviceResidentIndex {
     }
 
     @Override
-    public void upsert(long[] keys, long[] values, int n, boolean keysSorted) {
+    protected void upsertLocked(long[] keys, long[] values, int n, boolean keysSorted) {
         enter();
         DeviceSteps.checkPairArrays(keys, values, n, keysSorted);
         if (n == 0) {
@@ -137,13 +140,18 @@ public final class GpuSortedArrayIndex implements DeviceResidentIndex {
      */
     @Override
     public void upsert(DeviceLongs keys, DeviceLongs values, int n, boolean keysSorted) {
-        enter();
-        DeviceLongs.checkArgs(n, device.ordinal, keys, "keys", values, "values");
-        if (n == 0) {
-            return;
+        final Lock held = enterUpdate();
+        try {
+            enter();
+            DeviceLongs.checkArgs(n, device.ordinal, keys, "keys", values, "values");
+            if (n == 0) {
+                return;
+            }
+            upsertOnDevice(keys.buffer(), values.buffer(), n, keysSorted, false);
+            cuCtxSynchronize();
+        } finally {
+            held.unlock();
         }
-        upsertOnDevice(keys.buffer(), values.buffer(), n, keysSorted, false);
-        cuCtxSynchronize();
     }
 
     private void upsertOnDevice(DeviceBuffer batchK, DeviceBuffer batchV, int n, boolean keysSorted,
@@ -169,7 +177,7 @@ public final class GpuSortedArrayIndex implements DeviceResidentIndex {
     }
 
     @Override
-    public void delete(long[] keys, int n, boolean keysSorted) {
+    protected void deleteLocked(long[] keys, int n, boolean keysSorted) {
         enter();
         DeviceSteps.checkKeyArray(keys, n, keysSorted);
         if (n == 0) {
@@ -184,13 +192,18 @@ public final class GpuSortedArrayIndex implements DeviceResidentIndex {
      */
     @Override
     public void delete(DeviceLongs keys, int n, boolean keysSorted) {
-        enter();
-        DeviceLongs.checkArgs(n, device.ordinal, keys, "keys");
-        if (n == 0) {
-            return;
+        final Lock held = enterUpdate();
+        try {
+            enter();
+            DeviceLongs.checkArgs(n, device.ordinal, keys, "keys");
+            if (n == 0) {
+                return;
+            }
+            deleteOnDevice(keys.buffer(), n, keysSorted, false);
+            cuCtxSynchronize();
+        } finally {
+            held.unlock();
         }
-        deleteOnDevice(keys.buffer(), n, keysSorted, false);
-        cuCtxSynchronize();
     }
 
     private void deleteOnDevice(DeviceBuffer batchK, int n, boolean keysSorted, boolean hostChecked) {
@@ -222,7 +235,7 @@ public final class GpuSortedArrayIndex implements DeviceResidentIndex {
     // Lookups
 
     @Override
-    public void get(long[] keys, int n, long[] valuesOut, boolean keysSorted) {
+    protected void getLocked(long[] keys, int n, long[] valuesOut, boolean keysSorted) {
         enter();
         DeviceSteps.checkKeyArray(keys, n, keysSorted);
         BatchArgs.checkArray(valuesOut, "valuesOut", n);
@@ -230,7 +243,7 @@ public final class GpuSortedArrayIndex implements DeviceResidentIndex {
     }
 
     @Override
-    public void ceiling(long[] keys, int n, long[] keysOut, long[] valuesOut, boolean keysSorted) {
+    protected void ceilingLocked(long[] keys, int n, long[] keysOut, long[] valuesOut, boolean keysSorted) {
         enter();
         DeviceSteps.checkKeyArray(keys, n, keysSorted);
         BatchArgs.checkArray(keysOut, "keysOut", n);
@@ -239,7 +252,7 @@ public final class GpuSortedArrayIndex implements DeviceResidentIndex {
     }
 
     @Override
-    public void floor(long[] keys, int n, long[] keysOut, long[] valuesOut, boolean keysSorted) {
+    protected void floorLocked(long[] keys, int n, long[] keysOut, long[] valuesOut, boolean keysSorted) {
         enter();
         DeviceSteps.checkKeyArray(keys, n, keysSorted);
         BatchArgs.checkArray(keysOut, "keysOut", n);
@@ -254,25 +267,35 @@ public final class GpuSortedArrayIndex implements DeviceResidentIndex {
      */
     @Override
     public void get(DeviceLongs keys, int n, DeviceLongs valuesOut, boolean keysSorted) {
-        enter();
-        DeviceLongs.checkArgs(n, device.ordinal, keys, "keys", valuesOut, "valuesOut");
-        if (n == 0) {
-            return;
+        final Lock held = enterLookup();
+        try {
+            enter();
+            DeviceLongs.checkArgs(n, device.ordinal, keys, "keys", valuesOut, "valuesOut");
+            if (n == 0) {
+                return;
+            }
+            lookupOnDevice(MODE_GET, keys.buffer(), n, keysSorted, false, null, valuesOut.buffer());
+            cuCtxSynchronize();
+        } finally {
+            held.unlock();
         }
-        lookupOnDevice(MODE_GET, keys.buffer(), n, keysSorted, false, null, valuesOut.buffer());
-        cuCtxSynchronize();
     }
 
     /** {@link #ceiling(long[], int, long[], long[], boolean)} on the device, as {@link #get(DeviceLongs, int, DeviceLongs, boolean)}. */
     @Override
     public void ceiling(DeviceLongs keys, int n, DeviceLongs keysOut, DeviceLongs valuesOut, boolean keysSorted) {
-        enter();
-        DeviceLongs.checkArgs(n, device.ordinal, keys, "keys", keysOut, "keysOut", valuesOut, "valuesOut");
-        if (n == 0) {
-            return;
+        final Lock held = enterLookup();
+        try {
+            enter();
+            DeviceLongs.checkArgs(n, device.ordinal, keys, "keys", keysOut, "keysOut", valuesOut, "valuesOut");
+            if (n == 0) {
+                return;
+            }
+            lookupOnDevice(MODE_CEILING, keys.buffer(), n, keysSorted, false, keysOut.buffer(), valuesOut.buffer());
+            cuCtxSynchronize();
+        } finally {
+            held.unlock();
         }
-        lookupOnDevice(MODE_CEILING, keys.buffer(), n, keysSorted, false, keysOut.buffer(), valuesOut.buffer());
-        cuCtxSynchronize();
     }
 
     private void lookup(int mode, long[] queries, int n, long[] keysOut, long[] valuesOut, boolean keysSorted) {
@@ -296,7 +319,7 @@ public final class GpuSortedArrayIndex implements DeviceResidentIndex {
     }
 
     @Override
-    public RangeResult range(long[] lo, long[] hi, int n, int limitPerRange) {
+    protected RangeResult rangeLocked(long[] lo, long[] hi, int n, int limitPerRange) {
         enter();
         BatchArgs.checkRanges(lo, hi, n, limitPerRange);
         if (n == 0) {
@@ -332,7 +355,7 @@ public final class GpuSortedArrayIndex implements DeviceResidentIndex {
     }
 
     @Override
-    public int exportFrom(long fromKey, long[] keysOut, long[] valuesOut) {
+    protected int exportFromLocked(long fromKey, long[] keysOut, long[] valuesOut) {
         enter();
         BatchArgs.checkExport(keysOut, valuesOut);
         if (keysOut.length == 0 || size == 0) {
@@ -350,7 +373,7 @@ public final class GpuSortedArrayIndex implements DeviceResidentIndex {
 
     /** Trims the arrays to the keys held (a sorted array has nothing else to restructure); returns 0. */
     @Override
-    public long restructure() {
+    protected long restructureLocked() {
         enter();
         final long target = Math.max(1, size);
         if (capacity > target + target / 8) {
@@ -383,14 +406,14 @@ public final class GpuSortedArrayIndex implements DeviceResidentIndex {
     // Shape
 
     @Override
-    public long size() {
+    protected long sizeLocked() {
         enter();
         return size;
     }
 
     /** Size and the sorted arrays' bytes; no buckets or nodes. */
     @Override
-    public IndexStats stats() {
+    protected IndexStats statsLocked() {
         enter();
         return new IndexStats(Backend.GPU, size, 0, 0, 0, 1, 0, arrayBytes());
     }
@@ -398,13 +421,18 @@ public final class GpuSortedArrayIndex implements DeviceResidentIndex {
     /** Device bytes held besides the sorted arrays: the second pair of arrays and batch scratch. */
     @Override
     public long scratchBytes() {
-        enter();
-        long bytes = counters.bytes() + steps.scratchBytes()
-                + (spareKeys == null ? 0 : spareKeys.bytes() + spareValues.bytes());
-        for (Scratch s : scratches) {
-            bytes += s.bytes();
+        final Lock held = enterLookup();
+        try {
+            enter();
+            long bytes = counters.bytes() + steps.scratchBytes()
+                    + (spareKeys == null ? 0 : spareKeys.bytes() + spareValues.bytes());
+            for (Scratch s : scratches) {
+                bytes += s.bytes();
+            }
+            return bytes;
+        } finally {
+            held.unlock();
         }
-        return bytes;
     }
 
     @Override
@@ -412,18 +440,14 @@ public final class GpuSortedArrayIndex implements DeviceResidentIndex {
         return device.ordinal;
     }
 
-    @Override
-    public Backend backend() {
-        enter();
-        return Backend.GPU;
+    /** The process-wide context of this index's device, shared by every index open on it (for tests). */
+    GpuRuntime.DeviceContext deviceContext() {
+        return device;
     }
 
+    /** Frees the device memory and the pinned staging memory. */
     @Override
-    public void close() {
-        if (closed) {
-            return;
-        }
-        closed = true;
+    protected void closeLocked() {
         device.makeCurrent();
         for (DeviceBuffer b : new DeviceBuffer[] {keys, values, spareKeys, spareValues}) {
             if (b != null) {
@@ -517,10 +541,8 @@ public final class GpuSortedArrayIndex implements DeviceResidentIndex {
         return uploadKeys(k, n);
     }
 
+    /** Makes the device's context current on the calling thread; first in every call (the lock is held). */
     private void enter() {
-        if (closed) {
-            throw new IllegalStateException("index is closed");
-        }
         device.makeCurrent();
     }
 

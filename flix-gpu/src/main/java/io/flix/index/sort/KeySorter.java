@@ -3,7 +3,8 @@ package io.flix.index.sort;
 /**
  * A stable least-significant-digit radix sort of signed 64-bit keys that also yields the permutation, so that
  * values and operations can follow their keys. Equal keys keep their batch order, which is what makes
- * "last occurrence wins" well defined. Scratch buffers grow on demand and are reused: one instance per thread.
+ * "last occurrence wins" well defined. Scratch buffers (the digit histogram too) are allocated on first need, grow
+ * on demand and are reused: one instance per thread.
  */
 public final class KeySorter {
 
@@ -12,7 +13,8 @@ public final class KeySorter {
     private static final int PASSES = Long.SIZE / DIGIT_BITS;
     private static final int INSERTION_SORT_MAX = 64;
 
-    private final int[] histogram = new int[RADIX];
+    /** Digit counts of a pass; allocated by the first batch that needs a radix pass. */
+    private int[] histogram;
     private long[] keyScratch = new long[0];
     private int[] positionScratch = new int[0];
 
@@ -67,6 +69,9 @@ public final class KeySorter {
     }
 
     private void scatterByDigit(long[] srcKeys, int[] srcPos, long[] dstKeys, int[] dstPos, int n, int shift) {
+        if (histogram == null) {
+            histogram = new int[RADIX];
+        }
         final int[] counts = histogram;
         java.util.Arrays.fill(counts, 0);
         for (int i = 0; i < n; i++) {

@@ -103,6 +103,11 @@ final class CountingIndex implements FlixIndex {
     }
 
     @Override
+    public int exportAfter(long afterKey, long[] keysOut, long[] valuesOut) {
+        return delegate.exportAfter(afterKey, keysOut, valuesOut);
+    }
+
+    @Override
     public long size() {
         return delegate.size();
     }

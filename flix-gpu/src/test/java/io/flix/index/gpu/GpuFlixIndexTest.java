@@ -614,19 +614,20 @@ class GpuFlixIndexTest {
             final long[] pageValues = new long[777];
             final long[] oracleKeys = new long[777];
             final long[] oracleValues = new long[777];
-            long from = Long.MIN_VALUE;
             long total = 0;
+            int got = gpu.exportFrom(Long.MIN_VALUE, pageKeys, pageValues);
+            int want = oracle.exportFrom(Long.MIN_VALUE, oracleKeys, oracleValues);
             while (true) {
-                final int got = gpu.exportFrom(from, pageKeys, pageValues);
-                final int want = oracle.exportFrom(from, oracleKeys, oracleValues);
-                assertEquals(want, got, "page from " + from);
+                assertEquals(want, got, "page after " + total + " pairs");
                 assertArrayEquals(Arrays.copyOf(oracleKeys, want), Arrays.copyOf(pageKeys, got));
                 assertArrayEquals(Arrays.copyOf(oracleValues, want), Arrays.copyOf(pageValues, got));
                 total += got;
-                if (got < pageKeys.length) {
+                if (got == 0) {
                     break;
                 }
-                from = pageKeys[got - 1] + 1;
+                final long last = pageKeys[got - 1];
+                got = gpu.exportAfter(last, pageKeys, pageValues);
+                want = oracle.exportAfter(last, oracleKeys, oracleValues);
             }
             assertEquals(oracle.size(), total);
             // a page starting inside the key space, and a rebuild from an export
