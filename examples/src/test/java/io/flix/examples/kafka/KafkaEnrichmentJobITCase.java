@@ -220,10 +220,10 @@ class KafkaEnrichmentJobITCase {
         final JobClient job = env.executeAsync("kafka enrichment, failed once");
         final long changelogRecords = productRecords;
 
-        waitFor(() -> updatesReceived(job.getJobID()) >= changelogRecords,
+        waitFor(job, () -> updatesReceived(job.getJobID()) >= changelogRecords,
                 "the operator received every product record");
         final List<RecordMetadata> firstAcks = send(firstHalf);
-        waitFor(() -> FailingTap.ARMED_INSTANCES.get() >= PARALLELISM,
+        waitFor(job, () -> FailingTap.ARMED_INSTANCES.get() >= PARALLELISM,
                 "a checkpoint with orders completed on every order subtask");
         final List<RecordMetadata> secondAcks = send(secondHalf);
         expectedDeadLetters.add(truncatedLetter(firstAcks.get(firstHalf.indexOf(largeControl)), controlCharacters));
@@ -411,10 +411,14 @@ class KafkaEnrichmentJobITCase {
         return sum;
     }
 
-    /** Polls until {@code condition} holds; fails only past the safety net. */
-    private static void waitFor(BooleanSupplier condition, String what) throws InterruptedException {
+    /** Polls until {@code condition} holds; fails at once where the job ended first, else past the safety net. */
+    private static void waitFor(JobClient job, BooleanSupplier condition, String what) throws Exception {
         final long deadline = System.nanoTime() + SAFETY_NET.toNanos();
         while (!condition.getAsBoolean()) {
+            if (job.getJobExecutionResult().isDone()) {
+                job.getJobExecutionResult().get(); // throws the job's failure
+                throw new AssertionError("the job ended before " + what);
+            }
             if (System.nanoTime() > deadline) {
                 throw new AssertionError("not within " + SAFETY_NET + ": " + what);
             }
