@@ -3,6 +3,8 @@ package io.flix.examples.kafka;
 import io.flix.flink.Rejected;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.api.java.typeutils.PojoTypeInfo;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -153,6 +155,12 @@ class DeadLetterTest {
         assertTrue(encoded.length > DeadLetter.MAX_ENCODED_BYTES * 3 / 4, "near the worst case: " + encoded.length);
         assertTrue(JsonCodec.tree(encoded).path("truncated").asBoolean());
         assertFalse(letter.truncated, "the encoder leaves the letter it was given alone");
+    }
+
+    @Test
+    void aLetterIsAFlinkPojo() {
+        // serialized field by field between the job's tasks, not by Kryo
+        assertTrue(TypeInformation.of(DeadLetter.class) instanceof PojoTypeInfo);
     }
 
     @Test
