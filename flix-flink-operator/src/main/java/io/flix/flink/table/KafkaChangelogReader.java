@@ -10,7 +10,6 @@ import org.apache.kafka.common.errors.InterruptException;
 import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
-import org.apache.kafka.common.utils.Utils;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -40,8 +39,8 @@ import java.util.Properties;
 final class KafkaChangelogReader extends ChangelogReader {
 
     /** Most bootstrap servers tried for the error message, and how long each connection attempt may take. */
-    private static final int PROBED_SERVERS = 5;
-    private static final int PROBE_TIMEOUT_MILLIS = 2_000;
+    private static final int PROBED_SERVERS = 3;
+    private static final int PROBE_TIMEOUT_MILLIS = 1_000;
 
     private volatile KafkaConsumer<byte[], byte[]> consumer;
     /** What the reader waits for, for {@link #progress()}. */
@@ -79,7 +78,8 @@ final class KafkaChangelogReader extends ChangelogReader {
                 waitForBrokers("the end offsets of topic '" + spec.topic() + "'");
                 endAtOpen = c.endOffsets(partitions, dimension.bootstrapTimeLeft());
                 waitingForBrokers = false;
-                waitingFor = "reading the topic up to its end offsets at open, " + endAtOpen;
+                waitingFor = "reading the topic's " + partitions.size() + " partitions up to their end offsets at "
+                        + "open";
             } catch (TimeoutException e) {
                 throw bootstrapTimeout(e);
             }
@@ -186,11 +186,17 @@ final class KafkaChangelogReader extends ChangelogReader {
         return new Progress(doing + "; the bootstrap servers: " + found, firstProblem);
     }
 
-    /** Tries to connect to one {@code host:port}: null where it connects, else what went wrong. */
+    /** Tries to connect to one {@code host:port} (or {@code [v6 address]:port}): null where it connects. */
     private static IOException probe(String server) {
-        final String host = Utils.getHost(server);
-        final Integer port = Utils.getPort(server);
-        if (host == null || port == null) {
+        final int colon = server.lastIndexOf(':');
+        final String host = colon <= 0 ? "" : server.substring(0, colon).replace("[", "").replace("]", "");
+        final int port;
+        try {
+            port = Integer.parseInt(server.substring(colon + 1));
+        } catch (NumberFormatException e) {
+            return new IOException("not a host:port address");
+        }
+        if (host.isEmpty() || port < 0 || port > 65_535) {
             return new IOException("not a host:port address");
         }
         final InetSocketAddress address = new InetSocketAddress(host, port);

@@ -72,16 +72,8 @@ class KafkaChangelogTest {
         return row.getString(1) + "," + row.getDouble(2);
     }
 
-    /** Waits until the dimension has applied this many records: an event that must come; the limit is a net. */
     private static void awaitApplied(SharedDimension dimension, long records) throws InterruptedException {
-        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(TestTables.NET_SECONDS);
-        while (dimension.appliedRecords() < records) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("the dimension applied " + dimension.appliedRecords() + " records, not "
-                        + records);
-            }
-            Thread.sleep(10);
-        }
+        TestTables.await("the dimension applies " + records + " records", () -> dimension.appliedRecords() >= records);
     }
 
     private static ProducerRecord<String, String> record(String topic, long id, String name, double price) {
@@ -102,6 +94,57 @@ class KafkaChangelogTest {
             properties.put(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, "1");
         }
         return new KafkaProducer<>(properties);
+    }
+
+    /**
+     * Everything written before the open is visible to the first lookup (the value without the key column;
+     * records without a key and values that do not parse are skipped and counted), and later changes arrive while
+     * the table is open.
+     */
+    @Test
+    void bootstrapsBeforeTheFirstLookupAndFollowsTheTopic() throws Exception {
+        final String topic = "products-direct";
+        BROKER.createTopics(Map.of(topic, 3));
+        final int products = 2_000;
+        try (KafkaProducer<String, String> producer = producer(null)) {
+            for (long id = 0; id < products; id++) {
+                producer.send(new ProducerRecord<>(topic, "{\"id\":" + id + "}",
+                        "{\"name\":\"p" + id + "\",\"price\":" + id + ".5}"));
+            }
+            producer.send(new ProducerRecord<>(topic, null, "{\"name\":\"keyless\",\"price\":1.0}"));
+            producer.send(new ProducerRecord<>(topic, "{\"id\":1}", "not json"));
+            producer.send(new ProducerRecord<>(topic, "{\"id\":2}", null));
+            producer.flush();
+
+            final Map<String, String> options = options(topic);
+            options.put("value.json.ignore-parse-errors", "true");
+            options.put("changelog.batch-size", "256");
+            final FlixAsyncLookupFunction function = open(options);
+            try {
+                final SharedDimension dimension = function.dimension();
+                // all of it, before any lookup: the open waited for the end offsets
+                assertEquals(products - 1, dimension.indexSize());
+                assertEquals(2, dimension.skippedRecords());
+                assertEquals("p1,1.5", lookup(function, 1));
+                assertEquals("none", lookup(function, 2));
+                assertEquals("p1999,1999.5", lookup(function, 1999));
+                assertEquals("none", lookup(function, products));
+
+                producer.send(new ProducerRecord<>(topic, "{\"id\":1}", null));
+                producer.send(new ProducerRecord<>(topic, "{\"id\":2}", "{\"name\":\"back\",\"price\":2.0}"));
+                producer.send(new ProducerRecord<>(topic, "{\"id\":" + products + "}",
+                        "{\"name\":\"new\",\"price\":3.0}"));
+                producer.flush();
+                awaitApplied(dimension, products + 1 + 3);
+                assertEquals("none", lookup(function, 1));
+                assertEquals("back,2.0", lookup(function, 2));
+                assertEquals("new,3.0", lookup(function, products));
+                assertEquals(products, dimension.indexSize());
+            } finally {
+                function.close();
+            }
+            assertTrue(SharedDimensions.openOn(topic).isEmpty());
+        }
     }
 
     /**
