@@ -44,13 +44,14 @@ final class KafkaChangelogReader extends ChangelogReader {
 
     private volatile KafkaConsumer<byte[], byte[]> consumer;
     /** What the reader waits for, for {@link #progress()}. */
-    private volatile String waitingFor = "starting";
-    /** True while the reader waits for brokers to answer a metadata request. */
-    private volatile boolean waitingForBrokers;
+    private volatile String waitingFor;
+    /** True until the brokers answered the bootstrap's metadata requests: the probe says why they did not. */
+    private volatile boolean waitingForBrokers = true;
     private volatile long recordsRead;
 
     KafkaChangelogReader(DimensionSpec spec, SharedDimension dimension) {
         super(spec, dimension);
+        waitingFor = "starting the consumer to ask the brokers for the partitions of topic '" + spec.topic() + "'";
     }
 
     @Override

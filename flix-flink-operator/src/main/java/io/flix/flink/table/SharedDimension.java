@@ -303,7 +303,11 @@ final class SharedDimension implements AutoCloseable {
             queue.drainTo(rest);
             failRemaining(rest);
             if (index != null) {
-                index.close();
+                try {
+                    index.close();
+                } catch (Throwable t) {
+                    LOG.warn("FliX dimension {}: closing its index failed", describe(), t);
+                }
             }
         }
     }

@@ -1,15 +1,15 @@
 package io.flix.flink.table;
 
+import org.apache.flink.core.testutils.ManuallyTriggeredScheduledExecutorService;
 import org.apache.flink.table.api.DataTypes;
 import org.apache.flink.table.catalog.Column;
 import org.apache.flink.table.catalog.ResolvedSchema;
 import org.apache.flink.table.catalog.UniqueConstraint;
+import org.apache.flink.table.data.DecimalData;
 import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.table.data.RowData;
-import org.apache.flink.table.data.DecimalData;
 import org.apache.flink.table.data.StringData;
 import org.apache.flink.table.data.TimestampData;
-import org.apache.flink.core.testutils.ManuallyTriggeredScheduledExecutorService;
 import org.apache.flink.table.functions.FunctionContext;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -96,7 +96,8 @@ class FlixAsyncLookupFunctionTest {
         try {
             final Map<Long, String> oracle = expected(50, 3);
             final List<CompletableFuture<Collection<RowData>>> futures = new ArrayList<>();
-            // 70 lookups: batches of 4, the last 2 sent by the linger timer; keys 50..69 are absent
+            // 70 lookups in batches of at most 4 (the size trigger, or the linger timer whenever it fires);
+            // keys 50..69 are absent
             for (long k = 0; k < 70; k++) {
                 futures.add(function.asyncLookup(GenericRowData.of(k)));
             }

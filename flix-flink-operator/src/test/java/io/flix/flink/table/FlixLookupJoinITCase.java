@@ -26,7 +26,6 @@ import java.util.TreeMap;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * A processing-time lookup join of an order stream against a 'flix' table whose changelog is an upsert topic on a
