@@ -9,9 +9,14 @@ import org.apache.flink.table.catalog.UniqueConstraint;
 import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.functions.FunctionContext;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.ListOffsetsOptions;
+import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.IsolationLevel;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -74,6 +79,35 @@ class KafkaChangelogTest {
 
     private static void awaitApplied(SharedDimension dimension, long records) throws InterruptedException {
         TestTables.await("the dimension applies " + records + " records", () -> dimension.appliedRecords() >= records);
+    }
+
+    /**
+     * Waits until each partition's last stable offset is the given one, or its end offset where that is -1 (no
+     * transaction open there): what a read_committed consumer starting now takes as the end.
+     */
+    private static void awaitLastStableOffsets(String topic, Map<Integer, Long> expected) throws Exception {
+        try (Admin admin = Admin.create(BROKER.clientProperties())) {
+            final Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
+            expected.keySet().forEach(p -> latest.put(new TopicPartition(topic, p), OffsetSpec.latest()));
+            TestTables.await("the transactions of " + topic + " settle", () -> {
+                try {
+                    final var stable = admin.listOffsets(latest,
+                            new ListOffsetsOptions(IsolationLevel.READ_COMMITTED)).all().get();
+                    final var end = admin.listOffsets(latest,
+                            new ListOffsetsOptions(IsolationLevel.READ_UNCOMMITTED)).all().get();
+                    for (Map.Entry<Integer, Long> e : expected.entrySet()) {
+                        final TopicPartition partition = new TopicPartition(topic, e.getKey());
+                        final long want = e.getValue() < 0 ? end.get(partition).offset() : e.getValue();
+                        if (stable.get(partition).offset() != want) {
+                            return false;
+                        }
+                    }
+                    return true;
+                } catch (Exception ex) {
+                    throw new IllegalStateException(ex);
+                }
+            });
+        }
     }
 
     private static ProducerRecord<String, String> record(String topic, long id, String name, double price) {
@@ -175,13 +209,16 @@ class KafkaChangelogTest {
             committer.abortTransaction();
 
             holder.beginTransaction(); // left open while the table opens
-            holder.send(record(topic, 3, "open", -3)); // partition 1
+            final long open = holder.send(record(topic, 3, "open", -3)).get().offset(); // partition 1
             holder.flush();
 
             committer.beginTransaction();
             committer.send(record(topic, 5, "p5-v2", 50)); // partition 1: behind the open transaction
             committer.send(record(topic, 6, "p6-v2", 60)); // partition 0: nothing open there
             committer.commitTransaction();
+            // a commit returns before its markers are in the partitions: wait until the last stable offsets show
+            // every transaction but the open one ended, so that the table's open sees them so too
+            awaitLastStableOffsets(topic, Map.of(0, -1L, 1, open));
 
             final FlixAsyncLookupFunction function = open(options(topic));
             try {
