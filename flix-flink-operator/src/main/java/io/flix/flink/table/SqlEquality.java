@@ -12,9 +12,7 @@ import java.util.Arrays;
  * <ul>
  *   <li>FLOAT, DOUBLE: numeric {@code ==}: {@code -0.0 = 0.0} is true and {@code NaN = NaN} is false (so a NaN
  *       lookup key finds nothing, as a NaN join key matches nothing in Flink SQL).</li>
- *   <li>DECIMAL: by value ({@link DecimalData#compareTo}): {@code 1.5 = 1.50}. Both sides hold the column's
- *       scale where the planner hands the connector values of the column's type; a value of another scale
- *       compares by value all the same.</li>
+ *   <li>DECIMAL: by value ({@link DecimalData#compareTo}): {@code 1.5 = 1.50}.</li>
  *   <li>TIMESTAMP, TIMESTAMP_LTZ: the same instant ({@link TimestampData#compareTo}), whatever the precision the
  *       values were written with: {@code TIMESTAMP(3) '...00.120' = TIMESTAMP(6) '...00.120000'}.</li>
  *   <li>BINARY, VARBINARY: the same bytes; CHAR, VARCHAR: the same characters; BOOLEAN, the integer types, DATE,
@@ -22,6 +20,11 @@ import java.util.Arrays;
  * </ul>
  * Other types (ARRAY, MAP, MULTISET, ROW, structured, RAW, ...) have no equality here: {@link #of} refuses them,
  * and the connector does not accept them as lookup keys.
+ *
+ * <p>Flink's planner makes an equality a lookup key only where both sides have the column's type; an equality of
+ * another DECIMAL scale or TIMESTAMP precision ({@code DECIMAL(10, 1) = DECIMAL(10, 2)}) it evaluates itself on
+ * the returned row, after a cast. So both values here have the column's type, which fixes the scale and the
+ * precision; comparing by value is right for other ones too.
  */
 @FunctionalInterface
 interface SqlEquality {
