@@ -69,7 +69,7 @@ final class StateFixtures {
     private static long longPayload(int i) {
         return switch (i % 5) {
             case 0 -> FlixIndex.NOT_FOUND;
-            case 1 -> FlixEnrichmentOperator.ESCAPED;
+            case 1 -> InlinePayloads.ESCAPED;
             default -> i * 1_000_003L - 77;
         };
     }
