@@ -65,7 +65,9 @@ import java.util.List;
  * with a reason naming the key and the serializer's exception, while the batch's other lookups come out as usual.
  * A {@link LookupKind#RANGE} lookup with such a payload among its matches is rejected as a whole (its reason names
  * the key), rather than answered with a match left out; so are {@link LookupKind#FLOOR} and
- * {@link LookupKind#CEILING} lookups whose found key holds one. An update of the key replaces the bad payload.
+ * {@link LookupKind#CEILING} lookups whose found key holds one. An update of the key replaces the bad payload. A
+ * restore that migrates the payloads to a new serializer (see below) cannot migrate such a payload and fails,
+ * naming its key: restore with the old serializer first, and replace or delete the key.
  *
  * <h2>Keys</h2>
  * The operator reads each record's key with the inputs' key selectors itself and does not set Flink's per-record

@@ -45,7 +45,7 @@ class FlixEnrichmentStateCompatibilityTest {
             case 0 -> Long.MIN_VALUE;
             case 1 -> Long.MAX_VALUE;
             case 2 -> 0L;
-            default -> (i - 250L) * 0x9E3779B97F4AL;
+            default -> (i - 250L) * 0x9E3779B97F4AL + 1;
         };
     }
 
@@ -224,6 +224,70 @@ class FlixEnrichmentStateCompatibilityTest {
             final java.io.IOException cause = causeOf(e, java.io.IOException.class);
             assertTrue(cause.getMessage().contains("key ") && cause.getMessage().contains("in the row store")
                     && cause.getMessage().contains("inline in 8 bytes"), cause.getMessage());
+        }
+    }
+
+    @Test
+    void aPayloadTheOldSerializerCannotReadFailsTheMigrationNamingTheKey() throws Exception {
+        final OperatorSubtaskState state = load(() -> operator(CursedStringSerializer.INSTANCE,
+                u -> u.payload.equals("7") ? CursedStringSerializer.CURSE + " seven" : "p" + u.payload), 1);
+        try (var harness = Harnesses.harness(operator(new MigratingStringSerializer(), u -> u.payload), 1, 0)) {
+            final Exception e = assertThrows(Exception.class, () -> {
+                harness.initializeState(state);
+                harness.open();
+            });
+            final java.io.IOException cause = causeOf(e, java.io.IOException.class);
+            assertTrue(cause.getMessage().contains("the payload of key " + key(7) + " ")
+                    && cause.getMessage().contains(CursedStringSerializer.class.getName())
+                    && cause.getMessage().contains(MigratingStringSerializer.class.getName()), cause.getMessage());
+        }
+        // with the serializer that wrote it the state restores, the unreadable payload kept
+        assertEquals(KEYS, restoreAndCount(state));
+    }
+
+    private static long restoreAndCount(OperatorSubtaskState state) throws Exception {
+        final FlixEnrichmentOperator<Update, Lookup, String> restored =
+                operator(CursedStringSerializer.INSTANCE, u -> u.payload);
+        try (var harness = Harnesses.harness(restored, 1, 0)) {
+            harness.initializeState(state);
+            harness.open();
+            return restored.indexSize();
+        }
+    }
+
+    /** Strings, whose snapshot asks for a migration from any other serializer of strings. */
+    public static final class MigratingStringSerializer
+            extends org.apache.flink.api.common.typeutils.base.TypeSerializerSingleton<String> {
+        @Override public boolean isImmutableType() { return true; }
+        @Override public String createInstance() { return ""; }
+        @Override public String copy(String from) { return from; }
+        @Override public String copy(String from, String reuse) { return from; }
+        @Override public int getLength() { return -1; }
+        @Override public void serialize(String r, org.apache.flink.core.memory.DataOutputView t)
+                throws java.io.IOException { StringSerializer.INSTANCE.serialize(r, t); }
+        @Override public String deserialize(org.apache.flink.core.memory.DataInputView s)
+                throws java.io.IOException { return StringSerializer.INSTANCE.deserialize(s); }
+        @Override public String deserialize(String reuse, org.apache.flink.core.memory.DataInputView s)
+                throws java.io.IOException { return deserialize(s); }
+        @Override public void copy(org.apache.flink.core.memory.DataInputView s,
+                                   org.apache.flink.core.memory.DataOutputView t) throws java.io.IOException {
+            StringSerializer.INSTANCE.copy(s, t);
+        }
+        @Override public org.apache.flink.api.common.typeutils.TypeSerializerSnapshot<String> snapshotConfiguration() {
+            return new MigratingSnapshot();
+        }
+    }
+
+    public static final class MigratingSnapshot
+            extends org.apache.flink.api.common.typeutils.SimpleTypeSerializerSnapshot<String> {
+        public MigratingSnapshot() {
+            super(MigratingStringSerializer::new);
+        }
+
+        @Override
+        public org.apache.flink.api.common.typeutils.TypeSerializerSchemaCompatibility<String>
+                resolveSchemaCompatibility(org.apache.flink.api.common.typeutils.TypeSerializerSnapshot<String> old) {
+            return org.apache.flink.api.common.typeutils.TypeSerializerSchemaCompatibility.compatibleAfterMigration();
         }
     }
 
