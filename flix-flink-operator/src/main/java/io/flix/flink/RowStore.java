@@ -24,13 +24,15 @@ import java.util.Arrays;
  * order, lets the old slabs go and cuts the row id table back to the highest live id. So the slabs hold at most
  * twice the live bytes plus {@link #COMPACTION_MIN_DEAD_BYTES}. A compaction copies the live rows once and runs
  * after at least as many bytes were freed; it holds the old and the new slabs for its duration. When the last live
- * row is freed the store lets go of everything at once.
+ * row is freed the store lets go of everything at once but one slab, kept for the next rows (so that a dimension
+ * that empties and fills again does not allocate a slab each time).
  *
  * <h2>Rows of a fixed length</h2>
  * With a fixed row length (a payload serializer of fixed length, such as that of two {@code long}s), rows are packed
  * back to back and a row's place follows from its id: no table, one live bit per id. Such rows cannot move; the
  * store lets go of the slabs above its highest live row, keeping one empty slab in reserve, so it holds the slabs
- * up to its highest live row id plus one.
+ * up to its highest live row id plus one; emptied, it keeps its first slab where that is no larger than
+ * {@link #SLAB_BYTES}.
  */
 public final class RowStore {
 
@@ -90,6 +92,8 @@ public final class RowStore {
     private long liveBytes;
     /** Slab space of the live rows (payloads rounded up to their size class). */
     private long liveSpace;
+    /** Compactions so far, for tests. */
+    private int compactions;
 
     /** A store of rows of any length. */
     RowStore() {
@@ -166,7 +170,7 @@ public final class RowStore {
             liveBytes -= fixedLength;
             liveSpace -= fixedLength;
             if (liveRows == 0) {
-                reset();
+                emptied();
             } else {
                 releaseTopSlabs();
             }
@@ -192,7 +196,7 @@ public final class RowStore {
         liveRows--;
         liveBytes -= length;
         if (liveRows == 0) {
-            reset();
+            emptied();
         } else if (deadBytes() >= COMPACTION_MIN_DEAD_BYTES
                 && deadBytes() > COMPACTION_RATIO * (liveSpace + (long) TABLE_BYTES_PER_ID * rowIdsUsed)) {
             compact();
@@ -242,6 +246,10 @@ public final class RowStore {
         return liveBytes;
     }
 
+    int compactions() {
+        return compactions;
+    }
+
     /** Slab bytes that hold no live row. */
     long deadBytes() {
         return slabBytes - liveSpace;
@@ -262,6 +270,28 @@ public final class RowStore {
             bytes += stack == null ? 0 : 8L * stack.length;
         }
         return bytes;
+    }
+
+    /** The last live row was freed: lets go of everything but one slab of at most {@link #SLAB_BYTES}. */
+    private void emptied() {
+        final byte[] keep;
+        if (fixedLength > 0) {
+            keep = slabCount > 0 && slabs[0].length <= SLAB_BYTES ? slabs[0] : null;
+        } else {
+            keep = bumpSlab >= 0 ? slabs[bumpSlab] : null;
+        }
+        reset();
+        if (keep == null) {
+            return;
+        }
+        if (fixedLength > 0) {
+            slabs[0] = keep;
+            slabLiveRows[0] = 0;
+            slabCount = 1;
+            slabBytes = keep.length;
+        } else {
+            bumpSlab = addSlab(keep);
+        }
     }
 
     private void reset() {
@@ -426,6 +456,7 @@ public final class RowStore {
      * ids, and cuts the row id table back to the highest live id.
      */
     private void compact() {
+        compactions++;
         final byte[][] old = slabs;
         int top = rowIdsUsed;
         while (top > 0 && rowLength[top - 1] < 0) {
