@@ -333,10 +333,8 @@ public final class RowStore {
             }
         } else if (row >= rowAddress.length) {
             final int capacity = (int) Math.min(MAX_ROW_IDS, 2L * rowAddress.length);
-            final int old = rowAddress.length;
             rowAddress = Arrays.copyOf(rowAddress, capacity);
             rowLength = Arrays.copyOf(rowLength, capacity);
-            Arrays.fill(rowLength, old, capacity, -1);
         }
     }
 
