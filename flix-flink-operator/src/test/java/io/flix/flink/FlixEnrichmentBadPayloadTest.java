@@ -168,7 +168,8 @@ class FlixEnrichmentBadPayloadTest {
             harness.prepareSnapshotPreBarrier(1);
             assertEquals(List.of(new Enriched<>(new Lookup(1, 1, 1), LookupKind.EXACT, 1, null, null)),
                     new ArrayList<>(harness.extractOutputValues()));
-            final List<StreamRecord<Rejected>> rejected = new ArrayList<>(harness.getSideOutput(FlixEnrichment.REJECTED));
+            final List<StreamRecord<Rejected>> rejected =
+                    new ArrayList<>(harness.getSideOutput(FlixEnrichment.REJECTED));
             assertEquals(1, rejected.size());
             assertTrue(rejected.get(0).getValue().reason.contains("key 2 does not deserialize")
                     && rejected.get(0).getValue().reason.contains("13 is unlucky"), rejected.get(0).getValue().reason);

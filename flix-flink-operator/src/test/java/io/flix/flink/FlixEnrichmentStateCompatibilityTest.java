@@ -25,6 +25,7 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.function.Function;
 import java.util.function.LongFunction;
+import java.util.function.Supplier;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -70,8 +71,8 @@ class FlixEnrichmentStateCompatibilityTest {
     }
 
     /** Writes update {@code "i"} of every key at a parallelism, and snapshots each subtask into one state. */
-    private static <P> OperatorSubtaskState load(java.util.function.Supplier<FlixEnrichmentOperator<Update, Lookup, P>>
-                                                         operators, int parallelism) throws Exception {
+    private static <P> OperatorSubtaskState load(Supplier<FlixEnrichmentOperator<Update, Lookup, P>> operators,
+                                                 int parallelism) throws Exception {
         final OperatorSubtaskState[] snapshots = new OperatorSubtaskState[parallelism];
         for (int subtask = 0; subtask < parallelism; subtask++) {
             try (var harness = Harnesses.harness(operators.get(), parallelism, subtask)) {
@@ -90,7 +91,7 @@ class FlixEnrichmentStateCompatibilityTest {
 
     /** Restores the state at a parallelism and looks up every key: what each subtask found. */
     private static <P> Map<Long, P> restoreAndLookUpAll(
-            java.util.function.Supplier<FlixEnrichmentOperator<Update, Lookup, P>> operators, OperatorSubtaskState state,
+            Supplier<FlixEnrichmentOperator<Update, Lookup, P>> operators, OperatorSubtaskState state,
             int fromParallelism, int parallelism) throws Exception {
         final Map<Long, P> found = new TreeMap<>();
         for (int subtask = 0; subtask < parallelism; subtask++) {
