@@ -9,8 +9,8 @@ import java.util.Arrays;
  * {@code int} row id (the value the index maps each key to). Not thread-safe.
  *
  * <h2>Row ids</h2>
- * A freed row id is handed out again, lowest first (the free ids below the highest handed out are kept in a heap,
- * 4 bytes each), so that as a dimension is updated its rows gather at the low ids and the top of the id space can
+ * A freed row id is handed out again, lowest first (the free ids are kept in a {@link FreeIdSet}, about a bit per
+ * id), so that as a dimension is updated its rows gather at the low ids and the top of the id space can
  * be let go. Row ids never change while their row lives: the index that maps keys to them needs no update when
  * the store gives memory back.
  *
@@ -49,7 +49,6 @@ public final class RowStore {
     private static final int CLASSES = SMALL_CLASSES + 32;
     private static final int INITIAL_ROW_IDS = 1024;
     private static final int INITIAL_SLABS = 16;
-    private static final int INITIAL_FREE_IDS = 64;
     /** Row id table bytes per id (rows of any length): an 8-byte place and a 4-byte length. */
     private static final int TABLE_BYTES_PER_ID = 12;
 
@@ -83,9 +82,8 @@ public final class RowStore {
 
     /** Row ids below this have been handed out (each live or free); ids at or above it are fresh. */
     private int rowIdsUsed;
-    /** Free row ids below {@link #rowIdsUsed}, a min-heap; entries at or above it are stale and skipped. */
-    private int[] freeIds;
-    private int freeIdCount;
+    /** The free row ids, all below {@link #rowIdsUsed}. */
+    private FreeIdSet freeIds;
 
     private int liveRows;
     /** Payload bytes of the live rows. */
@@ -145,7 +143,7 @@ public final class RowStore {
             throw new IllegalArgumentException("rows here hold " + fixedLength + " bytes, was " + length);
         }
         reserveRowId();
-        final int slab = rowIdsUsedAfterTake() / rowsPerSlab;
+        final int slab = nextRowId() / rowsPerSlab;
         while (slabCount <= slab) {
             addFixedSlab();
         }
@@ -165,7 +163,7 @@ public final class RowStore {
         if (fixedLength > 0) {
             liveBits[row >>> 6] &= ~(1L << row);
             slabLiveRows[row / rowsPerSlab]--;
-            pushFreeId(row);
+            freeIds.add(row);
             liveRows--;
             liveBytes -= fixedLength;
             liveSpace -= fixedLength;
@@ -192,7 +190,7 @@ public final class RowStore {
             liveSpace -= capacity(sizeClass);
         }
         rowLength[row] = -1;
-        pushFreeId(row);
+        freeIds.add(row);
         liveRows--;
         liveBytes -= length;
         if (liveRows == 0) {
@@ -260,7 +258,7 @@ public final class RowStore {
      * counted.
      */
     public long heapBytes() {
-        long bytes = slabBytes + 8L * slabs.length + 4L * freeIds.length;
+        long bytes = slabBytes + 8L * slabs.length + freeIds.heapBytes();
         if (fixedLength > 0) {
             return bytes + 8L * liveBits.length + 4L * slabLiveRows.length;
         }
@@ -303,8 +301,7 @@ public final class RowStore {
         bumpSlab = -1;
         slabFill = 0;
         rowIdsUsed = 0;
-        freeIds = new int[INITIAL_FREE_IDS];
-        freeIdCount = 0;
+        freeIds = new FreeIdSet();
         liveRows = 0;
         liveBytes = 0;
         liveSpace = 0;
@@ -323,10 +320,11 @@ public final class RowStore {
 
     /** Makes sure the next {@link #takeRowId} succeeds without failing halfway through an add. */
     private void reserveRowId() {
-        final int row = rowIdsUsedAfterTake();
+        final int row = nextRowId();
         if (row == MAX_ROW_IDS) {
             throw new IllegalStateException("row store holds " + rowIdsUsed + " rows, the most it can");
         }
+        freeIds.ensureCapacity(row + 1); // sized with the ids handed out, so that a free never allocates
         if (fixedLength > 0) {
             if ((row >>> 6) >= liveBits.length) {
                 liveBits = Arrays.copyOf(liveBits, Math.max(liveBits.length * 2, (row >>> 6) + 1));
@@ -338,72 +336,16 @@ public final class RowStore {
         }
     }
 
-    /** The id the next {@link #takeRowId} returns (dropping stale free ids on the way). */
-    private int rowIdsUsedAfterTake() {
-        if (freeIdCount > 0 && freeIds[0] >= rowIdsUsed) {
-            freeIdCount = 0; // the smallest is stale, so all are
-        }
-        return freeIdCount > 0 ? freeIds[0] : rowIdsUsed;
+    /** The id the next {@link #takeRowId} returns. */
+    private int nextRowId() {
+        final int free = freeIds.lowest();
+        return free >= 0 ? free : rowIdsUsed;
     }
 
     /** The lowest free row id, or a fresh one. */
     private int takeRowId() {
-        final int row = rowIdsUsedAfterTake();
-        if (freeIdCount > 0) {
-            final int last = freeIds[--freeIdCount];
-            if (freeIdCount > 0) {
-                siftDown(last);
-            }
-        } else {
-            rowIdsUsed++;
-        }
-        return row;
-    }
-
-    private void pushFreeId(int row) {
-        if (freeIdCount == freeIds.length) {
-            freeIds = Arrays.copyOf(freeIds, freeIds.length * 2);
-        }
-        int at = freeIdCount++;
-        while (at > 0) {
-            final int parent = (at - 1) >>> 1;
-            if (freeIds[parent] <= row) {
-                break;
-            }
-            freeIds[at] = freeIds[parent];
-            at = parent;
-        }
-        freeIds[at] = row;
-    }
-
-    /** Puts {@code row} at the heap's root and sifts it down. */
-    private void siftDown(int row) {
-        int at = 0;
-        final int half = freeIdCount >>> 1;
-        while (at < half) {
-            int child = 2 * at + 1;
-            if (child + 1 < freeIdCount && freeIds[child + 1] < freeIds[child]) {
-                child++;
-            }
-            if (row <= freeIds[child]) {
-                break;
-            }
-            freeIds[at] = freeIds[child];
-            at = child;
-        }
-        freeIds[at] = row;
-    }
-
-    /** Rebuilds the free ids from scratch: every free id below {@link #rowIdsUsed}, ascending (a min-heap). */
-    private void rebuildFreeIds() {
-        final int count = rowIdsUsed - liveRows;
-        freeIds = new int[Math.max(INITIAL_FREE_IDS, count)];
-        freeIdCount = 0;
-        for (int row = 0; row < rowIdsUsed && freeIdCount < count; row++) {
-            if (!isLive(row)) {
-                freeIds[freeIdCount++] = row;
-            }
-        }
+        final int free = freeIds.pollLowest();
+        return free >= 0 ? free : rowIdsUsed++;
     }
 
     // ---- slabs ----
@@ -486,12 +428,12 @@ public final class RowStore {
             }
         }
         rowIdsUsed = top;
+        freeIds.removeFrom(top);
         final int tableLength = Math.max(INITIAL_ROW_IDS, top);
         if (rowAddress.length > tableLength) {
             rowAddress = Arrays.copyOf(rowAddress, tableLength);
             rowLength = Arrays.copyOf(rowLength, tableLength);
         }
-        rebuildFreeIds();
     }
 
     /** Fixed length: adds the slab of the next row ids. */
@@ -520,6 +462,7 @@ public final class RowStore {
             slabBytes -= (long) rowsPerSlab * fixedLength;
         }
         rowIdsUsed = (int) Math.min(rowIdsUsed, (long) slabCount * rowsPerSlab);
+        freeIds.removeFrom(rowIdsUsed);
         if (slabs.length >= 4 * Math.max(INITIAL_SLABS / 2, slabCount)) {
             slabs = Arrays.copyOf(slabs, 2 * Math.max(INITIAL_SLABS / 2, slabCount));
             slabLiveRows = Arrays.copyOf(slabLiveRows, slabs.length);
@@ -527,10 +470,6 @@ public final class RowStore {
         final int words = Math.max(INITIAL_ROW_IDS / 64, (rowIdsUsed + 63) >>> 6);
         if (liveBits.length >= 4 * words) {
             liveBits = Arrays.copyOf(liveBits, 2 * words);
-        }
-        if (freeIdCount > 2 * (rowIdsUsed - liveRows) || freeIds.length >= 4 * Math.max(INITIAL_FREE_IDS,
-                rowIdsUsed - liveRows)) {
-            rebuildFreeIds(); // mostly stale: drop them, amortized over the frees that made them
         }
     }
 
