@@ -34,8 +34,9 @@ import java.util.List;
  *
  * Lookups are exact by default; {@link #lookup(LookupKind)} and {@link #range(KeySelector, int)} choose the
  * ordered kinds, which answer within one subtask's keys (see {@link LookupKind}). Records with a null key, updates
- * whose payload does not serialize and malformed range lookups go to {@link #rejected()}; the job goes on. The
- * operator and its state are described in {@link FlixEnrichmentOperator}.
+ * whose payload does not serialize, malformed range lookups and lookups that find a stored payload that does not
+ * deserialize go to {@link #rejected()}; the job goes on. The operator and its state (including what a restore
+ * with a changed payload type does) are described in {@link FlixEnrichmentOperator}.
  *
  * @param <U> update records
  * @param <E> lookup events

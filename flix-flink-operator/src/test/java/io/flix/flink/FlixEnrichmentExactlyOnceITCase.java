@@ -33,8 +33,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  * A job with checkpoints, killed twice in the middle of its lookups, recovers from its checkpoints to the very
  * output of the run without failures: every lookup once, each with the same payload.
  *
- * <p>The lookups wait (without blocking checkpoints) until every update is in the operator, so the failure-free
- * output is one fixed answer; failures are injected only after a checkpoint taken after that point has completed.
+ * <p>The lookups wait (without blocking checkpoints) until every update is in the operator and a checkpoint taken
+ * after that has completed: the failure-free output is one fixed answer, every restore starts from a checkpoint
+ * holding the whole dimension, and the failures come at fixed lookups, whatever the timing of checkpoints and
+ * lookups.
  */
 class FlixEnrichmentExactlyOnceITCase {
 
@@ -79,7 +81,8 @@ class FlixEnrichmentExactlyOnceITCase {
         env.enableCheckpointing(100);
         env.setParallelism(2);
         final DataStream<Update> updates = TestJobs.updates(env, UPDATES, KEYS, "updates");
-        final DataStream<Lookup> lookups = TestJobs.lookups(env, LOOKUPS, KEYS, run, 15_000, "lookups")
+        final DataStream<Lookup> lookups = TestJobs.lookups(env, LOOKUPS, KEYS, run,
+                        JobParts.Gate.CHECKPOINTED_AFTER_LOAD, 15_000, "lookups")
                 .map(new FailingMap(run)).setParallelism(1);
         FlixEnrichment.of(updates, lookups)
                 .key(u -> u.key, l -> l.key)
@@ -97,16 +100,15 @@ class FlixEnrichmentExactlyOnceITCase {
     }
 
     /**
-     * Throws once per planned failure, each at a fixed point of the lookups and only after a checkpoint taken
-     * after the load (since the last failure) has completed.
+     * Throws once per planned failure, each at a fixed lookup; opens the lookups' gate once a checkpoint taken
+     * after the load has completed.
      */
     static final class FailingMap implements MapFunction<Lookup, Lookup>, CheckpointedFunction, CheckpointListener {
         static final Map<String, AtomicInteger> FAILURES_LEFT = new ConcurrentHashMap<>();
-        /** The first checkpoint taken with the load complete, since the last failure. */
+        /** The first checkpoint taken with the load complete. */
         static final Map<String, AtomicLong> GATE_CHECKPOINT = new ConcurrentHashMap<>();
 
         private final String run;
-        private transient boolean armed;
 
         FailingMap(String run) {
             this.run = run;
@@ -114,12 +116,12 @@ class FlixEnrichmentExactlyOnceITCase {
 
         @Override
         public Lookup map(Lookup lookup) {
-            // failure k of n comes at the first lookup past (k + 1) / (n + 1) of the lookups, once armed
+            // failure k of n comes at the first lookup past (k + 1) / (n + 1) of the lookups; a restore replays
+            // the lookups from before it, which pass
             final int left = FAILURES_LEFT.get(run).get();
             final int done = PLANNED_FAILURES - left;
-            if (armed && left > 0 && lookup.id >= LOOKUPS * (done + 1) / (PLANNED_FAILURES + 1)) {
+            if (left > 0 && lookup.id >= LOOKUPS * (done + 1) / (PLANNED_FAILURES + 1)) {
                 FAILURES_LEFT.get(run).decrementAndGet();
-                GATE_CHECKPOINT.get(run).set(Long.MAX_VALUE);
                 throw new IllegalStateException("injected failure");
             }
             return lookup;
@@ -139,7 +141,7 @@ class FlixEnrichmentExactlyOnceITCase {
         @Override
         public void notifyCheckpointComplete(long checkpointId) {
             if (checkpointId >= GATE_CHECKPOINT.get(run).get()) {
-                armed = true;
+                JobParts.CHECKPOINTED_AFTER_LOAD.get(run).complete(null);
             }
         }
     }

@@ -28,11 +28,22 @@ final class JobParts {
     /** Per test run: payload function calls so far, and the gate that opens when they reach the expected count. */
     static final Map<String, AtomicLong> PAYLOAD_CALLS = new ConcurrentHashMap<>();
     static final Map<String, CompletableFuture<Void>> LOADED = new ConcurrentHashMap<>();
+    /** Per test run: completes once a checkpoint taken after the run's load has completed (where a test says so). */
+    static final Map<String, CompletableFuture<Void>> CHECKPOINTED_AFTER_LOAD = new ConcurrentHashMap<>();
+
+    /** What a source waits for before it lets records through. */
+    enum Gate {
+        /** The run's updates are all in the operator. */
+        LOADED,
+        /** And a checkpoint taken after that has completed: any restore starts from the whole dimension. */
+        CHECKPOINTED_AFTER_LOAD
+    }
     static final Map<String, List<String>> COLLECTED = new ConcurrentHashMap<>();
 
     static void reset(String run) {
         PAYLOAD_CALLS.put(run, new AtomicLong());
         LOADED.put(run, new CompletableFuture<>());
+        CHECKPOINTED_AFTER_LOAD.put(run, new CompletableFuture<>());
         COLLECTED.remove(run);
     }
 
@@ -51,13 +62,19 @@ final class JobParts {
      * operator; then lets records through at a rate.
      */
     static RateLimiterStrategy<?> gateThenRate(String run, double perSecond) {
+        return gateThenRate(run, Gate.LOADED, perSecond);
+    }
+
+    /** Holds a source back, as above, until the gate opens; then lets records through at a rate. */
+    static RateLimiterStrategy<?> gateThenRate(String run, Gate gate, double perSecond) {
         return parallelism -> new RateLimiter<>() {
             private final RateLimiter<?> rate = RateLimiterStrategy.perSecond(perSecond).createRateLimiter(parallelism);
 
             @Override
             public CompletionStage<Void> acquire(int permits) {
-                final CompletableFuture<Void> loaded = LOADED.get(run);
-                return loaded.isDone() ? rate.acquire(permits) : loaded;
+                final CompletableFuture<Void> open =
+                        (gate == Gate.LOADED ? LOADED : CHECKPOINTED_AFTER_LOAD).get(run);
+                return open.isDone() ? rate.acquire(permits) : open;
             }
         };
     }

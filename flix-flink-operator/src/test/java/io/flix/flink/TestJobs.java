@@ -49,10 +49,16 @@ final class TestJobs {
     /** Lookup {@code i} asks for {@code key(i)}; held back until the run's updates are all in the operator. */
     static DataStream<Lookup> lookups(StreamExecutionEnvironment env, long count, int keys, String run,
                                       double perSecond, String uid) {
+        return lookups(env, count, keys, run, JobParts.Gate.LOADED, perSecond, uid);
+    }
+
+    /** As above, held back until {@code until} opens. */
+    static DataStream<Lookup> lookups(StreamExecutionEnvironment env, long count, int keys, String run,
+                                      JobParts.Gate until, double perSecond, String uid) {
         @SuppressWarnings("unchecked")
         final RateLimiterStrategy<org.apache.flink.api.connector.source.lib.NumberSequenceSource.NumberSequenceSplit>
                 gate = (RateLimiterStrategy<org.apache.flink.api.connector.source.lib.NumberSequenceSource.NumberSequenceSplit>)
-                JobParts.gateThenRate(run, perSecond);
+                JobParts.gateThenRate(run, until, perSecond);
         return env.fromSource(new DataGeneratorSource<>(i -> new Lookup(i, key(i, keys), key(i, keys)), count, gate,
                 TypeInformation.of(Lookup.class)), WatermarkStrategy.noWatermarks(), uid).uid(uid).setParallelism(1);
     }
