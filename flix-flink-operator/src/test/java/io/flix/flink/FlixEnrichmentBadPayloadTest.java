@@ -26,7 +26,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class FlixEnrichmentBadPayloadTest {
 
     private static FlixEnrichmentOperator<Update, Lookup, String> operator(LookupKind kind) {
-        return new FlixEnrichmentOperator<>(u -> u.payload, CursedStringSerializer.INSTANCE,
+        return new FlixEnrichmentOperator<>(u -> u.payload, PoisonStringSerializer.INSTANCE,
                 Harnesses.LOOKUP_SERIALIZER, kind, l -> l.hi, 10, 1000, 0,
                 IndexSettings.defaults().withBackend(Backend.CPU).withThreads(1));
     }

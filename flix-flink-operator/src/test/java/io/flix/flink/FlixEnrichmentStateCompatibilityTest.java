@@ -230,8 +230,8 @@ class FlixEnrichmentStateCompatibilityTest {
 
     @Test
     void aPayloadTheOldSerializerCannotReadFailsTheMigrationNamingTheKey() throws Exception {
-        final OperatorSubtaskState state = load(() -> operator(CursedStringSerializer.INSTANCE,
-                u -> u.payload.equals("7") ? CursedStringSerializer.CURSE + " seven" : "p" + u.payload), 1);
+        final OperatorSubtaskState state = load(() -> operator(PoisonStringSerializer.INSTANCE,
+                u -> u.payload.equals("7") ? PoisonStringSerializer.CURSE + " seven" : "p" + u.payload), 1);
         try (var harness = Harnesses.harness(operator(new MigratingStringSerializer(), u -> u.payload), 1, 0)) {
             final Exception e = assertThrows(Exception.class, () -> {
                 harness.initializeState(state);
@@ -239,7 +239,7 @@ class FlixEnrichmentStateCompatibilityTest {
             });
             final java.io.IOException cause = causeOf(e, java.io.IOException.class);
             assertTrue(cause.getMessage().contains("the payload of key " + key(7) + " ")
-                    && cause.getMessage().contains(CursedStringSerializer.class.getName())
+                    && cause.getMessage().contains(PoisonStringSerializer.class.getName())
                     && cause.getMessage().contains(MigratingStringSerializer.class.getName()), cause.getMessage());
         }
         // with the serializer that wrote it the state restores, the unreadable payload kept
@@ -248,7 +248,7 @@ class FlixEnrichmentStateCompatibilityTest {
 
     private static long restoreAndCount(OperatorSubtaskState state) throws Exception {
         final FlixEnrichmentOperator<Update, Lookup, String> restored =
-                operator(CursedStringSerializer.INSTANCE, u -> u.payload);
+                operator(PoisonStringSerializer.INSTANCE, u -> u.payload);
         try (var harness = Harnesses.harness(restored, 1, 0)) {
             harness.initializeState(state);
             harness.open();

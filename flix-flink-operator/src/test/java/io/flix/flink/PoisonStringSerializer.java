@@ -9,10 +9,14 @@ import org.apache.flink.core.memory.DataOutputView;
 
 import java.io.IOException;
 
-/** Strings, except that {@link #POISON} fails to serialize: a payload the operator must reject. */
+/**
+ * Strings, except that {@link #POISON} fails to serialize (an update the operator must reject), and a string
+ * starting with {@link #CURSE} serializes but does not deserialize (a stored payload a lookup cannot read).
+ */
 public final class PoisonStringSerializer extends TypeSerializerSingleton<String> {
 
     static final String POISON = "poison";
+    static final String CURSE = "cursed";
     static final PoisonStringSerializer INSTANCE = new PoisonStringSerializer();
 
     @Override
@@ -50,7 +54,11 @@ public final class PoisonStringSerializer extends TypeSerializerSingleton<String
 
     @Override
     public String deserialize(DataInputView source) throws IOException {
-        return StringSerializer.INSTANCE.deserialize(source);
+        final String value = StringSerializer.INSTANCE.deserialize(source);
+        if (value.startsWith(CURSE)) {
+            throw new IOException("cannot read back " + value);
+        }
+        return value;
     }
 
     @Override
