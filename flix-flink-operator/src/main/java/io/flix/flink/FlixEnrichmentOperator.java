@@ -7,17 +7,13 @@ import io.flix.index.batch.MicroBatchEngine;
 import io.flix.index.batch.OperationBatch;
 
 import org.apache.flink.api.common.typeutils.TypeSerializer;
-import org.apache.flink.api.common.typeutils.base.LongSerializer;
 import org.apache.flink.api.java.functions.KeySelector;
 import org.apache.flink.configuration.TaskManagerOptions;
-import org.apache.flink.core.memory.DataInputDeserializer;
 import org.apache.flink.core.memory.DataInputViewStreamWrapper;
-import org.apache.flink.core.memory.DataOutputSerializer;
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.metrics.Histogram;
 import org.apache.flink.metrics.MetricGroup;
 import org.apache.flink.runtime.metrics.DescriptiveStatisticsHistogram;
-import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
 import org.apache.flink.runtime.state.KeyGroupStatePartitionStreamProvider;
 import org.apache.flink.runtime.state.KeyGroupsList;
 import org.apache.flink.runtime.state.KeyedStateCheckpointOutputStream;
@@ -52,19 +48,26 @@ import java.util.List;
  * dimension.
  *
  * <h2>Payloads</h2>
- * Payloads are serialized with the user's {@link TypeSerializer} into a {@link RowStore} of byte slabs; the index
- * maps each key to its row id. A replaced or deleted key's row is freed after the batch and reused (each update
- * reads the row it supersedes in the same batch). Payloads of a fixed length of 1 to 8 bytes (a {@code Long}, an
- * {@code Integer}, a {@code Double}) are stored in the index value itself instead, their bytes big-endian: no row
- * store, nothing to free, no read per update. An 8-byte payload whose bits equal {@code NOT_FOUND}, which the
- * index cannot hold, or equal {@link #ESCAPED}, is stored as {@link #ESCAPED} with the key noted on the side
- * (such an update is flushed in a batch of its own). Each lookup result is a fresh deserialized copy.
+ * Payloads are serialized with the user's {@link TypeSerializer} into a {@link PayloadStore}: a {@link RowStore}
+ * of byte slabs, the index mapping each key to its row id ({@link RowStorePayloads}: a replaced or deleted key's
+ * row is freed after the batch and reused; the store gives memory back as the dimension shrinks), or, for payloads
+ * of a fixed length of 1 to 8 bytes (a {@code Long}, an {@code Integer}, a {@code Double}), the index value itself
+ * ({@link InlinePayloads}: no row store, nothing to free; an 8-byte payload with the bits of {@code NOT_FOUND} is
+ * escaped, and such an update flushed in a batch of its own). Each lookup result is a fresh deserialized copy.
  *
  * <h2>Bad records</h2>
  * A record whose key is null or whose key function throws, an update whose payload function throws or whose
  * payload fails to serialize, and a range lookup without a valid end, go to the side output
  * {@link FlixEnrichment#REJECTED} with the reason; the job goes on. ({@link FlixEnrichment} keys the inputs so
- * that records without a key reach the operator instead of failing the partitioner.)
+ * that records without a key reach the operator instead of failing the partitioner.) A stored payload that
+ * serialized but does not deserialize (a serializer that cannot read what it wrote) is kept as it is, in the index
+ * and in checkpoints, so a restore still works; each lookup that finds it goes to {@link FlixEnrichment#REJECTED}
+ * with a reason naming the key and the serializer's exception, while the batch's other lookups come out as usual.
+ * A {@link LookupKind#RANGE} lookup with such a payload among its matches is rejected as a whole (its reason names
+ * the key), rather than answered with a match left out; so are {@link LookupKind#FLOOR} and
+ * {@link LookupKind#CEILING} lookups whose found key holds one. An update of the key replaces the bad payload. A
+ * restore that migrates the payloads to a new serializer (see below) cannot migrate such a payload and fails,
+ * naming its key: restore with the old serializer first, and replace or delete the key.
  *
  * <h2>Keys</h2>
  * The operator reads each record's key with the inputs' key selectors itself and does not set Flink's per-record
@@ -82,9 +85,17 @@ import java.util.List;
  * the pairs are exported and written (the index is first restructured, as the design asks, which also flattens its
  * chains). Measured on a 2-core machine with 10^7 keys at parallelism 2 (5 * 10^6 keys and 8-byte payloads per
  * subtask, file checkpoint storage): a pause of about 1 s per checkpoint (0.96 to 1.0 s, of which restructure
- * 0.23 s, on a busy machine; the rest is the export, the grouping by key group and the writing). Payload bytes
- * are written as the payload serializer wrote them, so a restore needs a payload serializer that reads the same
- * format.
+ * 0.23 s, on a busy machine; the rest is the export, the grouping by key group and the writing).
+ *
+ * <p>Each key group's chunk ({@link KeyGroupSnapshotCodec}, state format 2) holds the payloads' bytes as the payload
+ * serializer wrote them, with that serializer's {@link org.apache.flink.api.common.typeutils.TypeSerializerSnapshot}
+ * and the encoding (inline, or the row store). A restore resolves the job's payload serializer against it as
+ * Flink's own keyed state does: compatible, the bytes are restored; compatible after migration, each payload is
+ * read with the old serializer and written with the new one; compatible with a reconfigured serializer, that one
+ * is used; incompatible (say {@code Long} payloads before, {@code String} payloads now), the restore fails with an
+ * error naming both serializers and their types. A change between inline and row-store payloads is restored into
+ * the new encoding. State of format 1 (written by earlier versions, without a serializer snapshot) is read with the
+ * job's payload serializer as it is, as those versions did: it must read what the old one wrote.
  *
  * <h2>GPUs</h2>
  * With the GPU backend ({@code Backend.GPU}, or {@code AUTO} where a GPU is usable) each subtask opens its own index
@@ -115,14 +126,7 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
     private static final long serialVersionUID = 1L;
     private static final org.slf4j.Logger SNAPSHOT_LOG =
             org.slf4j.LoggerFactory.getLogger(FlixEnrichmentOperator.class);
-    private static final int STATE_FORMAT = 1;
     private static final long NOT_FOUND = FlixIndex.NOT_FOUND;
-    /**
-     * Inline 8-byte payloads: the value stored for a payload whose bits are {@code NOT_FOUND} (which the index
-     * rejects) or this value itself; which of the two it stands for is kept per key on the side. An arbitrary,
-     * unlikely value: such payloads are flushed in a batch of their own.
-     */
-    static final long ESCAPED = Long.MIN_VALUE + 0x5EED_F11AL;
 
     private final PayloadFunction<U, P> payloadFunction;
     private final TypeSerializer<P> payloadSerializerTemplate;
@@ -136,32 +140,13 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
     private final long flushIntervalMillis;
     private final IndexSettings settings;
 
-    private transient TypeSerializer<P> payloadSerializer;
     private transient TypeSerializer<E> eventSerializer;
     private transient boolean copyEvents;
     private transient FlixIndex index;
     private transient MicroBatchEngine engine;
     private transient OperationBatch batch;
-    /** Payloads of variable or larger length; null where payloads are inline. */
-    private transient RowStore rows;
-    /**
-     * Payloads of a fixed length of 1 to 8 bytes are stored in the index value itself (their bytes big-endian):
-     * no row store, and no read of the superseded row per update. 0 where payloads go to the row store.
-     */
-    private transient int inlineLength;
-    /** Inline payloads of a {@code Long}: the value is the payload. */
-    private transient boolean longPayload;
-    /** Inline 8-byte payloads: keys stored as {@link #ESCAPED} whose payload's bits are {@code NOT_FOUND}. */
-    private transient java.util.HashSet<Long> notFoundBitsKeys;
-    /** Inline: the escaped update of the current (one-update) batch, applied to the side set after its flush. */
-    private transient boolean escapedPending;
-    private transient long escapedKey;
-    private transient boolean escapedIsNotFoundBits;
-    /** Inline: the keys of the buffered updates (to drop side-set entries they replace). */
-    private transient long[] updateKeys;
-    private transient byte[] inlineBytes;
-    private transient DataOutputSerializer serializeBuffer;
-    private transient DataInputDeserializer deserializeBuffer;
+    /** Each key's payload, inline or in a row store; set in {@link #initializeState}, from the state if any. */
+    private transient PayloadStore<P> payloads;
     private transient StreamRecord<Enriched<E, P>> outputRecord;
 
     // Buffered lookups in arrival order: event, timestamp, position in the batch.
@@ -170,8 +155,6 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
     private transient boolean[] lookupHasTimestamp;
     private transient int[] lookupPositions;
     private transient int lookupCount;
-    /** Buffered updates where payloads go to the row store; null for inline payloads. */
-    private transient RowUpdates rowUpdates;
     private transient int updateCount;
     private transient boolean flushTimerPending;
     /** Processing time at which the current batch is flushed at the latest. */
@@ -230,6 +213,8 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
         openIndex();
         if (context.isRestored()) {
             restore(context.getRawKeyedStateInputs());
+        } else {
+            payloads = PayloadStore.of(payloadSerializerTemplate.duplicate(), batchCapacity());
         }
         refreshGauges();
     }
@@ -267,30 +252,20 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
         final FlixConfig config = settings.configFor(subtask, Math.max(1, Math.min(parallelism, slots)));
         index = FlixIndex.open(config);
         engine = new MicroBatchEngine(index);
-        batch = new OperationBatch(Math.min(batchSize, 1 << 16) * 2);
-        payloadSerializer = payloadSerializerTemplate.duplicate();
-        final int payloadLength = payloadSerializer.getLength();
-        if (payloadLength >= 1 && payloadLength <= 8) {
-            inlineLength = payloadLength;
-            longPayload = payloadSerializer instanceof LongSerializer;
-            notFoundBitsKeys = new java.util.HashSet<>();
-            inlineBytes = new byte[8];
-        } else {
-            // a fixed-length payload needs no per-row bookkeeping
-            rows = new RowStore(Math.max(0, payloadLength));
-            rowUpdates = new RowUpdates(rows, Math.min(batchSize, 1 << 16));
-        }
+        batch = new OperationBatch(batchCapacity() * 2);
         eventSerializer = eventSerializerTemplate.duplicate();
-        serializeBuffer = new DataOutputSerializer(256);
-        deserializeBuffer = new DataInputDeserializer();
         outputRecord = new StreamRecord<>(null);
-        final int initial = Math.min(batchSize, 1 << 16);
+        final int initial = batchCapacity();
         lookupEvents = new Object[initial];
         lookupTimestamps = new long[initial];
         lookupHasTimestamp = new boolean[initial];
         lookupPositions = new int[initial];
-        updateKeys = new long[initial];
         backendName = index.backend().name().toLowerCase(java.util.Locale.ROOT);
+    }
+
+    /** Records a batch's buffers hold before growing. */
+    private int batchCapacity() {
+        return Math.min(batchSize, 1 << 16);
     }
 
     // ---- records ----
@@ -310,26 +285,31 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
             reject("update", "the payload function failed: " + e, update, element);
             return;
         }
-        if (inlineLength > 0) {
-            processInlineUpdate(key, payload, update, element);
+        if (payload == null) {
+            payloads.delete(batch, key);
+            updateCount++;
+            updates.inc();
+            afterBuffering();
             return;
         }
-        if (payload == null) {
-            rowUpdates.delete(batch, key);
-            updateCount++;
-        } else {
-            final int row;
-            try {
-                serializeBuffer.clear();
-                payloadSerializer.serialize(payload, serializeBuffer);
-                row = rows.add(serializeBuffer.getSharedBuffer(), 0, serializeBuffer.length());
-            } catch (Exception | StackOverflowError e) {
-                reject("update", "the payload failed to serialize: " + e, update, element);
-                return;
-            }
-            rowUpdates.upsert(batch, key, row);
-            updateCount++;
+        final long encoded;
+        try {
+            encoded = payloads.encode(payload);
+        } catch (Exception | StackOverflowError e) {
+            reject("update", "the payload failed to serialize: " + e, update, element);
+            return;
         }
+        if (payloads.isolated(encoded)) {
+            // alone in its batch: see PayloadStore#isolated
+            flush();
+            payloads.upsert(batch, key, encoded);
+            updateCount++;
+            updates.inc();
+            flush();
+            return;
+        }
+        payloads.upsert(batch, key, encoded);
+        updateCount++;
         updates.inc();
         afterBuffering();
     }
@@ -367,69 +347,6 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
     @Override
     @SuppressWarnings("rawtypes")
     public void setKeyContextElement2(StreamRecord record) {
-    }
-
-    private void processInlineUpdate(long key, P payload, U update, StreamRecord<U> element) {
-        if (payload == null) {
-            bufferInlineUpdate(key);
-            batch.delete(key);
-            updates.inc();
-            afterBuffering();
-            return;
-        }
-        final long bits;
-        try {
-            bits = inlineBits(payload);
-        } catch (Exception | StackOverflowError e) {
-            reject("update", "the payload failed to serialize: " + e, update, element);
-            return;
-        }
-        if (inlineLength == 8 && (bits == NOT_FOUND || bits == ESCAPED)) {
-            // stored as ESCAPED, the side set says which: alone in its batch, so every lookup sees the side set
-            // as of its batch's start
-            flush();
-            bufferInlineUpdate(key);
-            batch.upsert(key, ESCAPED);
-            escapedPending = true;
-            escapedKey = key;
-            escapedIsNotFoundBits = bits == NOT_FOUND;
-            updates.inc();
-            flush();
-            return;
-        }
-        bufferInlineUpdate(key);
-        batch.upsert(key, bits);
-        updates.inc();
-        afterBuffering();
-    }
-
-    /** A fixed-length payload's bytes, big-endian, as a long. */
-    private long inlineBits(P payload) throws IOException {
-        if (longPayload) {
-            return (Long) payload;
-        }
-        serializeBuffer.clear();
-        payloadSerializer.serialize(payload, serializeBuffer);
-        if (serializeBuffer.length() != inlineLength) {
-            throw new IOException("the serializer declares " + inlineLength + " bytes and wrote "
-                    + serializeBuffer.length());
-        }
-        return packBits(serializeBuffer.getSharedBuffer(), 0, inlineLength);
-    }
-
-    private static long packBits(byte[] bytes, int offset, int length) {
-        long bits = 0;
-        for (int i = 0; i < length; i++) {
-            bits = (bits << 8) | (bytes[offset + i] & 0xFF);
-        }
-        return bits;
-    }
-
-    private void bufferInlineUpdate(long key) {
-        if (updateCount == updateKeys.length) {
-            updateKeys = Arrays.copyOf(updateKeys, updateCount * 2);
-        }
-        updateKeys[updateCount++] = key;
     }
 
     @Override
@@ -510,10 +427,14 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
     }
 
     private void reject(String input, String reason, Object record, StreamRecord<?> element) {
+        reject(input, reason, record, element.hasTimestamp(), element.hasTimestamp() ? element.getTimestamp() : 0L);
+    }
+
+    private void reject(String input, String reason, Object record, boolean hasTimestamp, long timestamp) {
         rejected.inc();
         final Rejected value = new Rejected(input, reason, record);
-        output.collect(FlixEnrichment.REJECTED, element.hasTimestamp()
-                ? new StreamRecord<>(value, element.getTimestamp()) : new StreamRecord<>(value));
+        output.collect(FlixEnrichment.REJECTED, hasTimestamp
+                ? new StreamRecord<>(value, timestamp) : new StreamRecord<>(value));
     }
 
     // ---- flushing ----
@@ -527,7 +448,14 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
         final long start = System.nanoTime();
         final BatchResults results = engine.execute(batch);
         for (int l = 0; l < lookupCount; l++) {
-            final Enriched<E, P> value = enrich(l, results);
+            final Enriched<E, P> value;
+            try {
+                value = enrich(l, results);
+            } catch (IOException e) {
+                // a stored payload that does not deserialize: this lookup only, see "Bad records"
+                reject("lookup", e.getMessage(), lookupEvents[l], lookupHasTimestamp[l], lookupTimestamps[l]);
+                continue;
+            }
             // one record object for all, as Flink's TimestampedCollector does: outputs do not keep it
             if (lookupHasTimestamp[l]) {
                 outputRecord.replace(value, lookupTimestamps[l]);
@@ -537,22 +465,7 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
             }
             output.collect(outputRecord);
         }
-        if (inlineLength > 0) {
-            // the batch replaced or deleted these keys' escaped values, if any
-            if (!notFoundBitsKeys.isEmpty()) {
-                for (int u = 0; u < updateCount; u++) {
-                    notFoundBitsKeys.remove(updateKeys[u]);
-                }
-            }
-            if (escapedPending) {
-                if (escapedIsNotFoundBits) {
-                    notFoundBitsKeys.add(escapedKey);
-                }
-                escapedPending = false;
-            }
-        } else {
-            rowUpdates.releaseSuperseded(results);
-        }
+        payloads.batchApplied(results);
         Arrays.fill(lookupEvents, 0, lookupCount, null);
         lookupCount = 0;
         updateCount = 0;
@@ -563,16 +476,20 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
         refreshGauges();
     }
 
+    /**
+     * The result of buffered lookup {@code l}.
+     *
+     * @throws IOException where a payload it found does not deserialize (for a range, any of its matches)
+     */
     @SuppressWarnings("unchecked")
-    private Enriched<E, P> enrich(int l, BatchResults results) {
+    private Enriched<E, P> enrich(int l, BatchResults results) throws IOException {
         final E event = (E) lookupEvents[l];
         final int position = lookupPositions[l];
         switch (lookupKind) {
             case EXACT -> {
                 final long value = results.value(position);
                 return new Enriched<>(event, LookupKind.EXACT,
-                        value == NOT_FOUND ? null : payload(value, value == ESCAPED ? batch.key(position) : 0),
-                        null, null);
+                        value == NOT_FOUND ? null : payloads.payload(value, batch.key(position)), null, null);
             }
             case FLOOR, CEILING -> {
                 final long value = results.value(position);
@@ -580,7 +497,7 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
                     return new Enriched<>(event, lookupKind, null, null, null);
                 }
                 final long found = results.key(position);
-                return new Enriched<>(event, lookupKind, payload(value, found), found, null);
+                return new Enriched<>(event, lookupKind, payloads.payload(value, found), found, null);
             }
             default -> {
                 final int first = results.rangeStart(position);
@@ -588,56 +505,16 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
                 final List<Match<P>> matches = new ArrayList<>(count);
                 for (int j = first; j < first + count; j++) {
                     final long found = results.rangeKey(j);
-                    matches.add(new Match<>(found, payload(results.rangeValue(j), found)));
+                    matches.add(new Match<>(found, payloads.payload(results.rangeValue(j), found)));
                 }
                 return new Enriched<>(event, LookupKind.RANGE, null, null, matches);
             }
         }
     }
 
-    /** The payload a key's stored index value stands for: a row id, or an inline payload. */
-    @SuppressWarnings("unchecked")
-    private P payload(long value, long key) {
-        if (inlineLength == 0) {
-            return read(value);
-        }
-        final long bits = inlineBitsOf(value, key);
-        if (longPayload) {
-            return (P) Long.valueOf(bits);
-        }
-        unpackBits(bits, inlineBytes, 0, inlineLength);
-        deserializeBuffer.setBuffer(inlineBytes, 0, inlineLength);
-        try {
-            return payloadSerializer.deserialize(deserializeBuffer);
-        } catch (IOException e) {
-            throw new IllegalStateException("stored payload of key " + key + " does not deserialize", e);
-        }
-    }
-
-    /** Inline: the payload's bits for a stored value. */
-    private long inlineBitsOf(long value, long key) {
-        return value == ESCAPED && inlineLength == 8 && notFoundBitsKeys.contains(key) ? NOT_FOUND : value;
-    }
-
-    private static void unpackBits(long bits, byte[] bytes, int offset, int length) {
-        for (int i = length - 1; i >= 0; i--) {
-            bytes[offset + i] = (byte) bits;
-            bits >>>= 8;
-        }
-    }
-
-    private P read(long row) {
-        rows.readInto((int) row, deserializeBuffer);
-        try {
-            return payloadSerializer.deserialize(deserializeBuffer);
-        } catch (IOException e) {
-            throw new IllegalStateException("stored payload of row " + row + " does not deserialize", e);
-        }
-    }
-
     private void refreshGauges() {
         indexSize = index.size();
-        rowBytes = rows == null ? 0 : rows.heapBytes();
+        rowBytes = payloads.heapBytes();
         // stats() walks the node chains: at most once a second
         final long now = System.nanoTime();
         if (now - statsRefreshedNanos >= 1_000_000_000L || indexBytes == 0) {
@@ -673,8 +550,7 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
                 index.close();
                 index = null;
             }
-            rows = null;
-            rowUpdates = null;
+            payloads = null;
         }
     }
 
@@ -701,53 +577,18 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
             throw new IllegalStateException("exported " + exported + " of " + n + " keys");
         }
         final int maxParallelism = getRuntimeContext().getTaskInfo().getMaxNumberOfParallelSubtasks();
-        // group by key group, key order kept within each: a counting sort that scatters the pairs, so the
-        // writing below reads them in sequence
-        final int[] keyGroupStart = new int[maxParallelism + 1];
-        for (int i = 0; i < n; i++) {
-            keyGroupStart[keyGroupOf(keys[i], maxParallelism) + 1]++;
-        }
-        for (int g = 0; g < maxParallelism; g++) {
-            keyGroupStart[g + 1] += keyGroupStart[g];
-        }
-        final int[] fill = Arrays.copyOf(keyGroupStart, maxParallelism);
         final long[] groupedKeys = new long[n];
         final long[] groupedValues = new long[n];
-        for (int i = 0; i < n; i++) {
-            final int at = fill[keyGroupOf(keys[i], maxParallelism)]++;
-            groupedKeys[at] = keys[i];
-            groupedValues[at] = rowIds[i];
-        }
-
+        final int[] keyGroupStart = KeyGroupSnapshotCodec.groupByKeyGroup(keys, rowIds, n, maxParallelism,
+                groupedKeys, groupedValues);
+        final KeyGroupSnapshotCodec.Writer<P> writer = new KeyGroupSnapshotCodec.Writer<>(payloads);
         final KeyedStateCheckpointOutputStream out = context.getRawKeyedOperatorStateOutput();
         final KeyGroupsList keyGroups = out.getKeyGroupList();
-        final DataOutputSerializer chunk = new DataOutputSerializer(1 << 16);
         for (int k = 0; k < keyGroups.getNumberOfKeyGroups(); k++) {
             final int keyGroup = keyGroups.getKeyGroupId(k);
-            final int from = keyGroupStart[keyGroup];
-            final int to = keyGroupStart[keyGroup + 1];
             out.startNewKeyGroup(keyGroup);
-            chunk.clear();
-            chunk.writeInt(STATE_FORMAT);
-            chunk.writeInt(to - from);
-            for (int s = from; s < to; s++) {
-                chunk.writeLong(groupedKeys[s]);
-                if (inlineLength > 0) {
-                    unpackBits(inlineBitsOf(groupedValues[s], groupedKeys[s]), inlineBytes, 0, inlineLength);
-                    chunk.writeInt(inlineLength);
-                    chunk.write(inlineBytes, 0, inlineLength);
-                } else {
-                    final int row = (int) groupedValues[s];
-                    final int length = rows.length(row);
-                    chunk.writeInt(length);
-                    chunk.write(rows.slab(row), rows.offset(row), length);
-                }
-                if (chunk.length() >= 1 << 20) {
-                    out.write(chunk.getSharedBuffer(), 0, chunk.length());
-                    chunk.clear();
-                }
-            }
-            out.write(chunk.getSharedBuffer(), 0, chunk.length());
+            writer.writeKeyGroup(out, groupedKeys, groupedValues, keyGroupStart[keyGroup],
+                    keyGroupStart[keyGroup + 1]);
         }
         final long end = System.nanoTime();
         snapshotMillis = (end - start) / 1_000_000;
@@ -756,60 +597,17 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
         refreshGauges();
     }
 
-    /** The key group of a key, as Flink's key-by assigns it to a {@code Long} key. */
-    private static int keyGroupOf(long key, int maxParallelism) {
-        return KeyGroupRangeAssignment.computeKeyGroupForKeyHash(Long.hashCode(key), maxParallelism);
-    }
-
     /** Reads the key groups Flink assigned this subtask and builds the index from them in one call. */
-    private void restore(Iterable<KeyGroupStatePartitionStreamProvider> keyGroups) throws IOException {
-        long[] keys = new long[1024];
-        long[] rowIds = new long[1024];
-        int n = 0;
-        byte[] bytes = new byte[256];
+    private void restore(Iterable<KeyGroupStatePartitionStreamProvider> keyGroups) throws Exception {
+        final KeyGroupSnapshotCodec.Reader<P> reader = new KeyGroupSnapshotCodec.Reader<>(
+                payloadSerializerTemplate.duplicate(), getUserCodeClassloader(), batchCapacity());
         for (KeyGroupStatePartitionStreamProvider provider : keyGroups) {
             // the iterator seeks the shared stream to each key group: reading ahead past ours is harmless
-            final DataInputViewStreamWrapper in =
-                    new DataInputViewStreamWrapper(new BufferedInputStream(provider.getStream(), 1 << 16));
-            final int format = in.readInt();
-            if (format != STATE_FORMAT) {
-                throw new IOException("key group " + provider.getKeyGroupId() + " has state format " + format
-                        + ", expected " + STATE_FORMAT);
-            }
-            final int count = in.readInt();
-            for (int c = 0; c < count; c++) {
-                final long key = in.readLong();
-                final int length = in.readInt();
-                if (length > bytes.length) {
-                    bytes = new byte[Math.max(length, bytes.length * 2)];
-                }
-                in.readFully(bytes, 0, length);
-                if (n == keys.length) {
-                    keys = Arrays.copyOf(keys, n * 2);
-                    rowIds = Arrays.copyOf(rowIds, n * 2);
-                }
-                keys[n] = key;
-                if (inlineLength > 0) {
-                    if (length != inlineLength) {
-                        throw new IOException("key " + key + " has a payload of " + length + " bytes, the payload "
-                                + "serializer has " + inlineLength);
-                    }
-                    final long bits = packBits(bytes, 0, length);
-                    if (inlineLength == 8 && (bits == NOT_FOUND || bits == ESCAPED)) {
-                        rowIds[n] = ESCAPED;
-                        if (bits == NOT_FOUND) {
-                            notFoundBitsKeys.add(key);
-                        }
-                    } else {
-                        rowIds[n] = bits;
-                    }
-                } else {
-                    rowIds[n] = rows.add(bytes, 0, length);
-                }
-                n++;
-            }
+            reader.readKeyGroup(provider.getKeyGroupId(),
+                    new DataInputViewStreamWrapper(new BufferedInputStream(provider.getStream(), 1 << 16)));
         }
-        index.build(keys, rowIds, n);
+        payloads = reader.payloads();
+        index.build(reader.keys(), reader.values(), reader.count());
     }
 
     // ---- for tests ----
@@ -821,12 +619,17 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
 
     /** Live payload rows (equals the index size between batches); inline payloads: the index size. */
     int liveRows() {
-        return rows == null ? (int) index.size() : rows.liveRows();
+        return payloads.liveRows() < 0 ? (int) index.size() : payloads.liveRows();
     }
 
     /** Inline payloads: keys whose payload is kept as escaped. */
     int escapedKeys() {
-        return notFoundBitsKeys == null ? 0 : notFoundBitsKeys.size();
+        return payloads instanceof InlinePayloads<P> inline ? inline.escapedKeys() : 0;
+    }
+
+    /** Heap held by the payloads outside the index. */
+    long payloadHeapBytes() {
+        return payloads.heapBytes();
     }
 
     /** Records buffered, not yet flushed. */

@@ -1,55 +1,95 @@
 package io.flix.flink;
 
+import org.apache.flink.core.memory.DataInputDeserializer;
+
 import java.util.Arrays;
 
 /**
  * Serialized payloads on the heap, in large byte slabs rather than one object per row, addressed by a dense
- * {@code int} row id (the value the index maps each key to).
+ * {@code int} row id (the value the index maps each key to). Not thread-safe.
  *
- * <p>A row's space is rounded up to a size class (multiples of 8 bytes up to 256, then powers of two); freed space
- * and freed row ids go to free lists and are reused by later rows, so a dimension that is replaced over and over
- * does not grow. Rows above the slab size get a slab of their own, reused the same way.
+ * <h2>Row ids</h2>
+ * A freed row id is handed out again, lowest first (the free ids below the highest handed out are kept in a heap,
+ * 4 bytes each), so that as a dimension is updated its rows gather at the low ids and the top of the id space can
+ * be let go. Row ids never change while their row lives: the index that maps keys to them needs no update when
+ * the store gives memory back.
  *
- * <p>With a fixed row length (a payload serializer of fixed length, such as a {@code Long}'s), rows are packed
- * back to back and a row's place follows from its id: no per-row bookkeeping but one live bit. Not thread-safe.
+ * <h2>Rows of any length</h2>
+ * A row's space is rounded up to a size class (multiples of 8 bytes up to 256, then powers of two) and cut from a
+ * slab of {@link #SLAB_BYTES}; freed space goes to a free list per class and is reused by later rows of its class.
+ * A row larger than a slab gets a byte array of its own, let go as soon as the row is freed. A table from row id to
+ * place (12 bytes per id) lets rows move: when the dead bytes (slab space holding no live row: freed rows and slab
+ * tails) exceed {@link #COMPACTION_RATIO} times the live bytes (the live rows' space plus the row id table) and at
+ * least {@link #COMPACTION_MIN_DEAD_BYTES}, the store compacts: it copies the live rows into fresh slabs in row id
+ * order, lets the old slabs go and cuts the row id table back to the highest live id. So the slabs hold at most
+ * twice the live bytes plus {@link #COMPACTION_MIN_DEAD_BYTES}. A compaction copies the live rows once and runs
+ * after at least as many bytes were freed; it holds the old and the new slabs for its duration. When the last live
+ * row is freed the store lets go of everything at once.
+ *
+ * <h2>Rows of a fixed length</h2>
+ * With a fixed row length (a payload serializer of fixed length, such as that of two {@code long}s), rows are packed
+ * back to back and a row's place follows from its id: no table, one live bit per id. Such rows cannot move; the
+ * store lets go of the slabs above its highest live row, keeping one empty slab in reserve, so it holds the slabs
+ * up to its highest live row id plus one.
  */
 public final class RowStore {
 
     static final int SLAB_BYTES = 1 << 20;
+    /** Dead bytes, as a multiple of the live bytes, past which the store compacts (rows of any length). */
+    static final double COMPACTION_RATIO = 1.0;
+    /** The fewest dead bytes worth a compaction: a small store is not compacted over and over. */
+    static final long COMPACTION_MIN_DEAD_BYTES = 2L * SLAB_BYTES;
+    /** The largest payload a row holds. */
+    static final int MAX_ROW_BYTES = 1 << 30;
+    private static final int MAX_ROW_IDS = Integer.MAX_VALUE - 8;
     private static final int SMALL_LIMIT = 256;
     private static final int SMALL_CLASSES = SMALL_LIMIT / 8;
     private static final int CLASSES = SMALL_CLASSES + 32;
-
-    private byte[][] slabs = new byte[16][];
-    private int slabCount;
-    /** The slab small rows are cut from, -1 before the first; large rows get slabs of their own. */
-    private int bumpSlab = -1;
-    /** Next free byte in the bump slab. */
-    private int slabFill;
-
-    /** Per row id: slab index in the high 32 bits, offset in the low 32 bits. */
-    private long[] rowAddress = new long[1024];
-    /** Per row id: payload length, or -1 for a free row id. */
-    private int[] rowLength = new int[1024];
-    /** Row ids ever handed out. */
-    private int rowIdsUsed;
-    private int liveRows;
-    private int[] freeRowIds = new int[64];
-    private int freeRowIdCount;
-
-    /** Per size class: a stack of freed addresses. */
-    private final long[][] freeSpace = new long[CLASSES][];
-    private final int[] freeSpaceCount = new int[CLASSES];
-
-    private long liveBytes;
-    private long slabBytes;
+    private static final int INITIAL_ROW_IDS = 1024;
+    private static final int INITIAL_SLABS = 16;
+    private static final int INITIAL_FREE_IDS = 64;
+    /** Row id table bytes per id (rows of any length): an 8-byte place and a 4-byte length. */
+    private static final int TABLE_BYTES_PER_ID = 12;
 
     /** The length of every row, or 0 for rows of any length. */
     private final int fixedLength;
     /** Fixed length only: rows per slab. */
     private final int rowsPerSlab;
-    /** Fixed length only: bit per row id, set while the row is live. */
+
+    /** Any length: some entries below slabCount may be null (a let-go large row's), their indexes on a stack. */
+    private byte[][] slabs;
+    private int slabCount;
+    private long slabBytes;
+    /** Any length: indexes below slabCount of let-go slabs, reused by the next slabs. */
+    private int[] freeSlabIndexes;
+    private int freeSlabIndexCount;
+    /** Any length: the slab small rows are cut from, -1 before the first; next free byte in it. */
+    private int bumpSlab;
+    private int slabFill;
+    /** Any length, per size class: a stack of freed places. */
+    private long[][] freeSpace;
+    private int[] freeSpaceCount;
+
+    /** Any length, per row id: slab index in the high 32 bits, offset in the low 32 bits. */
+    private long[] rowAddress;
+    /** Any length, per row id: payload length, or -1 for a free row id. */
+    private int[] rowLength;
+    /** Fixed length, per row id: a bit set while the row is live. */
     private long[] liveBits;
+    /** Fixed length, per slab: its live rows. */
+    private int[] slabLiveRows;
+
+    /** Row ids below this have been handed out (each live or free); ids at or above it are fresh. */
+    private int rowIdsUsed;
+    /** Free row ids below {@link #rowIdsUsed}, a min-heap; entries at or above it are stale and skipped. */
+    private int[] freeIds;
+    private int freeIdCount;
+
+    private int liveRows;
+    /** Payload bytes of the live rows. */
+    private long liveBytes;
+    /** Slab space of the live rows (payloads rounded up to their size class). */
+    private long liveSpace;
 
     /** A store of rows of any length. */
     RowStore() {
@@ -64,15 +104,8 @@ public final class RowStore {
         }
         this.fixedLength = fixedLength;
         this.rowsPerSlab = fixedLength == 0 ? 0 : Math.max(1, SLAB_BYTES / fixedLength);
-        this.liveBits = fixedLength == 0 ? null : new long[16];
-        if (fixedLength > 0) {
-            rowAddress = null;
-            rowLength = null;
-        }
+        reset();
     }
-
-    /** The largest payload a row holds. */
-    static final int MAX_ROW_BYTES = 1 << 30;
 
     /** Copies {@code length} bytes into a new row and returns its id. */
     public int add(byte[] source, int offset, int length) {
@@ -82,14 +115,24 @@ public final class RowStore {
         if (fixedLength > 0) {
             return addFixed(source, offset, length);
         }
-        final int sizeClass = sizeClass(length);
-        final long address = allocate(sizeClass, capacity(sizeClass));
+        reserveRowId();
+        final long address;
+        final long space;
+        if (length > SLAB_BYTES) {
+            space = length;
+            address = address(addSlab(new byte[length]), 0);
+        } else {
+            final int sizeClass = sizeClass(length);
+            space = capacity(sizeClass);
+            address = allocate(sizeClass, (int) space);
+        }
         System.arraycopy(source, offset, slabs[(int) (address >>> 32)], (int) address, length);
-        final int row = newRowId();
+        final int row = takeRowId();
         rowAddress[row] = address;
         rowLength[row] = length;
         liveRows++;
         liveBytes += length;
+        liveSpace += space;
         return row;
     }
 
@@ -97,25 +140,18 @@ public final class RowStore {
         if (length != fixedLength) {
             throw new IllegalArgumentException("rows here hold " + fixedLength + " bytes, was " + length);
         }
-        final int row;
-        if (freeRowIdCount > 0) {
-            row = freeRowIds[--freeRowIdCount];
-        } else {
-            if (rowIdsUsed == Integer.MAX_VALUE - 8) {
-                throw new IllegalStateException("row store holds " + rowIdsUsed + " rows, the most it can");
-            }
-            row = rowIdsUsed++;
-            while (slabCount <= row / rowsPerSlab) {
-                addSlab(rowsPerSlab * fixedLength);
-            }
-            if ((row >>> 6) >= liveBits.length) {
-                liveBits = Arrays.copyOf(liveBits, liveBits.length * 2);
-            }
+        reserveRowId();
+        final int slab = rowIdsUsedAfterTake() / rowsPerSlab;
+        while (slabCount <= slab) {
+            addFixedSlab();
         }
+        final int row = takeRowId();
         System.arraycopy(source, offset, slabs[row / rowsPerSlab], (row % rowsPerSlab) * fixedLength, length);
         liveBits[row >>> 6] |= 1L << row;
+        slabLiveRows[row / rowsPerSlab]++;
         liveRows++;
         liveBytes += length;
+        liveSpace += length;
         return row;
     }
 
@@ -124,30 +160,43 @@ public final class RowStore {
         checkLive(row);
         if (fixedLength > 0) {
             liveBits[row >>> 6] &= ~(1L << row);
-            pushFreeRowId(row);
+            slabLiveRows[row / rowsPerSlab]--;
+            pushFreeId(row);
             liveRows--;
             liveBytes -= fixedLength;
+            liveSpace -= fixedLength;
+            if (liveRows == 0) {
+                reset();
+            } else {
+                releaseTopSlabs();
+            }
             return;
         }
         final int length = rowLength[row];
-        final int sizeClass = sizeClass(length);
-        long[] stack = freeSpace[sizeClass];
-        if (stack == null || freeSpaceCount[sizeClass] == stack.length) {
-            stack = stack == null ? new long[16] : Arrays.copyOf(stack, stack.length * 2);
-            freeSpace[sizeClass] = stack;
+        final long address = rowAddress[row];
+        if (length > SLAB_BYTES) {
+            releaseSlab((int) (address >>> 32));
+            liveSpace -= length;
+        } else {
+            final int sizeClass = sizeClass(length);
+            long[] stack = freeSpace[sizeClass];
+            if (stack == null || freeSpaceCount[sizeClass] == stack.length) {
+                stack = stack == null ? new long[16] : Arrays.copyOf(stack, stack.length * 2);
+                freeSpace[sizeClass] = stack;
+            }
+            stack[freeSpaceCount[sizeClass]++] = address;
+            liveSpace -= capacity(sizeClass);
         }
-        stack[freeSpaceCount[sizeClass]++] = rowAddress[row];
         rowLength[row] = -1;
-        pushFreeRowId(row);
+        pushFreeId(row);
         liveRows--;
         liveBytes -= length;
-    }
-
-    private void pushFreeRowId(int row) {
-        if (freeRowIdCount == freeRowIds.length) {
-            freeRowIds = Arrays.copyOf(freeRowIds, freeRowIds.length * 2);
+        if (liveRows == 0) {
+            reset();
+        } else if (deadBytes() >= COMPACTION_MIN_DEAD_BYTES
+                && deadBytes() > COMPACTION_RATIO * (liveSpace + (long) TABLE_BYTES_PER_ID * rowIdsUsed)) {
+            compact();
         }
-        freeRowIds[freeRowIdCount++] = row;
     }
 
     /** The slab holding a live row; read {@link #length(int)} bytes from {@link #offset(int)}. */
@@ -167,9 +216,9 @@ public final class RowStore {
 
     /**
      * Points {@code in} at a row's bytes without checking that the row is live: for the lookup path, where the
-     * index only holds live rows (one random memory access fewer per lookup).
+     * index only holds live rows (one random memory access fewer per lookup). Valid until the next add or free.
      */
-    public void readInto(int row, org.apache.flink.core.memory.DataInputDeserializer in) {
+    public void readInto(int row, DataInputDeserializer in) {
         if (fixedLength > 0) {
             in.setBuffer(slabs[row / rowsPerSlab], (row % rowsPerSlab) * fixedLength, fixedLength);
         } else {
@@ -193,54 +242,150 @@ public final class RowStore {
         return liveBytes;
     }
 
-    /** Heap held: slabs plus the per-row arrays. */
-    public long heapBytes() {
-        final long perRow = fixedLength > 0 ? 8L * liveBits.length : 12L * rowAddress.length;
-        return slabBytes + perRow + 4L * freeRowIds.length;
+    /** Slab bytes that hold no live row. */
+    long deadBytes() {
+        return slabBytes - liveSpace;
     }
 
-    /** Forgets every row; keeps nothing. */
-    void clear() {
-        slabs = new byte[16][];
+    /**
+     * Heap held by the store's arrays: their contents, references counted as 8 bytes, object headers not
+     * counted.
+     */
+    public long heapBytes() {
+        long bytes = slabBytes + 8L * slabs.length + 4L * freeIds.length;
+        if (fixedLength > 0) {
+            return bytes + 8L * liveBits.length + 4L * slabLiveRows.length;
+        }
+        bytes += 8L * rowAddress.length + 4L * rowLength.length + 4L * freeSpaceCount.length
+                + 8L * freeSpace.length + (freeSlabIndexes == null ? 0 : 4L * freeSlabIndexes.length);
+        for (long[] stack : freeSpace) {
+            bytes += stack == null ? 0 : 8L * stack.length;
+        }
+        return bytes;
+    }
+
+    private void reset() {
+        slabs = new byte[INITIAL_SLABS][];
         slabCount = 0;
+        slabBytes = 0;
+        freeSlabIndexes = null;
+        freeSlabIndexCount = 0;
         bumpSlab = -1;
         slabFill = 0;
-        rowAddress = fixedLength > 0 ? null : new long[1024];
-        rowLength = fixedLength > 0 ? null : new int[1024];
-        liveBits = fixedLength > 0 ? new long[16] : null;
         rowIdsUsed = 0;
+        freeIds = new int[INITIAL_FREE_IDS];
+        freeIdCount = 0;
         liveRows = 0;
-        freeRowIdCount = 0;
-        Arrays.fill(freeSpace, null);
-        Arrays.fill(freeSpaceCount, 0);
         liveBytes = 0;
-        slabBytes = 0;
+        liveSpace = 0;
+        if (fixedLength > 0) {
+            liveBits = new long[INITIAL_ROW_IDS / 64];
+            slabLiveRows = new int[INITIAL_SLABS];
+        } else {
+            rowAddress = new long[INITIAL_ROW_IDS];
+            rowLength = new int[INITIAL_ROW_IDS];
+            freeSpace = new long[CLASSES][];
+            freeSpaceCount = new int[CLASSES];
+        }
     }
 
-    private int newRowId() {
-        if (freeRowIdCount > 0) {
-            return freeRowIds[--freeRowIdCount];
+    // ---- row ids ----
+
+    /** Makes sure the next {@link #takeRowId} succeeds without failing halfway through an add. */
+    private void reserveRowId() {
+        final int row = rowIdsUsedAfterTake();
+        if (row == MAX_ROW_IDS) {
+            throw new IllegalStateException("row store holds " + rowIdsUsed + " rows, the most it can");
         }
-        if (rowIdsUsed == rowAddress.length) {
-            final int capacity = (int) Math.min(Integer.MAX_VALUE - 8, 2L * rowAddress.length);
-            if (capacity == rowIdsUsed) {
-                throw new IllegalStateException("row store holds " + rowIdsUsed + " rows, the most it can");
+        if (fixedLength > 0) {
+            if ((row >>> 6) >= liveBits.length) {
+                liveBits = Arrays.copyOf(liveBits, Math.max(liveBits.length * 2, (row >>> 6) + 1));
             }
+        } else if (row >= rowAddress.length) {
+            final int capacity = (int) Math.min(MAX_ROW_IDS, 2L * rowAddress.length);
+            final int old = rowAddress.length;
             rowAddress = Arrays.copyOf(rowAddress, capacity);
             rowLength = Arrays.copyOf(rowLength, capacity);
+            Arrays.fill(rowLength, old, capacity, -1);
         }
-        return rowIdsUsed++;
     }
+
+    /** The id the next {@link #takeRowId} returns (dropping stale free ids on the way). */
+    private int rowIdsUsedAfterTake() {
+        if (freeIdCount > 0 && freeIds[0] >= rowIdsUsed) {
+            freeIdCount = 0; // the smallest is stale, so all are
+        }
+        return freeIdCount > 0 ? freeIds[0] : rowIdsUsed;
+    }
+
+    /** The lowest free row id, or a fresh one. */
+    private int takeRowId() {
+        final int row = rowIdsUsedAfterTake();
+        if (freeIdCount > 0) {
+            final int last = freeIds[--freeIdCount];
+            if (freeIdCount > 0) {
+                siftDown(last);
+            }
+        } else {
+            rowIdsUsed++;
+        }
+        return row;
+    }
+
+    private void pushFreeId(int row) {
+        if (freeIdCount == freeIds.length) {
+            freeIds = Arrays.copyOf(freeIds, freeIds.length * 2);
+        }
+        int at = freeIdCount++;
+        while (at > 0) {
+            final int parent = (at - 1) >>> 1;
+            if (freeIds[parent] <= row) {
+                break;
+            }
+            freeIds[at] = freeIds[parent];
+            at = parent;
+        }
+        freeIds[at] = row;
+    }
+
+    /** Puts {@code row} at the heap's root and sifts it down. */
+    private void siftDown(int row) {
+        int at = 0;
+        final int half = freeIdCount >>> 1;
+        while (at < half) {
+            int child = 2 * at + 1;
+            if (child + 1 < freeIdCount && freeIds[child + 1] < freeIds[child]) {
+                child++;
+            }
+            if (row <= freeIds[child]) {
+                break;
+            }
+            freeIds[at] = freeIds[child];
+            at = child;
+        }
+        freeIds[at] = row;
+    }
+
+    /** Rebuilds the free ids from scratch: every free id below {@link #rowIdsUsed}, ascending (a min-heap). */
+    private void rebuildFreeIds() {
+        final int count = rowIdsUsed - liveRows;
+        freeIds = new int[Math.max(INITIAL_FREE_IDS, count)];
+        freeIdCount = 0;
+        for (int row = 0; row < rowIdsUsed && freeIdCount < count; row++) {
+            if (!isLive(row)) {
+                freeIds[freeIdCount++] = row;
+            }
+        }
+    }
+
+    // ---- slabs ----
 
     private long allocate(int sizeClass, int capacity) {
         if (freeSpaceCount[sizeClass] > 0) {
             return freeSpace[sizeClass][--freeSpaceCount[sizeClass]];
         }
-        if (capacity > SLAB_BYTES) {
-            return address(addSlab(capacity), 0);
-        }
         if (bumpSlab < 0 || slabFill + capacity > SLAB_BYTES) {
-            bumpSlab = addSlab(SLAB_BYTES);
+            bumpSlab = addSlab(new byte[SLAB_BYTES]);
             slabFill = 0;
         }
         final long address = address(bumpSlab, slabFill);
@@ -248,13 +393,116 @@ public final class RowStore {
         return address;
     }
 
-    private int addSlab(int bytes) {
+    /** Rows of any length: adds a slab, at a let-go slab's index where there is one. */
+    private int addSlab(byte[] slab) {
+        final int index;
+        if (freeSlabIndexCount > 0) {
+            index = freeSlabIndexes[--freeSlabIndexCount];
+        } else {
+            if (slabCount == slabs.length) {
+                slabs = Arrays.copyOf(slabs, slabs.length * 2);
+            }
+            index = slabCount++;
+        }
+        slabs[index] = slab;
+        slabBytes += slab.length;
+        return index;
+    }
+
+    /** Rows of any length: lets go of a large row's slab. */
+    private void releaseSlab(int index) {
+        slabBytes -= slabs[index].length;
+        slabs[index] = null;
+        if (freeSlabIndexes == null) {
+            freeSlabIndexes = new int[16];
+        } else if (freeSlabIndexCount == freeSlabIndexes.length) {
+            freeSlabIndexes = Arrays.copyOf(freeSlabIndexes, freeSlabIndexCount * 2);
+        }
+        freeSlabIndexes[freeSlabIndexCount++] = index;
+    }
+
+    /**
+     * Rows of any length: copies the live rows into fresh slabs (a large row keeps its own array), keeping their
+     * ids, and cuts the row id table back to the highest live id.
+     */
+    private void compact() {
+        final byte[][] old = slabs;
+        int top = rowIdsUsed;
+        while (top > 0 && rowLength[top - 1] < 0) {
+            top--;
+        }
+        slabs = new byte[Math.max(INITIAL_SLABS, Integer.highestOneBit((int) (liveSpace / SLAB_BYTES) + 1) * 2)][];
+        slabCount = 0;
+        slabBytes = 0;
+        freeSlabIndexes = null;
+        freeSlabIndexCount = 0;
+        bumpSlab = -1;
+        slabFill = 0;
+        Arrays.fill(freeSpace, null);
+        Arrays.fill(freeSpaceCount, 0);
+        for (int row = 0; row < top; row++) {
+            final int length = rowLength[row];
+            if (length < 0) {
+                continue;
+            }
+            final long from = rowAddress[row];
+            final byte[] fromSlab = old[(int) (from >>> 32)];
+            if (length > SLAB_BYTES) {
+                rowAddress[row] = address(addSlab(fromSlab), 0);
+            } else {
+                final int sizeClass = sizeClass(length);
+                final long to = allocate(sizeClass, capacity(sizeClass));
+                System.arraycopy(fromSlab, (int) from, slabs[(int) (to >>> 32)], (int) to, length);
+                rowAddress[row] = to;
+            }
+        }
+        rowIdsUsed = top;
+        final int tableLength = Math.max(INITIAL_ROW_IDS, top);
+        if (rowAddress.length > tableLength) {
+            rowAddress = Arrays.copyOf(rowAddress, tableLength);
+            rowLength = Arrays.copyOf(rowLength, tableLength);
+        }
+        rebuildFreeIds();
+    }
+
+    /** Fixed length: adds the slab of the next row ids. */
+    private void addFixedSlab() {
         if (slabCount == slabs.length) {
             slabs = Arrays.copyOf(slabs, slabs.length * 2);
+            slabLiveRows = Arrays.copyOf(slabLiveRows, slabs.length);
         }
-        slabs[slabCount] = new byte[bytes];
-        slabBytes += bytes;
-        return slabCount++;
+        slabs[slabCount] = new byte[rowsPerSlab * fixedLength];
+        slabLiveRows[slabCount] = 0;
+        slabBytes += (long) rowsPerSlab * fixedLength;
+        slabCount++;
+    }
+
+    /**
+     * Fixed length: lets go of the empty slabs at the top but one (kept in reserve, so that rows added and freed
+     * at a slab's edge do not allocate a slab each time), and of the ids they held.
+     */
+    private void releaseTopSlabs() {
+        if (slabCount < 2 || slabLiveRows[slabCount - 1] != 0 || slabLiveRows[slabCount - 2] != 0) {
+            return;
+        }
+        while (slabCount >= 2 && slabLiveRows[slabCount - 2] == 0) {
+            slabCount--;
+            slabs[slabCount] = null;
+            slabBytes -= (long) rowsPerSlab * fixedLength;
+        }
+        rowIdsUsed = (int) Math.min(rowIdsUsed, (long) slabCount * rowsPerSlab);
+        if (slabs.length >= 4 * Math.max(INITIAL_SLABS / 2, slabCount)) {
+            slabs = Arrays.copyOf(slabs, 2 * Math.max(INITIAL_SLABS / 2, slabCount));
+            slabLiveRows = Arrays.copyOf(slabLiveRows, slabs.length);
+        }
+        final int words = Math.max(INITIAL_ROW_IDS / 64, (rowIdsUsed + 63) >>> 6);
+        if (liveBits.length >= 4 * words) {
+            liveBits = Arrays.copyOf(liveBits, 2 * words);
+        }
+        if (freeIdCount > 2 * (rowIdsUsed - liveRows) || freeIds.length >= 4 * Math.max(INITIAL_FREE_IDS,
+                rowIdsUsed - liveRows)) {
+            rebuildFreeIds(); // mostly stale: drop them, amortized over the frees that made them
+        }
     }
 
     private static long address(int slab, int offset) {
@@ -276,10 +524,12 @@ public final class RowStore {
         return 1 << (sizeClass - SMALL_CLASSES + 9);
     }
 
+    private boolean isLive(int row) {
+        return fixedLength > 0 ? (liveBits[row >>> 6] & (1L << row)) != 0 : rowLength[row] >= 0;
+    }
+
     private void checkLive(int row) {
-        final boolean live = row >= 0 && row < rowIdsUsed
-                && (fixedLength > 0 ? (liveBits[row >>> 6] & (1L << row)) != 0 : rowLength[row] >= 0);
-        if (!live) {
+        if (row < 0 || row >= rowIdsUsed || !isLive(row)) {
             throw new IllegalArgumentException("row " + row + " is not a live row");
         }
     }

@@ -78,7 +78,7 @@ class FlixEnrichmentDifferentialTest {
         // payloads whose bits are NOT_FOUND, or the value that escapes them, next to ordinary ones
         checkFixedLength(seed, keyCount, batchSize, LongSerializer.INSTANCE, n -> switch ((int) (n % 4)) {
             case 0 -> FlixIndex.NOT_FOUND;
-            case 1 -> FlixEnrichmentOperator.ESCAPED;
+            case 1 -> InlinePayloads.ESCAPED;
             default -> n;
         });
     }

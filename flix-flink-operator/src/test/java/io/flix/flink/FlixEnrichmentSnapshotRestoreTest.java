@@ -85,7 +85,7 @@ class FlixEnrichmentSnapshotRestoreTest {
                 return null;
             }
             final long n = Long.parseLong(u.payload.substring(1));
-            return n % 3 == 0 ? io.flix.index.FlixIndex.NOT_FOUND : n % 3 == 1 ? FlixEnrichmentOperator.ESCAPED : n;
+            return n % 3 == 0 ? io.flix.index.FlixIndex.NOT_FOUND : n % 3 == 1 ? InlinePayloads.ESCAPED : n;
         }, org.apache.flink.api.common.typeutils.base.LongSerializer.INSTANCE, Harnesses.LOOKUP_SERIALIZER, kind,
                 l -> l.hi, Harnesses.RANGE_LIMIT, batchSize, 10,
                 IndexSettings.defaults().withBackend(io.flix.index.Backend.CPU).withThreads(2));
