@@ -89,6 +89,8 @@ public final class SharedLookupOperator<E, P> extends AbstractStreamOperator<Enr
     private transient Counter flushes;
     private transient Histogram batchSizes;
     private transient Histogram flushLatencies;
+    /** Keys of the index call that answered each batch: above the batch size where batches were gathered. */
+    private transient Histogram gatheredSizes;
 
     public SharedLookupOperator(String dimensionId, IndexSettings settings, TypeSerializer<P> payloadSerializer,
                                 TypeSerializer<E> eventSerializer, KeySelector<E, Long> lookupKey, LookupKind lookupKind, KeySelector<E, Long> rangeEnd,
@@ -141,6 +143,7 @@ public final class SharedLookupOperator<E, P> extends AbstractStreamOperator<Enr
         flushes = group.counter("flixFlushes");
         batchSizes = group.histogram("flixBatchSize", new DescriptiveStatisticsHistogram(1000));
         flushLatencies = group.histogram("flixFlushLatencyNanos", new DescriptiveStatisticsHistogram(1000));
+        gatheredSizes = group.histogram("flixGatheredBatchSize", new DescriptiveStatisticsHistogram(1000));
         group.gauge("flixIndexSize", dimension::size);
         group.gauge("flixBackend", dimension::backendName);
         group.gauge("flixDimensionPendingUpdates", dimension::pendingUpdates);
@@ -238,10 +241,11 @@ public final class SharedLookupOperator<E, P> extends AbstractStreamOperator<Enr
             dimension.awaitStarted(startTimeoutMillis);
             started = true;
         }
-        dimension.read((index, payloads) -> {
+        final int gathered = dimension.read((index, payloads) -> {
             answer(index, payloads, n);
-            return null;
+            return index.lastGathered();
         });
+        gatheredSizes.update(gathered);
         for (int l = 0; l < n; l++) {
             final Object answer = answers[l];
             if (answer instanceof String reason) {
@@ -268,7 +272,7 @@ public final class SharedLookupOperator<E, P> extends AbstractStreamOperator<Enr
 
     /** Under the dimension's shared lock: the index call, and each lookup's result read into {@link #answers}. */
     @SuppressWarnings("unchecked")
-    private void answer(FlixIndex index, PayloadStore<P> payloads, int n) {
+    private void answer(IndexLookups index, PayloadStore<P> payloads, int n) {
         if (payloads != readerStore) {
             readerStore = payloads;
             reader = payloads.reader();

@@ -2,6 +2,7 @@ package io.flix.flink.shared;
 
 import io.flix.flink.KeyGroupSnapshotCodec;
 import io.flix.flink.PayloadStore;
+import io.flix.index.Backend;
 import io.flix.index.FlixIndex;
 import io.flix.index.SortedPairs;
 import io.flix.index.batch.BatchResults;
@@ -32,8 +33,9 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
  *
  * <h2>Concurrency</h2>
  * A read-write lock: the applier's batches of updates (index and payload store together) hold it exclusively, so a
- * lookup sees every batch wholly or not at all; lookups hold it shared and run in parallel (on the CPU backend; the
- * GPU backend runs one call at a time). Lookups read payloads under the same lock, so no row is freed or reused
+ * lookup sees every batch wholly or not at all; lookups hold it shared and run in parallel on the CPU backend; on the
+ * GPU backend, which runs one call at a time, the batches of the subtasks are gathered into fewer, larger calls
+ * ({@link GatheredLookups}). Lookups read payloads under the same lock, so no row is freed or reused
  * while read.
  *
  * @param <P> payloads
@@ -43,6 +45,8 @@ public final class TaskManagerDimension<P> implements AutoCloseable {
     private final String description;
     private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
     private final FlixIndex index;
+    /** How lookups reach the index: straight where they run in parallel, else gathered across the subtasks. */
+    private final IndexLookups lookups;
     private final MicroBatchEngine engine;
     private final OperationBatch batch;
     /** Replaced when an applier starts (a restore may resolve another serializer); guarded by the lock. */
@@ -65,6 +69,7 @@ public final class TaskManagerDimension<P> implements AutoCloseable {
     TaskManagerDimension(String description, FlixIndex index, TypeSerializer<P> payloadSerializer, int batchCapacity) {
         this.description = description;
         this.index = index;
+        this.lookups = index.backend() == Backend.GPU ? new GatheredLookups(index) : IndexLookups.direct(index);
         this.engine = new MicroBatchEngine(index);
         this.batch = new OperationBatch(Math.max(16, batchCapacity));
         this.payloads = PayloadStore.of(payloadSerializer, batchCapacity);
@@ -203,11 +208,11 @@ public final class TaskManagerDimension<P> implements AutoCloseable {
         return started.isDone();
     }
 
-    /** Runs {@code read} under the shared lock, with the index and the payload store of this moment. */
+    /** Runs {@code read} under the shared lock, with the index's lookups and the payload store of this moment. */
     <T> T read(Read<P, T> read) throws Exception {
         lock.readLock().lock();
         try {
-            return read.run(index, payloads);
+            return read.run(lookups, payloads);
         } finally {
             lock.readLock().unlock();
         }
@@ -216,7 +221,7 @@ public final class TaskManagerDimension<P> implements AutoCloseable {
     /** A read of the index and its payloads. */
     @FunctionalInterface
     interface Read<P, T> {
-        T run(FlixIndex index, PayloadStore<P> payloads) throws Exception;
+        T run(IndexLookups lookups, PayloadStore<P> payloads) throws Exception;
     }
 
     // ---- gauges ----
