@@ -1,5 +1,7 @@
 package io.flix.examples;
 
+import java.math.BigDecimal;
+
 /** A catalog entry: the dimension the orders are enriched with. A Flink POJO. */
 public class Product {
     public long id;
@@ -22,7 +24,7 @@ public class Product {
 
     @Override
     public String toString() {
-        return String.format(java.util.Locale.ROOT, "%s %d.%02d (%s)", name, priceCents / 100, priceCents % 100,
-                category);
+        // the cents as an amount: -150 is -1.50
+        return name + " " + BigDecimal.valueOf(priceCents, 2).toPlainString() + " (" + category + ")";
     }
 }

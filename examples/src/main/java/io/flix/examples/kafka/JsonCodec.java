@@ -5,16 +5,13 @@ import io.flix.examples.Product;
 import io.flix.flink.Enriched;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.charset.CharacterCodingException;
-import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
-import java.util.Base64;
 
 /**
  * The JSON of the pipeline's topics, one place for the job, the generator and the tests.
@@ -26,12 +23,27 @@ import java.util.Base64;
  *       {@code {"id":42,"name":"...","priceCents":1999,"category":"books"}}; a null value (tombstone) or
  *       {@code "withdrawn":true} deletes the product.</li>
  *   <li>enriched orders: the order, its event time, its product (null where none) and the total.</li>
- *   <li>dead letters: {@link DeadLetter} as JSON.</li>
+ *   <li>dead letters: {@link DeadLetter} as JSON, at most {@value DeadLetter#MAX_ENCODED_BYTES} bytes.</li>
  * </ul>
+ *
+ * <h2>What is accepted</h2>
+ * A record is one JSON object (nothing after it, no field twice). Ids, quantities and prices are JSON integer
+ * literals within the signed 64-bit range, Long.MIN_VALUE and Long.MAX_VALUE included: {@code 1.5}, {@code 1.0},
+ * {@code 1e3}, {@code "42"} and {@code 9223372036854775808} (2^63) are rejected, never rounded or wrapped. A
+ * quantity is a count of items, 1 to 2^31 - 1 (zero and negative quantities are rejected); a price is a whole
+ * number of cents, zero or more (a negative price is rejected). A name or category is a JSON string of at most
+ * {@value #MAX_PRODUCT_TEXT_BYTES} UTF-8 bytes, so that an enriched order stays small. An order whose total
+ * (price x quantity) does not fit in 64 bits is not written as an enriched order ({@link #enrichedJson} rejects
+ * it). Each rejection names the field and the value; the job sends the record to the dead-letter topic with it.
  */
 public final class JsonCodec {
 
-    private static final ObjectMapper MAPPER = new ObjectMapper();
+    /** The most UTF-8 bytes of a product's name and of its category. */
+    public static final int MAX_PRODUCT_TEXT_BYTES = 4096;
+
+    private static final ObjectMapper MAPPER = new ObjectMapper()
+            .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+            .enable(DeserializationFeature.FAIL_ON_READING_DUP_TREE_KEY);
 
     private JsonCodec() {
     }
@@ -53,7 +65,8 @@ public final class JsonCodec {
         final long productId = requiredLong(node, "productId");
         final long quantity = requiredLong(node, "quantity");
         if (quantity < 1 || quantity > Integer.MAX_VALUE) {
-            throw new MalformedRecordException("the quantity " + quantity + " is not between 1 and 2^31 - 1");
+            throw new MalformedRecordException("the quantity " + quantity + " is not between 1 and "
+                    + Integer.MAX_VALUE);
         }
         return new Order(orderId, productId, (int) quantity);
     }
@@ -77,7 +90,8 @@ public final class JsonCodec {
         try {
             return Long.parseLong(text);
         } catch (NumberFormatException e) {
-            throw new MalformedRecordException("the key '" + cut(text) + "' is not a product id");
+            throw new MalformedRecordException("the key '" + cut(text) + "' is not a product id (a decimal integer "
+                    + "from " + Long.MIN_VALUE + " to " + Long.MAX_VALUE + ")");
         }
     }
 
@@ -88,16 +102,23 @@ public final class JsonCodec {
             return new Product(id, null, 0, null, true);
         }
         final JsonNode node = object(value, "product");
-        final JsonNode idNode = node.get("id");
-        if (idNode != null && !idNode.isNull() && (!idNode.canConvertToExactIntegral() || idNode.asLong() != id)) {
-            throw new MalformedRecordException("the id " + idNode + " differs from the record key " + id);
+        final Long valueId = optionalLong(node, "id");
+        if (valueId != null && valueId != id) {
+            throw new MalformedRecordException("the id " + valueId + " differs from the record key " + id);
         }
-        final boolean withdrawn = node.path("withdrawn").asBoolean(false);
-        if (withdrawn) {
+        final JsonNode withdrawn = node.get("withdrawn");
+        if (withdrawn != null && !withdrawn.isNull() && !withdrawn.isBoolean()) {
+            throw new MalformedRecordException("the field 'withdrawn' is not true or false: "
+                    + cut(withdrawn.toString()));
+        }
+        if (withdrawn != null && withdrawn.booleanValue()) {
             return new Product(id, null, 0, null, true);
         }
-        return new Product(id, optionalText(node, "name"), requiredLong(node, "priceCents"),
-                optionalText(node, "category"), false);
+        final long priceCents = requiredLong(node, "priceCents");
+        if (priceCents < 0) {
+            throw new MalformedRecordException("the price " + priceCents + " cents is negative");
+        }
+        return new Product(id, optionalText(node, "name"), priceCents, optionalText(node, "category"), false);
     }
 
     public static byte[] productKeyBytes(long id) {
@@ -115,10 +136,24 @@ public final class JsonCodec {
 
     // ---- enriched orders and dead letters ----
 
+    /** The order's total, price x quantity, in cents; rejected where it does not fit in 64 bits. */
+    public static long totalCents(Order order, Product product) throws MalformedRecordException {
+        try {
+            return Math.multiplyExact(product.priceCents, (long) order.quantity);
+        } catch (ArithmeticException e) {
+            throw new MalformedRecordException("the total of order " + order.orderId + ", " + order.quantity
+                    + " x " + product.priceCents + " cents (product " + product.id + "), is beyond "
+                    + Long.MAX_VALUE + " cents");
+        }
+    }
+
     /**
      * {@code {"orderId":..,"productId":..,"quantity":..,"orderTime":..,"product":{..}|null,"totalCents":..|null}}.
+     *
+     * @throws MalformedRecordException where the total does not fit in 64 bits ({@link #totalCents})
      */
-    public static byte[] enrichedJson(Enriched<Order, Product> enriched, Long timestamp) {
+    public static byte[] enrichedJson(Enriched<Order, Product> enriched, Long timestamp)
+            throws MalformedRecordException {
         final Order order = enriched.event;
         final Product product = enriched.payload;
         final ObjectNode node = MAPPER.createObjectNode();
@@ -139,33 +174,18 @@ public final class JsonCodec {
             p.put("name", product.name);
             p.put("priceCents", product.priceCents);
             p.put("category", product.category);
-            node.put("totalCents", product.priceCents * order.quantity);
+            node.put("totalCents", totalCents(order, product));
         }
         return bytes(node);
     }
 
+    /** The letter as JSON, within its limits ({@link DeadLetter#bounded()}) whatever it holds. */
     public static byte[] deadLetterJson(DeadLetter letter) {
-        return bytes(MAPPER.valueToTree(letter));
-    }
-
-    /** A dead letter for a record that could not be parsed: its origin, the reason and its bytes. */
-    public static DeadLetter deadLetter(String stage, String reason, KafkaRecord record) {
-        final DeadLetter letter = new DeadLetter();
-        letter.stage = stage;
-        letter.reason = reason;
-        letter.topic = record.topic;
-        letter.partition = record.partition;
-        letter.offset = record.offset;
-        letter.key = record.key == null ? null : textOrBase64(record.key);
-        if (record.value != null) {
-            final String text = utf8(record.value);
-            if (text != null) {
-                letter.value = text;
-            } else {
-                letter.valueBase64 = Base64.getEncoder().encodeToString(record.value);
-            }
+        try {
+            return MAPPER.writeValueAsBytes(letter.bounded());
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException(e); // a POJO of plain values always writes
         }
-        return letter;
     }
 
     /** Reads any JSON text (tests and the generator's checks). */
@@ -192,19 +212,48 @@ public final class JsonCodec {
     }
 
     private static long requiredLong(JsonNode node, String field) throws MalformedRecordException {
-        final JsonNode v = node.get(field);
-        if (v == null || v.isNull()) {
+        final Long v = optionalLong(node, field);
+        if (v == null) {
             throw new MalformedRecordException("missing key: no field '" + field + "'");
         }
-        if (!v.isIntegralNumber() || !v.canConvertToLong()) {
-            throw new MalformedRecordException("the field '" + field + "' is not an integer: " + cut(v.toString()));
-        }
-        return v.asLong();
+        return v;
     }
 
-    private static String optionalText(JsonNode node, String field) {
+    /**
+     * The field as a signed 64-bit integer, null where absent or null. Jackson reads an integer literal as an int,
+     * long or BigInteger node by its size, and says whether it fits a long: a literal beyond the range is rejected,
+     * not wrapped; a fraction or exponent is no integer.
+     */
+    private static Long optionalLong(JsonNode node, String field) throws MalformedRecordException {
         final JsonNode v = node.get(field);
-        return v == null || v.isNull() ? null : v.asText();
+        if (v == null || v.isNull()) {
+            return null;
+        }
+        if (!v.isIntegralNumber()) {
+            throw new MalformedRecordException("the field '" + field + "' is not an integer: " + cut(v.toString()));
+        }
+        if (!v.canConvertToLong()) {
+            throw new MalformedRecordException("the field '" + field + "' is " + cut(v.toString())
+                    + ", outside the 64-bit range " + Long.MIN_VALUE + " to " + Long.MAX_VALUE);
+        }
+        return v.longValue();
+    }
+
+    private static String optionalText(JsonNode node, String field) throws MalformedRecordException {
+        final JsonNode v = node.get(field);
+        if (v == null || v.isNull()) {
+            return null;
+        }
+        if (!v.isTextual()) {
+            throw new MalformedRecordException("the field '" + field + "' is not a string: " + cut(v.toString()));
+        }
+        final String text = v.textValue();
+        final int utf8Bytes = text.getBytes(StandardCharsets.UTF_8).length;
+        if (utf8Bytes > MAX_PRODUCT_TEXT_BYTES) {
+            throw new MalformedRecordException("the field '" + field + "' is " + utf8Bytes + " UTF-8 bytes long, "
+                    + "over the limit of " + MAX_PRODUCT_TEXT_BYTES);
+        }
+        return text;
     }
 
     private static byte[] bytes(JsonNode node) {
@@ -212,21 +261,6 @@ public final class JsonCodec {
             return MAPPER.writeValueAsBytes(node);
         } catch (JsonProcessingException e) {
             throw new IllegalStateException(e); // a tree of plain values always writes
-        }
-    }
-
-    private static String textOrBase64(byte[] bytes) {
-        final String text = utf8(bytes);
-        return text != null ? text : "base64:" + Base64.getEncoder().encodeToString(bytes);
-    }
-
-    /** The bytes as UTF-8 text, or null where they are not valid UTF-8. */
-    private static String utf8(byte[] bytes) {
-        try {
-            return StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
-                    .onUnmappableCharacter(CodingErrorAction.REPORT).decode(ByteBuffer.wrap(bytes)).toString();
-        } catch (CharacterCodingException e) {
-            return null;
         }
     }
 

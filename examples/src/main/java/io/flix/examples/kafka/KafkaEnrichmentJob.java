@@ -10,6 +10,8 @@ import io.flix.index.Backend;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.common.functions.MapFunction;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.api.java.tuple.Tuple2;
 import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.connector.base.DeliveryGuarantee;
@@ -41,10 +43,10 @@ import java.util.Properties;
  * records that cannot be used go to a dead-letter topic with the reason.
  *
  * <pre>{@code
- * products --KafkaSource--> parse --+--> FliX enrichment --> KafkaSink (EOS) --> enriched
- * orders   --KafkaSource--> parse --+         |
- *                             |               | rejected
- *                             +-- malformed --+----------> KafkaSink (EOS) --> dead letters
+ * products --KafkaSource--> parse --+--> FliX enrichment --> encode --> KafkaSink (EOS) --> enriched
+ * orders   --KafkaSource--> parse --+         |                |
+ *                             |               | rejected       | total overflows
+ *                             +-- malformed --+----------------+--> KafkaSink (EOS) --> dead letters
  * }</pre>
  *
  * <h2>Running it</h2>
@@ -86,9 +88,12 @@ import java.util.Properties;
  * transactions hide what was written since.
  *
  * <h2>Dead letters</h2>
- * An order that is not JSON, or lacks a field, a product record without a key (or whose key is not a product id,
- * or whose value is not JSON or lacks its price), and the records the FliX operator rejects, go to the
- * dead-letter topic as {@link DeadLetter}s with the reason and the original key and value; the job goes on.
+ * An order that is not JSON, lacks a field or holds a value out of range, a product record without a key (or whose
+ * key is not a product id, or whose value is not JSON or lacks its price), an order whose total overflows (see
+ * {@link JsonCodec} for what is accepted), and the records the FliX operator rejects, go to the dead-letter topic
+ * as {@link DeadLetter}s with the reason, the source topic, partition and offset, and the original key and value;
+ * the job goes on. A letter carries at most the first 64 KiB of a record (and says where it was cut), so it always
+ * fits in a Kafka request however large the record was.
  */
 public final class KafkaEnrichmentJob {
 
@@ -215,15 +220,19 @@ public final class KafkaEnrichmentJob {
                 .backend(options.backend())
                 .name("FliX product enrichment")
                 .uid("product-enrichment");
-        enrichment.build()
-                .sinkTo(exactlyOnceSink(options, options.transactionalIdPrefix() + "-enriched",
-                        new EnrichedSerializer(options.enrichedTopic())))
+        final SingleOutputStreamOperator<Tuple2<byte[], byte[]>> enriched = enrichment.build()
+                .process(new EncodeEnriched(), Types.TUPLE(Types.PRIMITIVE_ARRAY(Types.BYTE),
+                        Types.PRIMITIVE_ARRAY(Types.BYTE)))
+                .name("encode enriched orders").uid("encode-enriched");
+        enriched.sinkTo(exactlyOnceSink(options, options.transactionalIdPrefix() + "-enriched",
+                        new KeyValueSerializer(options.enrichedTopic())))
                 .name("enriched orders").uid("enriched-sink");
 
         final DataStream<DeadLetter> rejected = enrichment.rejected()
                 .map(KafkaEnrichmentJob::deadLetter, TypeInformation.of(DeadLetter.class))
                 .name("rejected as dead letters").uid("rejected-dead-letters");
-        products.getSideOutput(DEAD_LETTERS).union(parsedOrders.getSideOutput(DEAD_LETTERS), rejected)
+        products.getSideOutput(DEAD_LETTERS).union(parsedOrders.getSideOutput(DEAD_LETTERS), rejected,
+                        enriched.getSideOutput(DEAD_LETTERS))
                 .sinkTo(exactlyOnceSink(options, options.transactionalIdPrefix() + "-dlq",
                         new DeadLetterSerializer(options.deadLetterTopic())))
                 .name("dead letters").uid("dead-letter-sink");
@@ -268,11 +277,7 @@ public final class KafkaEnrichmentJob {
     }
 
     static DeadLetter deadLetter(Rejected rejected) {
-        final DeadLetter letter = new DeadLetter();
-        letter.stage = "enrichment";
-        letter.reason = rejected.input + ": " + rejected.reason;
-        letter.value = rejected.record;
-        return letter;
+        return DeadLetter.of("enrichment", rejected.input + ": " + rejected.reason, rejected.record);
     }
 
     /** Every Kafka record, unparsed: parsing errors become dead letters downstream instead of source failures. */
@@ -299,7 +304,7 @@ public final class KafkaEnrichmentJob {
             try {
                 out.collect(JsonCodec.parseOrder(record.value));
             } catch (JsonCodec.MalformedRecordException e) {
-                context.output(DEAD_LETTERS, JsonCodec.deadLetter("orders", e.getMessage(), record));
+                context.output(DEAD_LETTERS, DeadLetter.of("orders", e.getMessage(), record));
             }
         }
     }
@@ -312,26 +317,46 @@ public final class KafkaEnrichmentJob {
             try {
                 out.collect(JsonCodec.parseProduct(record.key, record.value));
             } catch (JsonCodec.MalformedRecordException e) {
-                context.output(DEAD_LETTERS, JsonCodec.deadLetter("products", e.getMessage(), record));
+                context.output(DEAD_LETTERS, DeadLetter.of("products", e.getMessage(), record));
             }
         }
     }
 
-    /** Enriched orders keyed by order id, with the order's timestamp. */
-    static final class EnrichedSerializer implements KafkaRecordSerializationSchema<Enriched<Order, Product>> {
+    /**
+     * Each enriched order as its Kafka key (the order id) and JSON value, or a dead letter where it cannot be written
+     * (its total overflows). The record keeps the order's timestamp.
+     */
+    static final class EncodeEnriched extends ProcessFunction<Enriched<Order, Product>, Tuple2<byte[], byte[]>> {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        public void processElement(Enriched<Order, Product> enriched, Context context,
+                                   Collector<Tuple2<byte[], byte[]>> out) {
+            final byte[] value;
+            try {
+                value = JsonCodec.enrichedJson(enriched, context.timestamp());
+            } catch (JsonCodec.MalformedRecordException e) {
+                context.output(DEAD_LETTERS, DeadLetter.of("enrichment", e.getMessage(),
+                        new String(JsonCodec.orderJson(enriched.event), StandardCharsets.UTF_8)));
+                return;
+            }
+            out.collect(Tuple2.of(Long.toString(enriched.event.orderId).getBytes(StandardCharsets.UTF_8), value));
+        }
+    }
+
+    /** Records of a key and a value, with the stream record's timestamp. */
+    static final class KeyValueSerializer implements KafkaRecordSerializationSchema<Tuple2<byte[], byte[]>> {
         private static final long serialVersionUID = 1L;
         private final String topic;
 
-        EnrichedSerializer(String topic) {
+        KeyValueSerializer(String topic) {
             this.topic = topic;
         }
 
         @Override
-        public ProducerRecord<byte[], byte[]> serialize(Enriched<Order, Product> enriched, KafkaSinkContext context,
+        public ProducerRecord<byte[], byte[]> serialize(Tuple2<byte[], byte[]> keyValue, KafkaSinkContext context,
                                                         Long timestamp) {
-            return new ProducerRecord<>(topic, null, timestamp,
-                    Long.toString(enriched.event.orderId).getBytes(StandardCharsets.UTF_8),
-                    JsonCodec.enrichedJson(enriched, timestamp));
+            return new ProducerRecord<>(topic, null, timestamp, keyValue.f0, keyValue.f1);
         }
     }
 

@@ -13,16 +13,29 @@ import org.apache.flink.types.RowKind;
 import org.apache.flink.util.SimpleUserCodeClassLoader;
 import org.apache.flink.util.UserCodeClassLoader;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Turns changelog records (Kafka key and value bytes, or file lines) into {@link UpdateBatch} entries: decodes them
  * with the table's formats, assembles the full physical row, and serializes it with Flink's
  * {@link RowDataSerializer}. One per reader thread.
+ *
+ * <p>A record is skipped, and counted, where it has no usable key or where its value decodes to nothing or to a
+ * null row: a format told to skip what it cannot parse (for example {@code 'value.json.ignore-parse-errors'})
+ * yields nothing for some bad records and a null row for others (Flink's JSON format, for a record that breaks off
+ * inside the row). Skipped records are logged as a warning naming where they are, at most one line a minute.
  */
 final class ChangelogDecoder {
+
+    private static final Logger LOG = LoggerFactory.getLogger(ChangelogDecoder.class);
+    /** Least time between two warnings about skipped records. */
+    private static final long WARN_INTERVAL_NANOS = TimeUnit.MINUTES.toNanos(1);
 
     private final DimensionSpec spec;
     private final RowDataSerializer serializer;
@@ -30,7 +43,11 @@ final class ChangelogDecoder {
     private final DataOutputSerializer out = new DataOutputSerializer(256);
     private final List<RowData> decoded = new ArrayList<>();
     private final ListCollector<RowData> collector = new ListCollector<>(decoded);
-    private long skipped;
+    /** Written by the reader thread only; read by gauges. */
+    private volatile long skipped;
+    private long lastWarnNanos;
+    private long skippedAtLastWarn;
+    private boolean warned;
 
     ChangelogDecoder(DimensionSpec spec) throws Exception {
         this.spec = spec;
@@ -58,16 +75,21 @@ final class ChangelogDecoder {
         spec.valueDecoder().open(context);
     }
 
-    /** Records without a usable key, or whose value decoded to nothing (a format told to skip errors). */
+    /** Records without a usable key, or whose value decoded to nothing or to a null row. */
     long skipped() {
         return skipped;
     }
 
-    /** An upsert-Kafka record: the key decides the row, a null value deletes it. */
-    void addKafkaRecord(byte[] key, byte[] value, UpdateBatch batch) throws IOException {
+    /**
+     * An upsert-Kafka record: the key decides the row, a null value deletes it. {@code partition} and
+     * {@code offset} say where it is, for the warning when it is skipped.
+     */
+    void addKafkaRecord(int partition, long offset, byte[] key, byte[] value, UpdateBatch batch)
+            throws IOException {
         final RowData keyRow = key == null ? null : spec.keyDecoder().deserialize(key);
         if (keyRow == null || keyRow.isNullAt(0)) {
-            skipped++;
+            skip(key == null ? "it has no key" : "its key decodes to no key value", "partition " + partition
+                    + " offset " + offset);
             return;
         }
         final long k = keyRow.getLong(0);
@@ -78,30 +100,53 @@ final class ChangelogDecoder {
         decoded.clear();
         spec.valueDecoder().deserialize(value, collector);
         if (decoded.isEmpty()) {
-            skipped++;
+            skip("its value decodes to no row", "partition " + partition + " offset " + offset);
             return;
         }
         for (RowData valueRow : decoded) {
+            if (valueRow == null) {
+                skip("its value decodes to a null row", "partition " + partition + " offset " + offset);
+                continue;
+            }
             apply(k, valueRow, batch);
         }
     }
 
-    /** A file line: a row of every column; a row the format marks as a delete deletes its key. */
-    void addFileLine(byte[] line, UpdateBatch batch) throws IOException {
+    /** A file line (numbered from 1): a row of every column; a row the format marks as a delete deletes its key. */
+    void addFileLine(long lineNumber, byte[] line, UpdateBatch batch) throws IOException {
         decoded.clear();
         spec.valueDecoder().deserialize(line, collector);
         if (decoded.isEmpty()) {
-            skipped++;
+            skip("it decodes to no row", "line " + lineNumber);
             return;
         }
         final int keyIndex = spec.keyIndex();
         for (RowData row : decoded) {
+            if (row == null) {
+                skip("it decodes to a null row", "line " + lineNumber);
+                continue;
+            }
             if (row.isNullAt(keyIndex)) {
-                skipped++;
+                skip("its key column is null", "line " + lineNumber);
                 continue;
             }
             apply(row.getLong(keyIndex), row, batch);
         }
+    }
+
+    /** Counts a skipped record; warns about the first one and then at most once a minute, with the count since. */
+    private void skip(String reason, String where) {
+        skipped++;
+        final long now = System.nanoTime();
+        if (warned && now - lastWarnNanos < WARN_INTERVAL_NANOS) {
+            return;
+        }
+        LOG.warn("The 'flix' table's changelog ({}): skipped the record at {}: {} ({} records skipped in all, {} "
+                        + "since the last warning; the next warning comes a minute after this one at the earliest)",
+                spec.describeChangelog(), where, reason, skipped, skipped - skippedAtLastWarn);
+        warned = true;
+        lastWarnNanos = now;
+        skippedAtLastWarn = skipped;
     }
 
     private void apply(long key, RowData valueRow, UpdateBatch batch) throws IOException {

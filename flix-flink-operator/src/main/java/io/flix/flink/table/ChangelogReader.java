@@ -32,7 +32,17 @@ abstract class ChangelogReader implements Runnable {
     /** Reads until the changelog ends (a file) or {@link #stop()} (Kafka). */
     abstract void read(ChangelogDecoder decoder) throws Exception;
 
-    /** Asks the reader to stop soon; the thread is also interrupted. */
+    /**
+     * Where the reader is, for an error when the bootstrap takes too long: what it waits for, and the cause where
+     * one is known (for Kafka, why the brokers do not answer). Called from any thread; may take a moment.
+     */
+    abstract Progress progress();
+
+    /** @param description what the reader is doing or waiting for; {@code cause} the reason, or null */
+    record Progress(String description, Throwable cause) {
+    }
+
+    /** Asks the reader to stop soon (a Kafka reader's poll is woken up). */
     void stop() {
         running = false;
     }

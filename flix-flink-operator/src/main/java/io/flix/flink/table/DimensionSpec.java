@@ -26,13 +26,28 @@ import java.util.Map;
  * @param pollTimeoutMillis kafka: one poll's wait
  * @param changelogBatchSize most changelog records per index micro-batch
  * @param indexSettings     the index's backend and shape
+ * @param bootstrapTimeoutMillis how long after the table opens on a task manager its changelog must be applied up
+ *                          to its end at that time ('lookup.bootstrap-timeout')
  */
 record DimensionSpec(String identity, RowType rowType, int keyIndex, String changelog, String topic,
                      Map<String, String> consumerProperties, DeserializationSchema<RowData> keyDecoder,
                      DeserializationSchema<RowData> valueDecoder, int[] valueFields, String filePath,
-                     long pollTimeoutMillis, int changelogBatchSize, IndexSettings indexSettings)
+                     long pollTimeoutMillis, int changelogBatchSize, IndexSettings indexSettings,
+                     long bootstrapTimeoutMillis)
         implements Serializable {
 
     static final String KAFKA = "kafka";
     static final String FILE = "file";
+
+    /** The changelog, for messages: the Kafka topic and its bootstrap servers, or the file. */
+    String describeChangelog() {
+        return changelog.equals(KAFKA)
+                ? "kafka topic '" + topic + "' at bootstrap servers '" + bootstrapServers() + "'"
+                : "file '" + filePath + "'";
+    }
+
+    /** kafka: the brokers the consumer starts from ('properties.bootstrap.servers'). */
+    String bootstrapServers() {
+        return consumerProperties.get("bootstrap.servers");
+    }
 }

@@ -9,6 +9,9 @@ import java.nio.file.Path;
 /** The file changelog: every line of the file, in order, read once; blank lines are skipped. */
 final class FileChangelogReader extends ChangelogReader {
 
+    /** Lines read so far, for {@link #progress()}. */
+    private volatile long linesRead;
+
     FileChangelogReader(DimensionSpec spec, SharedDimension dimension) {
         super(spec, dimension);
     }
@@ -20,11 +23,13 @@ final class FileChangelogReader extends ChangelogReader {
         try (BufferedReader lines = new BufferedReader(
                 new InputStreamReader(Files.newInputStream(path), StandardCharsets.UTF_8), 1 << 16)) {
             String line;
+            long lineNumber = 0;
             while (running && (line = lines.readLine()) != null) {
+                linesRead = ++lineNumber;
                 if (line.isBlank()) {
                     continue;
                 }
-                decoder.addFileLine(line.getBytes(StandardCharsets.UTF_8), batch);
+                decoder.addFileLine(lineNumber, line.getBytes(StandardCharsets.UTF_8), batch);
                 if (batch.size() >= spec.changelogBatchSize()) {
                     dimension.submit(batch);
                     batch = new UpdateBatch();
@@ -33,5 +38,10 @@ final class FileChangelogReader extends ChangelogReader {
         }
         dimension.submit(batch);
         dimension.bootstrapSubmitted();
+    }
+
+    @Override
+    Progress progress() {
+        return new Progress(linesRead + " lines of the file read", null);
     }
 }

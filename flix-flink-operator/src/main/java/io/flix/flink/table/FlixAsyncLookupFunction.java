@@ -12,8 +12,8 @@ import org.apache.flink.table.types.logical.LogicalType;
 import java.util.Arrays;
 import java.util.Collection;
 import java.util.Collections;
-import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -22,10 +22,12 @@ import java.util.concurrent.TimeUnit;
  * {@code lookup.linger}, and completes each lookup's future with the key's row (a collection of 0 or 1 rows).
  *
  * <p>Lookups by the primary key only; a join that also equates other columns of the table passes them as further
- * lookup keys, and the row is returned only where those are equal too. A null key finds nothing.
+ * lookup keys, and the row is returned only where those are equal too, by SQL equality ({@link SqlEquality}). A
+ * null key, or a null in another lookup key, finds nothing.
  *
  * <p>{@link #open} acquires the shared dimension and waits until its changelog is applied up to where it ended
- * when the dimension opened ({@code lookup.bootstrap-timeout}).
+ * when the dimension opened ({@code lookup.bootstrap-timeout}). A lookup after {@link #close} completes
+ * exceptionally with an {@link IllegalStateException} that says so.
  */
 public final class FlixAsyncLookupFunction extends AsyncLookupFunction {
 
@@ -39,19 +41,23 @@ public final class FlixAsyncLookupFunction extends AsyncLookupFunction {
     private final int keyPosition;
     private final int batchSize;
     private final long lingerNanos;
-    private final long bootstrapTimeoutMillis;
 
-    private transient SharedDimension dimension;
+    /** Runs the linger of a batch; the dimension's timer unless a test sets one before {@link #open}. */
+    private transient ScheduledExecutorService lingerTimer;
+    /** Guards the batch being gathered and {@link #dimension}. */
     private transient Object lock;
+    /** The shared dimension while open; null before {@link #open} and after {@link #close}. */
+    private transient SharedDimension dimension;
     private transient long[] keys;
     private transient CompletableFuture<Collection<RowData>>[] futures;
     private transient int count;
     private transient long firstNanos;
     /** Counts sent batches, so that a linger timer of an already sent batch does nothing. */
     private transient long generation;
-    /** Further lookup keys: their fields in the table's row and in the key row. */
+    /** Further lookup keys: their fields in the table's row and in the key row, and their equality. */
     private transient RowData.FieldGetter[] extraGetters;
     private transient RowData.FieldGetter[] extraKeyGetters;
+    private transient SqlEquality[] extraEqualities;
 
     private transient Counter lookups;
     private transient Counter batches;
@@ -60,13 +66,12 @@ public final class FlixAsyncLookupFunction extends AsyncLookupFunction {
     private transient SharedDimension.LookupMetrics answered;
 
     FlixAsyncLookupFunction(DimensionSpec spec, int[] lookupFields, int keyPosition, int batchSize,
-                            long lingerNanos, long bootstrapTimeoutMillis) {
+                            long lingerNanos) {
         this.spec = spec;
         this.lookupFields = lookupFields;
         this.keyPosition = keyPosition;
         this.batchSize = batchSize;
         this.lingerNanos = lingerNanos;
-        this.bootstrapTimeoutMillis = bootstrapTimeoutMillis;
     }
 
     @Override
@@ -78,6 +83,7 @@ public final class FlixAsyncLookupFunction extends AsyncLookupFunction {
         futures = new CompletableFuture[batchSize];
         extraGetters = new RowData.FieldGetter[lookupFields.length - 1];
         extraKeyGetters = new RowData.FieldGetter[lookupFields.length - 1];
+        extraEqualities = new SqlEquality[lookupFields.length - 1];
         int extra = 0;
         for (int j = 0; j < lookupFields.length; j++) {
             if (j == keyPosition) {
@@ -86,26 +92,35 @@ public final class FlixAsyncLookupFunction extends AsyncLookupFunction {
             final LogicalType type = spec.rowType().getTypeAt(lookupFields[j]);
             extraGetters[extra] = RowData.createFieldGetter(type, lookupFields[j]);
             extraKeyGetters[extra] = RowData.createFieldGetter(type, j);
+            extraEqualities[extra] = SqlEquality.of(type);
             extra++;
         }
-        dimension = SharedDimensions.acquire(spec);
-        registerMetrics(context.getMetricGroup());
+        final SharedDimension acquired = SharedDimensions.acquire(spec);
+        registerMetrics(context.getMetricGroup(), acquired);
         try {
-            dimension.awaitBootstrap(bootstrapTimeoutMillis);
+            acquired.awaitBootstrap();
         } catch (Exception e) {
-            final SharedDimension d = dimension;
-            dimension = null;
-            SharedDimensions.release(d);
+            SharedDimensions.release(acquired);
             throw e;
+        }
+        synchronized (lock) {
+            if (lingerTimer == null) {
+                lingerTimer = acquired.lingerTimer;
+            }
+            dimension = acquired;
         }
     }
 
-    private void registerMetrics(MetricGroup group) {
+    /** Sets the timer that runs batches' linger, in place of the dimension's; before {@link #open}, for tests. */
+    void setLingerTimer(ScheduledExecutorService timer) {
+        this.lingerTimer = timer;
+    }
+
+    private void registerMetrics(MetricGroup group, SharedDimension d) {
         lookups = group.counter("flixLookups");
         batches = group.counter("flixLookupBatches");
         batchSizes = group.histogram("flixLookupBatchSize", new DescriptiveStatisticsHistogram(1000));
         latencies = group.histogram("flixLookupLatencyNanos", new DescriptiveStatisticsHistogram(1000));
-        final SharedDimension d = dimension;
         group.gauge("flixIndexSize", d::indexSize);
         group.gauge("flixRowBytes", d::rowBytes);
         group.gauge("flixBackend", d::backendName);
@@ -118,6 +133,9 @@ public final class FlixAsyncLookupFunction extends AsyncLookupFunction {
 
     @Override
     public CompletableFuture<Collection<RowData>> asyncLookup(RowData keyRow) {
+        if (lock == null) {
+            return closed();
+        }
         if (keyRow.isNullAt(keyPosition)) {
             return CompletableFuture.completedFuture(Collections.emptyList());
         }
@@ -130,13 +148,15 @@ public final class FlixAsyncLookupFunction extends AsyncLookupFunction {
             final Object[] wanted = otherKeys(keyRow);
             result = found.thenApply(rows -> matchingOthers(rows, wanted));
         }
-        lookups.inc();
         synchronized (lock) {
+            if (dimension == null) {
+                return closed();
+            }
+            lookups.inc();
             if (count == 0) {
                 firstNanos = System.nanoTime();
                 final long batchGeneration = generation;
-                dimension.lingerTimer.schedule(() -> lingerExpired(batchGeneration), lingerNanos,
-                        TimeUnit.NANOSECONDS);
+                lingerTimer.schedule(() -> lingerExpired(batchGeneration), lingerNanos, TimeUnit.NANOSECONDS);
             }
             keys[count] = key;
             futures[count] = found;
@@ -146,6 +166,11 @@ public final class FlixAsyncLookupFunction extends AsyncLookupFunction {
             }
         }
         return result;
+    }
+
+    private CompletableFuture<Collection<RowData>> closed() {
+        return CompletableFuture.failedFuture(new IllegalStateException("a lookup on the 'flix' table ("
+                + spec.describeChangelog() + ") after its lookup function was closed, or before it was opened"));
     }
 
     /** The values of the lookup keys other than the primary key, taken now: the key row may be reused. */
@@ -164,7 +189,8 @@ public final class FlixAsyncLookupFunction extends AsyncLookupFunction {
         }
         final RowData row = rows.iterator().next();
         for (int j = 0; j < wanted.length; j++) {
-            if (wanted[j] == null || !Objects.equals(wanted[j], extraGetters[j].getFieldOrNull(row))) {
+            final Object stored = extraGetters[j].getFieldOrNull(row);
+            if (wanted[j] == null || stored == null || !extraEqualities[j].equal(wanted[j], stored)) {
                 return Collections.emptyList();
             }
         }
@@ -173,7 +199,7 @@ public final class FlixAsyncLookupFunction extends AsyncLookupFunction {
 
     private void lingerExpired(long batchGeneration) {
         synchronized (lock) {
-            if (generation == batchGeneration && count > 0) {
+            if (generation == batchGeneration && count > 0 && dimension != null) {
                 sendLocked();
             }
         }
@@ -195,19 +221,24 @@ public final class FlixAsyncLookupFunction extends AsyncLookupFunction {
         try {
             super.close();
         } finally {
-            final SharedDimension d = dimension;
-            if (d != null) {
+            SharedDimension held = null;
+            if (lock != null) {
                 synchronized (lock) {
+                    held = dimension;
+                    dimension = null;
                     for (int i = 0; i < count; i++) {
-                        futures[i].completeExceptionally(new IllegalStateException("the lookup function closed"));
+                        futures[i].completeExceptionally(new IllegalStateException("the 'flix' lookup function ("
+                                + spec.describeChangelog() + ") closed before this lookup was sent"));
+                        futures[i] = null;
                     }
                     count = 0;
                     generation++;
                 }
-                dimension = null;
+            }
+            if (held != null) {
                 LOG.info("FliX lookup subtask closed: {} lookups in {} batches", lookups.getCount(),
                         batches.getCount());
-                SharedDimensions.release(d);
+                SharedDimensions.release(held);
             }
         }
     }

@@ -33,7 +33,9 @@ public final class FlixConnectorOptions {
             .stringType()
             .noDefaultValue()
             .withDescription("changelog = 'kafka': the brokers. Any other 'properties.*' option is passed to the Kafka "
-                    + "consumer as it is (security settings, for example).");
+                    + "consumer as it is (security settings, for example). The consumer reads with "
+                    + "'isolation.level' = 'read_committed' (rows of aborted transactions are never applied) unless "
+                    + "'properties.isolation.level' = 'read_uncommitted' is set.");
 
     /** Prefix of options passed to the Kafka consumer. */
     public static final String PROPERTIES_PREFIX = "properties.";
@@ -95,7 +97,9 @@ public final class FlixConnectorOptions {
             .durationType()
             .defaultValue(Duration.ofMinutes(10))
             .withDescription("A lookup subtask opens only after the changelog has been applied up to where it ended "
-                    + "when the table was first opened on this task manager; it fails after this long.");
+                    + "when the table was first opened on this task manager; that must happen within this long of "
+                    + "that first open, which bounds every broker call of the bootstrap too. Otherwise the open "
+                    + "fails, naming the changelog (topic and bootstrap servers, or file) and the cause.");
 
     // ---- index ----
 

@@ -86,6 +86,18 @@ public final class FlixLookupTableSource implements LookupTableSource {
                     + Arrays.deepToString(keys));
         }
         final RowType rowType = (RowType) physicalType.getLogicalType();
+        for (int field : lookupFields) {
+            if (field == keyIndex) {
+                continue;
+            }
+            try {
+                SqlEquality.of(rowType.getTypeAt(field));
+            } catch (IllegalArgumentException e) {
+                throw new TableException("a lookup join on a 'flix' table equates its column '"
+                        + rowType.getFieldNames().get(field) + "' besides the primary key, and the connector "
+                        + "cannot compare it as a lookup key: " + e.getMessage(), e);
+            }
+        }
         final DeserializationSchema<RowData> keyDecoder;
         final DeserializationSchema<RowData> valueDecoder;
         if (changelog.equals(DimensionSpec.KAFKA)) {
@@ -98,10 +110,9 @@ public final class FlixLookupTableSource implements LookupTableSource {
         }
         final DimensionSpec spec = new DimensionSpec(identity, rowType, keyIndex, changelog, topic,
                 consumerProperties, keyDecoder, valueDecoder, valueFields, filePath, pollTimeoutMillis,
-                changelogBatchSize, indexSettings);
+                changelogBatchSize, indexSettings, bootstrapTimeoutMillis);
         return AsyncLookupFunctionProvider.of(new FlixAsyncLookupFunction(spec, lookupFields, keyPosition,
-                lookupBatchSize,
-                lingerNanos, bootstrapTimeoutMillis));
+                lookupBatchSize, lingerNanos));
     }
 
     /** A row of the given physical columns. */

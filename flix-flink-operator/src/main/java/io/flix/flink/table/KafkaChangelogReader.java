@@ -7,26 +7,51 @@ import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.InterruptException;
+import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.Socket;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
 
 /**
  * The Kafka changelog: one consumer with every partition of the topic assigned (no consumer group, no committed
- * offsets), read from the earliest offset for as long as the dimension is open. The end offsets at start are the
- * bootstrap target. Partitions added to the topic later are not picked up.
+ * offsets), read from the earliest offset for as long as the dimension is open. Partitions added to the topic later
+ * are not picked up.
+ *
+ * <p>Isolation {@code read_committed} by default: records of aborted transactions are never applied, and records
+ * of a transaction still open are applied once it commits. The user may set {@code 'properties.isolation.level'}.
+ * The bootstrap target is the end offsets when the consumer starts, as the consumer's isolation level sees them:
+ * under {@code read_committed} the last stable offset (where a transaction still open begins), so the bootstrap
+ * never waits for an open transaction.
+ *
+ * <p>Every broker call of the bootstrap (the topic's partitions, its end offsets, positions) is bounded by what is
+ * left of 'lookup.bootstrap-timeout'; when it runs out, the error names the bootstrap servers, the topic and, where
+ * the brokers did not answer, why (a connection attempt to each bootstrap server: refused, unknown host, ...).
  */
 final class KafkaChangelogReader extends ChangelogReader {
 
+    /** Most bootstrap servers tried for the error message, and how long each connection attempt may take. */
+    private static final int PROBED_SERVERS = 3;
+    private static final int PROBE_TIMEOUT_MILLIS = 1_000;
+
     private volatile KafkaConsumer<byte[], byte[]> consumer;
+    /** What the reader waits for, for {@link #progress()}. */
+    private volatile String waitingFor;
+    /** True until the brokers answered the bootstrap's metadata requests: the probe says why they did not. */
+    private volatile boolean waitingForBrokers = true;
+    private volatile long recordsRead;
 
     KafkaChangelogReader(DimensionSpec spec, SharedDimension dimension) {
         super(spec, dimension);
+        waitingFor = "starting the consumer to ask the brokers for the partitions of topic '" + spec.topic() + "'";
     }
 
     @Override
@@ -34,6 +59,7 @@ final class KafkaChangelogReader extends ChangelogReader {
         final Properties properties = new Properties();
         properties.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "10000");
         properties.put(ConsumerConfig.CLIENT_ID_CONFIG, "flix-changelog-" + spec.topic());
+        properties.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
         properties.putAll(spec.consumerProperties());
         // not the user's to change: this reader assigns partitions itself and keeps no offsets
         properties.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
@@ -41,26 +67,35 @@ final class KafkaChangelogReader extends ChangelogReader {
         properties.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
         properties.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
         properties.remove(ConsumerConfig.GROUP_ID_CONFIG);
+        boolean bootstrapped = false;
         try (KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(properties)) {
             consumer = c;
-            final List<PartitionInfo> infos = c.partitionsFor(spec.topic(), Duration.ofSeconds(60));
-            if (infos == null || infos.isEmpty()) {
-                throw new IllegalStateException("topic '" + spec.topic() + "' (option 'topic') has no partitions "
-                        + "or does not exist");
+            final List<TopicPartition> partitions;
+            final Map<TopicPartition, Long> endAtOpen;
+            try {
+                partitions = partitions(c);
+                c.assign(partitions);
+                c.seekToBeginning(partitions);
+                waitForBrokers("the end offsets of topic '" + spec.topic() + "'");
+                endAtOpen = c.endOffsets(partitions, dimension.bootstrapTimeLeft());
+                waitingForBrokers = false;
+                waitingFor = "reading the topic's " + partitions.size() + " partitions up to their end offsets at "
+                        + "open";
+            } catch (TimeoutException e) {
+                throw bootstrapTimeout(e);
             }
-            final List<TopicPartition> partitions = new ArrayList<>();
-            for (PartitionInfo info : infos) {
-                partitions.add(new TopicPartition(info.topic(), info.partition()));
-            }
-            c.assign(partitions);
-            c.seekToBeginning(partitions);
-            final Map<TopicPartition, Long> endAtOpen = c.endOffsets(partitions);
-            boolean bootstrapped = false;
             final Duration pollTimeout = Duration.ofMillis(spec.pollTimeoutMillis());
             while (running) {
-                if (!bootstrapped && caughtUp(c, endAtOpen)) {
-                    dimension.bootstrapSubmitted();
-                    bootstrapped = true;
+                if (!bootstrapped) {
+                    try {
+                        bootstrapped = caughtUp(c, endAtOpen);
+                    } catch (TimeoutException e) {
+                        throw bootstrapTimeout(e);
+                    }
+                    if (bootstrapped) {
+                        dimension.bootstrapSubmitted();
+                        waitingFor = "following the topic";
+                    }
                 }
                 final ConsumerRecords<byte[], byte[]> records;
                 try {
@@ -76,26 +111,106 @@ final class KafkaChangelogReader extends ChangelogReader {
                 }
                 UpdateBatch batch = new UpdateBatch();
                 for (ConsumerRecord<byte[], byte[]> record : records) {
-                    decoder.addKafkaRecord(record.key(), record.value(), batch);
+                    decoder.addKafkaRecord(record.partition(), record.offset(), record.key(), record.value(), batch);
                     if (batch.size() >= spec.changelogBatchSize()) {
                         dimension.submit(batch);
                         batch = new UpdateBatch();
                     }
                 }
                 dimension.submit(batch);
+                recordsRead += records.count();
             }
         } finally {
             consumer = null;
         }
     }
 
-    private static boolean caughtUp(KafkaConsumer<byte[], byte[]> c, Map<TopicPartition, Long> endAtOpen) {
+    private List<TopicPartition> partitions(KafkaConsumer<byte[], byte[]> c) {
+        waitForBrokers("the partitions of topic '" + spec.topic() + "'");
+        final List<PartitionInfo> infos = c.partitionsFor(spec.topic(), dimension.bootstrapTimeLeft());
+        if (infos == null || infos.isEmpty()) {
+            throw new IllegalStateException("topic '" + spec.topic() + "' (option 'topic') has no partitions or does "
+                    + "not exist at bootstrap servers '" + spec.bootstrapServers() + "'");
+        }
+        final List<TopicPartition> partitions = new ArrayList<>();
+        for (PartitionInfo info : infos) {
+            partitions.add(new TopicPartition(info.topic(), info.partition()));
+        }
+        return partitions;
+    }
+
+    private void waitForBrokers(String what) {
+        waitingFor = "waiting for the brokers to answer with " + what;
+        waitingForBrokers = true;
+    }
+
+    private boolean caughtUp(KafkaConsumer<byte[], byte[]> c, Map<TopicPartition, Long> endAtOpen) {
         for (Map.Entry<TopicPartition, Long> end : endAtOpen.entrySet()) {
-            if (c.position(end.getKey()) < end.getValue()) {
+            if (c.position(end.getKey(), dimension.bootstrapTimeLeft()) < end.getValue()) {
                 return false;
             }
         }
         return true;
+    }
+
+    /** The bootstrap's time ran out in a broker call: the dimension's timeout error, with the call's. */
+    private Exception bootstrapTimeout(TimeoutException e) {
+        final Exception timeout = dimension.bootstrapTimeout();
+        timeout.addSuppressed(e);
+        return timeout;
+    }
+
+    @Override
+    Progress progress() {
+        final String doing = waitingFor + "; " + recordsRead + " records read";
+        if (!waitingForBrokers) {
+            return new Progress(doing, null);
+        }
+        final List<String> servers = new ArrayList<>();
+        for (String server : String.valueOf(spec.bootstrapServers()).split(",")) {
+            if (!server.isBlank()) {
+                servers.add(server.trim());
+            }
+        }
+        final StringBuilder found = new StringBuilder();
+        IOException firstProblem = null;
+        for (String server : servers.subList(0, Math.min(PROBED_SERVERS, servers.size()))) {
+            final IOException problem = probe(server);
+            found.append(found.length() == 0 ? "" : "; ").append(server).append(": ")
+                    .append(problem == null ? "accepts connections, but no Kafka answer came (check the security "
+                            + "settings, 'properties.security.protocol' and the like, and the broker's log)"
+                            : problem.getMessage());
+            if (firstProblem == null) {
+                firstProblem = problem;
+            }
+        }
+        return new Progress(doing + "; the bootstrap servers: " + found, firstProblem);
+    }
+
+    /** Tries to connect to one {@code host:port} (or {@code [v6 address]:port}): null where it connects. */
+    private static IOException probe(String server) {
+        final int colon = server.lastIndexOf(':');
+        final String host = colon <= 0 ? "" : server.substring(0, colon).replace("[", "").replace("]", "");
+        final int port;
+        try {
+            port = Integer.parseInt(server.substring(colon + 1));
+        } catch (NumberFormatException e) {
+            return new IOException("not a host:port address");
+        }
+        if (host.isEmpty() || port < 0 || port > 65_535) {
+            return new IOException("not a host:port address");
+        }
+        final InetSocketAddress address = new InetSocketAddress(host, port);
+        if (address.isUnresolved()) {
+            return new IOException("unknown host '" + host + "'");
+        }
+        try (Socket socket = new Socket()) {
+            socket.connect(address, PROBE_TIMEOUT_MILLIS);
+            return null;
+        } catch (IOException e) {
+            final String message = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+            return new IOException("cannot connect to " + address + ": " + message.toLowerCase(Locale.ROOT), e);
+        }
     }
 
     @Override

@@ -14,6 +14,7 @@ import org.apache.flink.table.runtime.typeutils.RowDataSerializer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
@@ -39,6 +40,12 @@ import java.util.concurrent.atomic.AtomicLong;
  * queued when it wakes becomes one engine batch, so lookups and updates need no lock and a lookup sees exactly the
  * updates queued before it. Each update is preceded in the batch by a get of its key, which reads the row it
  * supersedes; those rows are freed after the batch.
+ *
+ * <h2>Failures</h2>
+ * Whatever ends the owner thread (a failed engine call, a row store allocation, a metrics callback, an
+ * {@link OutOfMemoryError}) or the changelog reader is logged and recorded: the lookups queued and every later one
+ * complete exceptionally with that cause (which fails the job), the bootstrap fails with it, and the reader stops.
+ * A failed dimension is never handed to a new subtask: {@link SharedDimensions} opens a fresh one.
  */
 final class SharedDimension implements AutoCloseable {
 
@@ -61,6 +68,8 @@ final class SharedDimension implements AutoCloseable {
     private final CompletableFuture<Void> bootstrapped = new CompletableFuture<>();
     private volatile Throwable failure;
     private volatile boolean closing;
+    /** When the bootstrap fails unless it has completed: the table's first open plus 'lookup.bootstrap-timeout'. */
+    private final long bootstrapDeadlineNanos;
 
     // owner thread only
     private FlixIndex index;
@@ -126,46 +135,102 @@ final class SharedDimension implements AutoCloseable {
         });
         timer.setRemoveOnCancelPolicy(true);
         this.lingerTimer = timer;
+        this.bootstrapDeadlineNanos = openedNanos + TimeUnit.MILLISECONDS.toNanos(spec.bootstrapTimeoutMillis());
     }
 
     void start() {
         owner.start();
         readerThread.start();
+        lingerTimer.schedule(this::bootstrapDeadlinePassed, spec.bootstrapTimeoutMillis(), TimeUnit.MILLISECONDS);
     }
 
     // ---- called by lookup subtasks ----
 
-    /** Blocks until the changelog's contents at open time are applied; fails on timeout or reader failure. */
-    void awaitBootstrap(long timeoutMillis) throws Exception {
+    /**
+     * Blocks until the changelog's contents at open time are applied; fails with the cause where the reader or the
+     * owner thread failed, or when 'lookup.bootstrap-timeout' has passed since the table opened on this task
+     * manager (the dimension's deadline, shared by every subtask that holds it).
+     */
+    void awaitBootstrap() throws Exception {
+        // the deadline task completes the future; this wait's own limit is only a net should that task not run
+        final long netNanos = bootstrapDeadlineNanos - System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         try {
-            bootstrapped.get(timeoutMillis, TimeUnit.MILLISECONDS);
+            bootstrapped.get(Math.max(0, netNanos), TimeUnit.NANOSECONDS);
         } catch (TimeoutException e) {
-            throw new TimeoutException("the 'flix' table's changelog (" + describe() + ") was not read to its end "
-                    + "within 'lookup.bootstrap-timeout' (" + timeoutMillis + " ms); " + appliedRecords.get()
-                    + " records applied so far");
+            throw bootstrapTimeout();
         } catch (ExecutionException e) {
-            throw new IllegalStateException("the 'flix' table's changelog (" + describe() + ") failed",
-                    e.getCause());
+            final Throwable cause = e.getCause();
+            if (cause instanceof BootstrapTimeoutException timeout) {
+                throw new BootstrapTimeoutException(timeout.getMessage(), timeout.getCause());
+            }
+            throw new IllegalStateException("the 'flix' table's changelog (" + describe() + ") failed: " + cause,
+                    cause);
         }
     }
 
-    /** Queues a lookup batch; its futures complete on the owner thread. */
-    void submit(LookupBatch lookups) {
-        final Throwable failed = failure;
-        if (failed != null || closing) {
-            final Throwable reason = failed != null ? failed : new IllegalStateException("the dimension is closed");
-            for (int i = 0; i < lookups.size; i++) {
-                lookups.futures[i].completeExceptionally(reason);
+    /** Runs at the bootstrap deadline: fails the bootstrap (and every lookup) unless it has completed. */
+    private void bootstrapDeadlinePassed() {
+        if (!bootstrapped.isDone() && !closing) {
+            fail(bootstrapTimeout());
+        }
+    }
+
+    /** What is left of the bootstrap's time; zero once the deadline has passed. */
+    Duration bootstrapTimeLeft() {
+        return Duration.ofNanos(Math.max(0, bootstrapDeadlineNanos - System.nanoTime()));
+    }
+
+    /** The error of a bootstrap that ran out of time: the changelog, what the reader waits for, and why. */
+    BootstrapTimeoutException bootstrapTimeout() {
+        final ChangelogReader.Progress progress = reader.progress();
+        return new BootstrapTimeoutException("the 'flix' table's changelog (" + describe() + ") was not read to its "
+                + "end within 'lookup.bootstrap-timeout' (" + spec.bootstrapTimeoutMillis() + " ms): "
+                + progress.description() + "; " + appliedRecords.get() + " records applied so far",
+                progress.cause());
+    }
+
+    /** The changelog was not applied up to its end at open time within 'lookup.bootstrap-timeout'. */
+    static final class BootstrapTimeoutException extends TimeoutException {
+        private static final long serialVersionUID = 1L;
+
+        BootstrapTimeoutException(String message, Throwable cause) {
+            super(message);
+            if (cause != null) {
+                initCause(cause);
             }
+        }
+    }
+
+    /**
+     * Queues a lookup batch; its futures complete on the owner thread, or exceptionally with the dimension's
+     * failure (or because it is closed). Checked again after queueing: the owner records a failure before it fails
+     * what is queued, so a batch queued after that is failed here.
+     */
+    void submit(LookupBatch lookups) {
+        if (failIfStopped(lookups)) {
             return;
         }
         queue.add(lookups);
+        failIfStopped(lookups);
+    }
+
+    private boolean failIfStopped(LookupBatch lookups) {
+        final Throwable failed = failure;
+        if (failed == null && !closing) {
+            return false;
+        }
+        final Throwable reason = failed != null ? failed : closed();
+        for (int i = 0; i < lookups.size; i++) {
+            lookups.futures[i].completeExceptionally(reason);
+        }
+        return true;
     }
 
     // ---- called by the changelog reader ----
 
+    /** Queues an update batch; dropped once the dimension has failed (nobody would apply it). */
     void submit(UpdateBatch updates) {
-        if (updates.size() > 0) {
+        if (updates.size() > 0 && failure == null) {
             queue.add(updates);
         }
     }
@@ -175,15 +240,30 @@ final class SharedDimension implements AutoCloseable {
         queue.add(BOOTSTRAP_MARK);
     }
 
-    /** The reader failed: pending and later lookups fail with the cause. */
+    /**
+     * Records the dimension's failure (the first one wins) and logs it: the bootstrap and every queued and later
+     * lookup fail with the cause, and the reader stops. Called by the reader, the owner thread and the bootstrap
+     * deadline.
+     */
     void fail(Throwable cause) {
         if (closing) {
             return;
         }
-        LOG.error("FliX dimension {} failed", describe(), cause);
-        failure = cause;
+        synchronized (this) {
+            if (failure != null) {
+                return;
+            }
+            failure = cause;
+        }
+        LOG.error("FliX dimension {} failed; its lookups fail with this cause", describe(), cause);
         bootstrapped.completeExceptionally(cause);
-        queue.add(cause);
+        reader.stop();
+        queue.add(cause); // wakes the owner thread, which fails what is queued and stops
+    }
+
+    /** The failure that stopped this dimension, or null. */
+    Throwable failure() {
+        return failure;
     }
 
     boolean isClosing() {
@@ -192,17 +272,17 @@ final class SharedDimension implements AutoCloseable {
 
     // ---- the owner thread ----
 
+    /**
+     * The owner loop. Anything thrown here, in the engine call or around it, ends the loop through {@link #fail}:
+     * one place records it, and the {@code finally} fails whatever is still queued.
+     */
     private void runOwner() {
+        final List<Object> tasks = new ArrayList<>();
         try {
             index = FlixIndex.open(spec.indexSettings().configFor(0, 1));
             engine = new MicroBatchEngine(index);
             backendName = index.backend().name().toLowerCase(Locale.ROOT);
-        } catch (Throwable t) {
-            fail(t);
-        }
-        final List<Object> tasks = new ArrayList<>();
-        try {
-            while (true) {
+            while (failure == null) {
                 tasks.add(queue.take());
                 queue.drainTo(tasks, MAX_TASKS_PER_BATCH - 1);
                 if (process(tasks)) {
@@ -212,21 +292,32 @@ final class SharedDimension implements AutoCloseable {
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+            fail(new IllegalStateException("the owner thread of the 'flix' dimension " + describe()
+                    + " was interrupted", e));
+        } catch (Throwable t) {
+            fail(t);
         } finally {
+            // a lookup queued after this drain sees the failure (or the close) in submit and fails there
             failRemaining(tasks);
             final List<Object> rest = new ArrayList<>();
             queue.drainTo(rest);
             failRemaining(rest);
             if (index != null) {
-                index.close();
+                try {
+                    index.close();
+                } catch (Throwable t) {
+                    LOG.warn("FliX dimension {}: closing its index failed", describe(), t);
+                }
             }
         }
     }
 
-    /** Runs the tasks as one engine batch; true when told to stop. */
+    /** Runs the tasks as one engine batch; true when told to stop, or when the dimension has failed. */
     private boolean process(List<Object> tasks) {
+        if (failure != null) {
+            return true; // the owner loop's finally fails the tasks with the failure
+        }
         batch.clear();
-        rowUpdates.discard(); // after a failed batch: nothing of it was applied
         boolean stop = false;
         boolean markReached = false;
         for (Object task : tasks) {
@@ -249,19 +340,7 @@ final class SharedDimension implements AutoCloseable {
                 stop = true;
             }
         }
-        final Throwable failed = failure;
-        if (failed != null || index == null) {
-            failRemaining(tasks);
-            return stop;
-        }
-        final BatchResults results;
-        try {
-            results = engine.execute(batch);
-        } catch (Throwable t) {
-            fail(t);
-            failRemaining(tasks);
-            return stop;
-        }
+        final BatchResults results = engine.execute(batch);
         for (Object task : tasks) {
             if (task instanceof LookupBatch l) {
                 answer(l, results);
@@ -284,7 +363,11 @@ final class SharedDimension implements AutoCloseable {
         return stop;
     }
 
+    /** Records the batch's metrics, then completes its futures: a caller that saw its answer sees the metrics. */
     private void answer(LookupBatch l, BatchResults results) {
+        if (l.metrics != null) {
+            l.metrics.batchAnswered(l.size, System.nanoTime() - l.firstNanos);
+        }
         final int first = l.firstPosition;
         for (int i = 0; i < l.size; i++) {
             final long row = results.value(first + i);
@@ -303,16 +386,11 @@ final class SharedDimension implements AutoCloseable {
             }
             l.futures[i].complete(found);
         }
-        if (l.metrics != null) {
-            l.metrics.batchAnswered(l.size, System.nanoTime() - l.firstNanos);
-        }
     }
 
     private void failRemaining(List<Object> tasks) {
-        Throwable reason = failure;
-        if (reason == null) {
-            reason = new IllegalStateException("the 'flix' dimension " + describe() + " is closed");
-        }
+        final Throwable failed = failure;
+        final Throwable reason = failed != null ? failed : closed();
         for (Object task : tasks) {
             if (task instanceof LookupBatch l) {
                 for (int i = 0; i < l.size; i++) {
@@ -321,6 +399,10 @@ final class SharedDimension implements AutoCloseable {
             }
         }
         tasks.clear();
+    }
+
+    private IllegalStateException closed() {
+        return new IllegalStateException("the 'flix' dimension " + describe() + " is closed");
     }
 
     /**
@@ -333,7 +415,7 @@ final class SharedDimension implements AutoCloseable {
         reader.stop(); // wakes a Kafka poll; an interrupt would cut the consumer's own close short
         queue.add(STOP);
         lingerTimer.shutdownNow();
-        bootstrapped.completeExceptionally(new IllegalStateException("closed"));
+        bootstrapped.completeExceptionally(closed());
         readerThread.join(30_000);
         owner.join(30_000);
     }
@@ -341,8 +423,7 @@ final class SharedDimension implements AutoCloseable {
     // ---- for metrics and tests ----
 
     String describe() {
-        return spec.changelog().equals(DimensionSpec.KAFKA) ? "kafka topic '" + spec.topic() + "'"
-                : "file '" + spec.filePath() + "'";
+        return spec.describeChangelog();
     }
 
     long indexSize() {

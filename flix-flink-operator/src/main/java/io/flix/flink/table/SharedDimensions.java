@@ -17,11 +17,14 @@ final class SharedDimensions {
     private SharedDimensions() {
     }
 
-    /** The dimension for a table, opened and started if no subtask holds it yet; pair with {@link #release}. */
+    /**
+     * The dimension for a table, opened and started if no subtask holds it yet or the one held has failed (its
+     * holders keep it until they close; a restarted job reads the changelog afresh); pair with {@link #release}.
+     */
     static SharedDimension acquire(DimensionSpec spec) {
         synchronized (OPEN) {
             SharedDimension dimension = OPEN.get(spec.identity());
-            if (dimension == null) {
+            if (dimension == null || dimension.failure() != null) {
                 dimension = new SharedDimension(spec);
                 dimension.start();
                 OPEN.put(spec.identity(), dimension);

@@ -21,8 +21,14 @@
  * A primary key of exactly one {@code BIGINT} column (the index key) and any other physical columns. Each key's row
  * (every physical column) is kept serialized with Flink's {@code RowDataSerializer} in a
  * {@link io.flix.flink.RowStore}; the index maps the key to the row id. The table is a lookup source only: no
- * scans, no event-time temporal joins. A join must equate the primary key; where it also equates other columns,
- * a row is returned only where those are equal too.
+ * scans, no event-time temporal joins. A join must equate the primary key; where it also equates other columns of
+ * the same type, Flink hands them to the connector as further lookup keys and a row is returned only where those
+ * are equal too, by SQL equality as Flink evaluates it ({@link io.flix.flink.table.SqlEquality}: BYTES by content,
+ * {@code -0.0 = 0.0}, NaN equal to nothing, a null equal to nothing). Columns of character or binary strings,
+ * BOOLEAN, numbers, DATE, TIME, TIMESTAMP, TIMESTAMP_LTZ and intervals may be equated so; a join equating a column
+ * of another type (ARRAY, MAP, ROW, ...) is refused when it is planned, naming the column. An equality between
+ * types that differ (another DECIMAL scale, another TIMESTAMP precision) is no lookup key: Flink evaluates it on
+ * the returned row itself.
  *
  * <h2>Changelog</h2>
  * <ul>
@@ -33,23 +39,36 @@
  *       discovers them, with their options under {@code 'key.<format>.'} and {@code 'value.<format>.'}); with
  *       {@code 'value.fields-include' = 'ALL'} the value holds every column, with {@code 'EXCEPT_KEY'} every
  *       column but the key; the key column is always the record key's. A null value (a tombstone) deletes the
- *       key. Records without a usable key, and values a format decodes to nothing (for example with
- *       {@code 'value.json.ignore-parse-errors' = 'true'}), are skipped and counted. Partitions added to the topic
- *       while the table is open are not picked up. {@code 'properties.*'} options go to the consumer as they are.</li>
+ *       key. Partitions added to the topic while the table is open are not picked up. {@code 'properties.*'}
+ *       options go to the consumer as they are. The consumer reads with {@code isolation.level = read_committed}
+ *       unless {@code 'properties.isolation.level'} says otherwise: rows of aborted transactions are never applied,
+ *       and rows of a transaction still open are applied once it commits (with what follows it in its
+ *       partition).</li>
  *   <li>{@code 'changelog' = 'file'}: a local file of rows, one per line in {@code 'value.format'} (JSON lines by
  *       default), applied in order when the table opens; a changelog format (for example {@code 'debezium-json'})
  *       can delete keys. Read once, not watched: for a dimension that changes while the job runs, use Kafka.</li>
  * </ul>
+ * Records without a usable key, and values (or lines) a format decodes to nothing or to a null row (with
+ * {@code 'value.json.ignore-parse-errors' = 'true'}, Flink's JSON format gives nothing for a value that is not JSON
+ * and a null row for one that breaks off inside the row), are skipped, counted in
+ * {@code flixChangelogRecordsSkipped}, and logged as a warning naming the partition and offset (or the line): the
+ * first one, then at most one line a minute with the count since.
  * Changes are applied in micro-batches ({@code 'changelog.batch-size'} at most; a poll's records as soon as they
  * arrive) through {@link io.flix.index.batch.MicroBatchEngine}: upserts and deletes with exactly the effect of
  * applying them one at a time.
  *
  * <h2>Bootstrap</h2>
  * A lookup subtask's {@code open} waits until the changelog has been applied up to where it ended when the table
- * opened on this task manager (the end offsets of every partition at the consumer's start; the whole file), for
- * at most {@code 'lookup.bootstrap-timeout'}. So every lookup sees at least the data that was in the topic when
- * the job started, and results on data already in the topic are deterministic. Later changes are applied as they
- * arrive; a lookup sees exactly the changes applied before its batch, like any processing-time lookup join.
+ * opened on this task manager (the end offsets of every partition at the consumer's start, as its isolation level
+ * sees them: under read_committed the last stable offset, so an open transaction never holds the bootstrap; the
+ * whole file). So every lookup sees at least the committed data that was in the topic when the job started, and
+ * results on it are deterministic. Later changes are applied as they arrive; a lookup sees exactly the changes
+ * applied before its batch, like any processing-time lookup join.
+ * <p>The bootstrap must end within {@code 'lookup.bootstrap-timeout'} of the table's opening on the task manager
+ * (one deadline for every subtask sharing the table); every broker call of the bootstrap is bounded by what is left
+ * of it. Otherwise the open fails with an error that names the changelog (the topic and the bootstrap servers, or
+ * the file), what the reader was waiting for and, where the brokers did not answer, why (each bootstrap server is
+ * tried: connection refused, unknown host, ...).
  *
  * <h2>One index per task manager</h2>
  * The lookup subtasks of a task manager share one index and one changelog reader per table: a reference-counted
@@ -65,8 +84,11 @@
  * <h2>Lookups</h2>
  * {@link io.flix.flink.table.FlixAsyncLookupFunction} gathers a subtask's lookups and sends them as one batch when
  * it holds {@code 'lookup.batch-size'} lookups or its first one has waited {@code 'lookup.linger'}; each lookup's
- * future completes with 0 or 1 row, or exceptionally where the changelog or the index failed (which fails the
- * job, and its restart reads the changelog afresh). Flink keeps at most
+ * future completes with 0 or 1 row, or exceptionally where the table failed. Whatever fails on the owner thread
+ * (the index, the row store, a metrics callback, an {@link java.lang.OutOfMemoryError}) or in the changelog reader
+ * is logged and fails the lookups queued and every later one with that cause, which fails the job; its restart
+ * gets a fresh table that reads the changelog afresh. A lookup after the function closed fails with an
+ * {@link java.lang.IllegalStateException} saying so. Flink keeps at most
  * {@code 'table.exec.async-lookup.buffer-capacity'} lookups in flight per subtask (default 100): set it to at least
  * the batch size, and {@code 'table.exec.async-lookup.output-mode' = 'ALLOW_UNORDERED'} where order need not be
  * kept. Nothing is cached in front of the index: every lookup reads it.

@@ -1,14 +1,15 @@
 package io.flix.flink.table;
 
+import org.apache.flink.core.testutils.ManuallyTriggeredScheduledExecutorService;
 import org.apache.flink.table.api.DataTypes;
 import org.apache.flink.table.catalog.Column;
 import org.apache.flink.table.catalog.ResolvedSchema;
 import org.apache.flink.table.catalog.UniqueConstraint;
-import org.apache.flink.table.connector.source.lookup.AsyncLookupFunctionProvider;
+import org.apache.flink.table.data.DecimalData;
 import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.data.StringData;
-import org.apache.flink.table.factories.utils.FactoryMocks;
+import org.apache.flink.table.data.TimestampData;
 import org.apache.flink.table.functions.FunctionContext;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -25,6 +26,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -42,10 +45,7 @@ class FlixAsyncLookupFunctionTest {
     Path dir;
 
     private FlixAsyncLookupFunction function(Map<String, String> options, int[]... keys) {
-        final FlixLookupTableSource source =
-                (FlixLookupTableSource) FactoryMocks.createTableSource(SCHEMA, options);
-        return (FlixAsyncLookupFunction) ((AsyncLookupFunctionProvider)
-                source.getLookupRuntimeProvider(new TestLookupContext(keys))).createAsyncLookupFunction();
+        return TestTables.function(SCHEMA, options, keys);
     }
 
     private Map<String, String> fileOptions(Path file, String format) {
@@ -96,12 +96,13 @@ class FlixAsyncLookupFunctionTest {
         try {
             final Map<Long, String> oracle = expected(50, 3);
             final List<CompletableFuture<Collection<RowData>>> futures = new ArrayList<>();
-            // 70 lookups: batches of 4, the last 2 sent by the linger timer; keys 50..69 are absent
+            // 70 lookups in batches of at most 4 (the size trigger, or the linger timer whenever it fires);
+            // keys 50..69 are absent
             for (long k = 0; k < 70; k++) {
                 futures.add(function.asyncLookup(GenericRowData.of(k)));
             }
             for (int k = 0; k < 70; k++) {
-                final String got = describe(futures.get(k).get(10, TimeUnit.SECONDS));
+                final String got = describe(futures.get(k).get(TestTables.NET_SECONDS, TimeUnit.SECONDS));
                 assertEquals(oracle.getOrDefault((long) k, "none"), got, "key " + k);
             }
             assertEquals("none", describe(function.asyncLookup(GenericRowData.of((Object) null)).get()));
@@ -125,8 +126,8 @@ class FlixAsyncLookupFunctionTest {
         final FlixAsyncLookupFunction function = function(fileOptions(file, "debezium-json"), new int[] {0});
         function.open(new FunctionContext(null));
         try {
-            assertEquals("1:a2:1.5", describe(function.asyncLookup(GenericRowData.of(1L)).get(10, TimeUnit.SECONDS)));
-            assertEquals("none", describe(function.asyncLookup(GenericRowData.of(2L)).get(10, TimeUnit.SECONDS)));
+            assertEquals("1:a2:1.5", describe(function.asyncLookup(GenericRowData.of(1L)).get(TestTables.NET_SECONDS, TimeUnit.SECONDS)));
+            assertEquals("none", describe(function.asyncLookup(GenericRowData.of(2L)).get(TestTables.NET_SECONDS, TimeUnit.SECONDS)));
             assertEquals(1, function.dimension().indexSize());
         } finally {
             function.close();
@@ -142,11 +143,87 @@ class FlixAsyncLookupFunctionTest {
         function.open(new FunctionContext(null));
         try {
             assertEquals("7:seven:7.0", describe(function.asyncLookup(
-                    GenericRowData.of(StringData.fromString("seven"), 7L)).get(10, TimeUnit.SECONDS)));
+                    GenericRowData.of(StringData.fromString("seven"), 7L)).get(TestTables.NET_SECONDS, TimeUnit.SECONDS)));
             assertEquals("none", describe(function.asyncLookup(
-                    GenericRowData.of(StringData.fromString("eight"), 7L)).get(10, TimeUnit.SECONDS)));
+                    GenericRowData.of(StringData.fromString("eight"), 7L)).get(TestTables.NET_SECONDS, TimeUnit.SECONDS)));
         } finally {
             function.close();
+        }
+    }
+
+    /** id, then one column of each type a join may equate besides the key. */
+    private static final ResolvedSchema TYPED = new ResolvedSchema(
+            List.of(Column.physical("id", DataTypes.BIGINT().notNull()),
+                    Column.physical("code", DataTypes.BYTES()),
+                    Column.physical("score", DataTypes.DOUBLE()),
+                    Column.physical("ratio", DataTypes.FLOAT()),
+                    Column.physical("amount", DataTypes.DECIMAL(10, 2)),
+                    Column.physical("stamp", DataTypes.TIMESTAMP(3)),
+                    Column.physical("name", DataTypes.STRING())),
+            List.of(), UniqueConstraint.primaryKey("pk", List.of("id")), List.of());
+
+    /** Whether a lookup of the key and a value of the further lookup key finds the row. */
+    private static boolean finds(FlixAsyncLookupFunction function, long key, Object value) throws Exception {
+        return !TestTables.answer(function.asyncLookup(GenericRowData.of(key, value))).isEmpty();
+    }
+
+    /**
+     * Further lookup keys compare by SQL equality ({@link SqlEquality}): BYTES by content, -0.0 = 0.0, NaN equals
+     * nothing, DECIMAL and TIMESTAMP by value.
+     */
+    @Test
+    void otherLookupKeysCompareBySqlEquality() throws Exception {
+        final Path file = dir.resolve("typed.jsonl");
+        Files.write(file, List.of(
+                "{\"id\":1,\"code\":\"YWJj\",\"score\":0.0,\"ratio\":-0.0,\"amount\":1.5,"
+                        + "\"stamp\":\"2024-05-06 07:08:09.12\",\"name\":\"ä b\"}",
+                "{\"id\":2,\"code\":\"\",\"score\":\"NaN\",\"ratio\":\"NaN\",\"amount\":-0.5,"
+                        + "\"stamp\":\"2024-05-06 07:08:09\",\"name\":\"\"}",
+                "{\"id\":3,\"code\":null,\"score\":null,\"ratio\":null,\"amount\":null,\"stamp\":null,"
+                        + "\"name\":null}"));
+        final Map<String, String> options = fileOptions(file, "json");
+        options.put("lookup.batch-size", "1");
+        final FlixAsyncLookupFunction byKey = TestTables.function(TYPED, options, new int[] {0});
+        byKey.open(new FunctionContext(null));
+        final List<FlixAsyncLookupFunction> opened = new ArrayList<>(List.of(byKey));
+        try {
+            final RowData two = TestTables.answer(byKey.asyncLookup(GenericRowData.of(2L))).iterator().next();
+            assertTrue(Double.isNaN(two.getDouble(2)) && Float.isNaN(two.getFloat(3)), "the row holds NaN");
+            final FlixAsyncLookupFunction[] on = new FlixAsyncLookupFunction[7];
+            for (int field = 1; field < 7; field++) {
+                on[field] = TestTables.function(TYPED, options, new int[] {0}, new int[] {field});
+                on[field].open(new FunctionContext(null));
+                opened.add(on[field]);
+            }
+            final byte[] abc = "abc".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+            assertTrue(finds(on[1], 1, abc.clone()), "BYTES by content");
+            assertFalse(finds(on[1], 1, "abd".getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+            assertTrue(finds(on[1], 2, new byte[0]));
+            assertTrue(finds(on[2], 1, -0.0d), "-0.0 = 0.0");
+            assertTrue(finds(on[2], 1, 0.0d));
+            assertFalse(finds(on[2], 2, Double.NaN), "NaN = NaN is false");
+            assertFalse(finds(on[2], 1, 1.0d));
+            assertTrue(finds(on[3], 1, 0.0f), "0.0 = -0.0");
+            assertFalse(finds(on[3], 2, Float.NaN));
+            assertTrue(finds(on[4], 1, DecimalData.fromBigDecimal(new java.math.BigDecimal("1.50"), 10, 2)));
+            assertTrue(finds(on[4], 1, DecimalData.fromBigDecimal(new java.math.BigDecimal("1.5"), 10, 1)),
+                    "DECIMAL by value");
+            assertFalse(finds(on[4], 1, DecimalData.fromBigDecimal(new java.math.BigDecimal("1.51"), 10, 2)));
+            final java.time.LocalDateTime at = java.time.LocalDateTime.of(2024, 5, 6, 7, 8, 9, 120_000_000);
+            assertTrue(finds(on[5], 1, TimestampData.fromLocalDateTime(at)));
+            assertFalse(finds(on[5], 1, TimestampData.fromLocalDateTime(at.plusNanos(1_000_000))));
+            assertTrue(finds(on[6], 1, StringData.fromString("ä b")));
+            assertFalse(finds(on[6], 1, StringData.fromString("Ä b")));
+            assertTrue(finds(on[6], 2, StringData.fromString("")));
+            // a null on either side equals nothing
+            for (int field = 1; field < 7; field++) {
+                assertFalse(finds(on[field], 3, null), "field " + field);
+            }
+            assertFalse(finds(on[6], 3, StringData.fromString("")));
+        } finally {
+            for (FlixAsyncLookupFunction f : opened) {
+                f.close();
+            }
         }
     }
 
@@ -163,7 +240,7 @@ class FlixAsyncLookupFunctionTest {
         assertEquals(2, SharedDimensions.references(dimension));
         first.close();
         assertSame(dimension, SharedDimensions.find(dimension.spec.identity()));
-        assertEquals("1:a:1.0", describe(second.asyncLookup(GenericRowData.of(1L)).get(10, TimeUnit.SECONDS)));
+        assertEquals("1:a:1.0", describe(second.asyncLookup(GenericRowData.of(1L)).get(TestTables.NET_SECONDS, TimeUnit.SECONDS)));
         second.close();
         assertNull(SharedDimensions.find(dimension.spec.identity()));
         // a closed dimension answers no more lookups
@@ -206,6 +283,10 @@ class FlixAsyncLookupFunctionTest {
         }
     }
 
+    /**
+     * Batches form on the size trigger and on a linger timer that the test fires itself: the counts hold whatever
+     * the threads' timing, and the metrics of a batch are recorded before its lookups are answered.
+     */
     @Test
     void metricsCountLookupsBatchesAndTheIndex() throws Exception {
         final Path file = dir.resolve("products.jsonl");
@@ -213,6 +294,8 @@ class FlixAsyncLookupFunctionTest {
                 "{\"id\":2,\"name\":\"b\",\"price\":2.0}", "{\"id\":1,\"name\":\"a2\",\"price\":1.5}"));
         final RecordingGroup group = new RecordingGroup();
         final FlixAsyncLookupFunction function = function(fileOptions(file, "json"), new int[] {0});
+        final ManuallyTriggeredScheduledExecutorService linger = new ManuallyTriggeredScheduledExecutorService();
+        function.setLingerTimer(linger);
         function.open(new FunctionContext(null) {
             @Override
             public org.apache.flink.metrics.MetricGroup getMetricGroup() {
@@ -221,11 +304,13 @@ class FlixAsyncLookupFunctionTest {
         });
         try {
             final List<CompletableFuture<Collection<RowData>>> futures = new ArrayList<>();
-            for (long k = 0; k < 9; k++) { // batch size 4: two full batches, one sent by the linger timer
+            for (long k = 0; k < 9; k++) { // batch size 4: two full batches, then one lookup waiting for its linger
                 futures.add(function.asyncLookup(GenericRowData.of(k % 3)));
             }
+            assertFalse(futures.get(8).isDone(), "the ninth lookup waits for its batch's linger");
+            linger.triggerScheduledTasks(); // the two full batches' timers find nothing to send; the third sends
             for (CompletableFuture<Collection<RowData>> f : futures) {
-                f.get(10, TimeUnit.SECONDS);
+                TestTables.answer(f);
             }
             assertEquals(9, ((org.apache.flink.metrics.Counter) group.metrics.get("flixLookups")).getCount());
             assertEquals(3, ((org.apache.flink.metrics.Counter) group.metrics.get("flixLookupBatches")).getCount());
@@ -242,6 +327,74 @@ class FlixAsyncLookupFunctionTest {
             assertEquals("cpu", group.gaugeValue("flixBackend"));
             assertTrue((Long) group.gaugeValue("flixRowBytes") > 0);
             assertTrue((Long) group.gaugeValue("flixBootstrapMillis") >= 0);
+        } finally {
+            function.close();
+        }
+    }
+
+    /** A linger that has not fired keeps the lookup gathered; firing it sends a batch of what was gathered. */
+    @Test
+    void theLingerSendsWhatTheSizeTriggerDidNot() throws Exception {
+        final Path file = dir.resolve("products.jsonl");
+        Files.write(file, List.of("{\"id\":1,\"name\":\"a\",\"price\":1.0}"));
+        final FlixAsyncLookupFunction function = function(fileOptions(file, "json"), new int[] {0});
+        final ManuallyTriggeredScheduledExecutorService linger = new ManuallyTriggeredScheduledExecutorService();
+        function.setLingerTimer(linger);
+        function.open(new FunctionContext(null));
+        try {
+            final CompletableFuture<Collection<RowData>> first = function.asyncLookup(GenericRowData.of(1L));
+            final CompletableFuture<Collection<RowData>> second = function.asyncLookup(GenericRowData.of(2L));
+            assertEquals(1, linger.getAllScheduledTasks().size(), "one timer per batch");
+            assertFalse(first.isDone());
+            linger.triggerScheduledTasks();
+            assertEquals("1:a:1.0", describe(TestTables.answer(first)));
+            assertEquals("none", describe(TestTables.answer(second)));
+        } finally {
+            function.close();
+        }
+    }
+
+    @Test
+    void aLookupAfterCloseOrBeforeOpenSaysSo() throws Exception {
+        final Path file = dir.resolve("products.jsonl");
+        Files.write(file, List.of("{\"id\":1,\"name\":\"a\",\"price\":1.0}"));
+        final FlixAsyncLookupFunction function = function(fileOptions(file, "json"), new int[] {0});
+        final Throwable beforeOpen = TestTables.failure(function.asyncLookup(GenericRowData.of(1L)));
+        assertInstanceOf(IllegalStateException.class, beforeOpen);
+        function.open(new FunctionContext(null));
+        function.close();
+        final Throwable afterClose = TestTables.failure(function.asyncLookup(GenericRowData.of(1L)));
+        assertInstanceOf(IllegalStateException.class, afterClose);
+        assertTrue(afterClose.getMessage().contains("closed"), afterClose.getMessage());
+        assertTrue(afterClose.getMessage().contains(file.toString()), afterClose.getMessage());
+        function.close(); // a second close does nothing
+    }
+
+    /**
+     * With 'value.json.ignore-parse-errors', Flink's JSON format yields nothing for a line that does not start a
+     * JSON value and a null row for one that breaks off inside the row: both are skipped and counted.
+     */
+    @Test
+    void linesTheFormatCannotParseAreSkippedAndCounted() throws Exception {
+        final Path file = dir.resolve("products.jsonl");
+        Files.write(file, List.of(
+                "{\"id\":1,\"name\":\"a\",\"price\":1.0}",
+                "not json",
+                "{\"id\":2,\"name\":\"b\" \"price\":2.0}",
+                "{\"id\":3,\"name\":\"c\",\"price\":",
+                "[null]",
+                "{\"id\":4,\"name\":\"d\",\"price\":4.0}"));
+        final Map<String, String> options = fileOptions(file, "json");
+        options.put("value.json.ignore-parse-errors", "true");
+        final FlixAsyncLookupFunction function = function(options, new int[] {0});
+        function.open(new FunctionContext(null));
+        try {
+            final SharedDimension dimension = function.dimension();
+            assertEquals(4, dimension.skippedRecords());
+            assertEquals(2, dimension.appliedRecords());
+            assertEquals("1:a:1.0", describe(TestTables.answer(function.asyncLookup(GenericRowData.of(1L)))));
+            assertEquals("none", describe(TestTables.answer(function.asyncLookup(GenericRowData.of(2L)))));
+            assertEquals("4:d:4.0", describe(TestTables.answer(function.asyncLookup(GenericRowData.of(4L)))));
         } finally {
             function.close();
         }

@@ -143,6 +143,22 @@ class FlixDynamicTableFactoryTest {
         assertTrue(e.getMessage().contains("'id'"), e.getMessage());
     }
 
+    /** A join equating a column the connector has no SQL equality for (ARRAY here) is refused by name. */
+    @Test
+    void furtherLookupKeysWithoutAnEqualityAreRejectedByName() {
+        final ResolvedSchema withArray = new ResolvedSchema(
+                List.of(Column.physical("id", DataTypes.BIGINT().notNull()),
+                        Column.physical("tags", DataTypes.ARRAY(DataTypes.STRING())),
+                        Column.physical("code", DataTypes.BYTES())),
+                List.of(), UniqueConstraint.primaryKey("pk", List.of("id")), List.of());
+        final FlixLookupTableSource source = create(withArray, kafkaOptions());
+        final TableException e = assertThrows(TableException.class,
+                () -> source.getLookupRuntimeProvider(new TestLookupContext(new int[] {0}, new int[] {1})));
+        assertTrue(e.getMessage().contains("'tags'") && e.getMessage().contains("ARRAY<STRING>"), e.getMessage());
+        // BYTES has one
+        source.getLookupRuntimeProvider(new TestLookupContext(new int[] {2}, new int[] {0}));
+    }
+
     @Test
     void requiredOptionsPerChangelogAreNamed() {
         assertTrue(failure(SCHEMA, with(kafkaOptions(), o -> o.remove("topic")))

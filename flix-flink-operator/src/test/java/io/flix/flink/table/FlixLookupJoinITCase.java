@@ -26,7 +26,6 @@ import java.util.TreeMap;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * A processing-time lookup join of an order stream against a 'flix' table whose changelog is an upsert topic on a
@@ -58,96 +57,6 @@ class FlixLookupJoinITCase {
     @Test
     void leftJoinKeepsOrdersOfDeletedAndMissingProducts() throws Exception {
         run("left", "LEFT JOIN");
-    }
-
-    /**
-     * The Kafka changelog on its own (no job): the value without the key column, records without a key and
-     * values that do not parse are skipped and counted, everything written before the open is visible to the
-     * first lookup, and later changes arrive while the table is open.
-     */
-    @Test
-    void kafkaChangelogBootstrapsBeforeTheFirstLookupAndFollowsTheTopic() throws Exception {
-        final String topic = "products-direct";
-        BROKER.createTopics(Map.of(topic, 3));
-        final int products = 2_000;
-        SEND_FAILURE.set(null);
-        try (KafkaProducer<String, String> producer = producer()) {
-            for (long id = 0; id < products; id++) {
-                send(producer, new ProducerRecord<>(topic, "{\"id\":" + id + "}",
-                        "{\"name\":\"p" + id + "\",\"price\":" + id + ".5}"));
-            }
-            send(producer, new ProducerRecord<>(topic, null, "{\"name\":\"keyless\",\"price\":1.0}"));
-            send(producer, new ProducerRecord<>(topic, "{\"id\":1}", "not json"));
-            send(producer, new ProducerRecord<>(topic, "{\"id\":2}", null));
-            flush(producer);
-
-            final Map<String, String> options = new java.util.HashMap<>();
-            options.put("connector", "flix");
-            options.put("topic", topic);
-            options.put("properties.bootstrap.servers", BROKER.bootstrapServers());
-            options.put("value.fields-include", "EXCEPT_KEY");
-            options.put("value.json.ignore-parse-errors", "true");
-            options.put("changelog.batch-size", "256");
-            options.put("index.backend", "cpu");
-            final org.apache.flink.table.catalog.ResolvedSchema schema =
-                    new org.apache.flink.table.catalog.ResolvedSchema(List.of(
-                            org.apache.flink.table.catalog.Column.physical("id",
-                                    org.apache.flink.table.api.DataTypes.BIGINT().notNull()),
-                            org.apache.flink.table.catalog.Column.physical("name",
-                                    org.apache.flink.table.api.DataTypes.STRING()),
-                            org.apache.flink.table.catalog.Column.physical("price",
-                                    org.apache.flink.table.api.DataTypes.DOUBLE())),
-                            List.of(), org.apache.flink.table.catalog.UniqueConstraint.primaryKey("pk",
-                                    List.of("id")), List.of());
-            final FlixLookupTableSource source = (FlixLookupTableSource)
-                    org.apache.flink.table.factories.utils.FactoryMocks.createTableSource(schema, options);
-            final FlixAsyncLookupFunction function = (FlixAsyncLookupFunction)
-                    ((org.apache.flink.table.connector.source.lookup.AsyncLookupFunctionProvider)
-                            source.getLookupRuntimeProvider(new TestLookupContext(new int[] {0})))
-                            .createAsyncLookupFunction();
-            function.open(new org.apache.flink.table.functions.FunctionContext(null));
-            try {
-                final SharedDimension dimension = function.dimension();
-                // all of it, before any lookup: the open waited for the end offsets
-                assertEquals(products - 1, dimension.indexSize());
-                assertEquals(2, dimension.skippedRecords());
-                assertEquals("p1,1.5", lookup(function, 1));
-                assertEquals("none", lookup(function, 2));
-                assertEquals("p1999,1999.5", lookup(function, 1999));
-                assertEquals("none", lookup(function, products));
-
-                send(producer, new ProducerRecord<>(topic, "{\"id\":1}", null));
-                send(producer, new ProducerRecord<>(topic, "{\"id\":2}", "{\"name\":\"back\",\"price\":2.0}"));
-                send(producer, new ProducerRecord<>(topic, "{\"id\":" + products + "}",
-                        "{\"name\":\"new\",\"price\":3.0}"));
-                flush(producer);
-                final long applied = products + 1 + 3;
-                assertTimeoutPreemptively(Duration.ofSeconds(20), () -> {
-                    while (dimension.appliedRecords() < applied) {
-                        Thread.sleep(20);
-                    }
-                });
-                assertEquals("none", lookup(function, 1));
-                assertEquals("back,2.0", lookup(function, 2));
-                assertEquals("new,3.0", lookup(function, products));
-                assertEquals(products, dimension.indexSize());
-            } finally {
-                function.close();
-            }
-            assertTrue(SharedDimensions.openOn(topic).isEmpty());
-        }
-    }
-
-    private static String lookup(FlixAsyncLookupFunction function, long key) throws Exception {
-        final java.util.Collection<org.apache.flink.table.data.RowData> rows =
-                function.asyncLookup(org.apache.flink.table.data.GenericRowData.of(key))
-                        .get(10, java.util.concurrent.TimeUnit.SECONDS);
-        if (rows.isEmpty()) {
-            return "none";
-        }
-        final org.apache.flink.table.data.RowData row = rows.iterator().next();
-        assertEquals(key, row.getLong(0));
-        return row.getString(1) + "," + row.getDouble(2);
     }
 
     private void run(String name, String join) throws Exception {
@@ -189,7 +98,10 @@ class FlixLookupJoinITCase {
                 final List<String> expected1 = writeOrders(producer, ordersTopic, 1, products, left);
                 assertEquals(expected1, read(rows, expected1.size()), "phase 1");
 
-                // both lookup subtasks of this task manager share one dimension
+                // both lookup subtasks of this task manager share one dimension (the second may still be opening:
+                // the orders reach only the first)
+                TestTables.await("both lookup subtasks hold a dimension", () -> SharedDimensions.openOn(productsTopic)
+                        .stream().mapToInt(SharedDimensions::references).sum() == 2);
                 final List<SharedDimension> open = SharedDimensions.openOn(productsTopic);
                 assertEquals(1, open.size());
                 final SharedDimension dimension = open.get(0);
@@ -209,11 +121,9 @@ class FlixLookupJoinITCase {
                 }
                 flush(producer);
                 final long applied = bootstrapRecords + changes;
-                assertTimeoutPreemptively(Duration.ofSeconds(20), () -> {
-                    while (dimension.appliedRecords() < applied) {
-                        Thread.sleep(20);
-                    }
-                }, "the dimension applies the product changes");
+                TestTables.await("the dimension applies the product changes",
+                        () -> dimension.appliedRecords() >= applied);
+                assertEquals(applied, dimension.appliedRecords());
                 assertEquals(PRODUCTS - 5 + 3, dimension.indexSize());
 
                 // phase 2: the same products again, now changed
@@ -221,11 +131,8 @@ class FlixLookupJoinITCase {
                 assertEquals(expected2, read(rows, expected2.size()), "phase 2");
             }
             // cancelling the job closes both lookup subtasks: the last one frees the dimension
-            assertTimeoutPreemptively(Duration.ofSeconds(20), () -> {
-                while (!SharedDimensions.openOn(productsTopic).isEmpty()) {
-                    Thread.sleep(20);
-                }
-            }, "the dimension is closed with the job");
+            TestTables.await("the dimension is closed with the job",
+                    () -> SharedDimensions.openOn(productsTopic).isEmpty());
         }
     }
 
@@ -250,8 +157,9 @@ class FlixLookupJoinITCase {
         return expected;
     }
 
+    /** The next {@code count} rows, sorted; the limit is a net against a hang. */
     private static List<String> read(CloseableIterator<Row> rows, int count) {
-        return assertTimeoutPreemptively(Duration.ofSeconds(30), () -> {
+        return assertTimeoutPreemptively(Duration.ofSeconds(TestTables.NET_SECONDS), () -> {
             final List<String> got = new ArrayList<>();
             while (got.size() < count && rows.hasNext()) {
                 final Row row = rows.next();
