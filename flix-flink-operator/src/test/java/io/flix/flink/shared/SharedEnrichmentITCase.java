@@ -29,7 +29,10 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-/** The shared mode end to end on two task managers: floor lookups over the whole dimension, against a TreeMap. */
+/**
+ * The shared mode end to end on two task managers: floor lookups over the whole dimension, against a TreeMap. The
+ * backend is AUTO: the GPU where one is usable (on the GPU machine), else the CPU.
+ */
 class SharedEnrichmentITCase {
 
     @RegisterExtension
@@ -64,7 +67,7 @@ class SharedEnrichmentITCase {
                 .lookup(LookupKind.FLOOR)
                 .batchSize(64)
                 .flushInterval(Duration.ofMillis(5))
-                .backend(Backend.CPU)
+                .backend(Backend.AUTO)
                 .threads(1)
                 .uid(dimension);
         enrichment.build().addSink(new SinkFunction<>() {
