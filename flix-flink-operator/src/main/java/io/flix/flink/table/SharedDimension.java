@@ -35,13 +35,15 @@ import java.util.function.Function;
  * the dimension's exclusive lock. A lookup batch is answered on the thread that sends it (its subtask's, or the
  * linger timer's) under the shared lock: the batches of several subtasks in parallel on the CPU backend, gathered into
  * fewer, larger index calls on the GPU backend. So a lookup batch sees every update batch applied before it took the
- * lock, wholly, and none applied after. The linger timer's thread also runs the bootstrap deadline.
+ * lock, wholly, and none applied after. The linger timer is one thread for every subtask of the table: the batches
+ * it sends are answered one after another (batches that fill up are sent by their subtasks' own threads). It also
+ * runs the bootstrap deadline.
  *
  * <h2>Failures</h2>
  * Whatever fails applying an update batch or answering a lookup batch (the index, the row store, a metrics callback,
  * an {@link OutOfMemoryError}), or in the changelog reader, is logged and recorded: the lookup batches not answered
- * yet and every later one complete exceptionally with that cause (which fails the job), the bootstrap fails with it,
- * and the reader stops. A failed dimension is never handed to a new subtask: {@link SharedDimensions} opens a fresh
+ * yet and every later one complete exceptionally with that cause (which fails the job; a batch being answered on
+ * another thread at that moment completes with its rows), the bootstrap fails with it, and the reader stops. A failed dimension is never handed to a new subtask: {@link SharedDimensions} opens a fresh
  * one. A stored row that does not deserialize fails its own lookup only.
  */
 final class SharedDimension implements AutoCloseable {
