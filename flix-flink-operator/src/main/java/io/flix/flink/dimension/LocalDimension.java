@@ -59,6 +59,7 @@ public final class LocalDimension<P> implements AutoCloseable {
     private volatile long payloadBytes;
     private volatile long appliedUpdates;
     private volatile long appliedBatches;
+    private volatile int loads;
     private volatile Throwable failed;
 
     /**
@@ -108,6 +109,7 @@ public final class LocalDimension<P> implements AutoCloseable {
                 batch.clear();
                 payloads = restored;
                 index.build(keys, values, n);
+                loads++;
                 refresh();
             } catch (Throwable t) {
                 recordFailure(t);
@@ -311,6 +313,11 @@ public final class LocalDimension<P> implements AutoCloseable {
     /** Calls of {@link #apply} that applied updates. */
     public long appliedBatches() {
         return appliedBatches;
+    }
+
+    /** Times {@link #load} replaced the contents. */
+    public int loads() {
+        return loads;
     }
 
     /** What the last failed apply threw, until the next load; null while the dimension is whole. */

@@ -151,6 +151,11 @@ public final class TaskManagerDimension<P> implements AutoCloseable {
         return dimension.appliedUpdates();
     }
 
+    /** Times an applier started the dimension (its index built afresh, restored or empty); for tests. */
+    int builds() {
+        return dimension.loads();
+    }
+
     int pendingUpdates() {
         return pendingUpdates;
     }

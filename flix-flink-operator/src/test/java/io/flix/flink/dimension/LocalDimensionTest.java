@@ -117,6 +117,7 @@ class LocalDimensionTest {
         final long stored = restored.restore(3, c, 0, c.length);
         d.load(restored, new long[] {3}, new long[] {stored}, 1);
         assertNull(d.failure());
+        assertEquals(1, d.loads());
         assertArrayEquals(new String[] {null, "c"}, names(d, 1, 3));
     }
 
