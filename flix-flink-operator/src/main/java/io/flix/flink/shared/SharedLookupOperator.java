@@ -7,6 +7,7 @@ import io.flix.flink.LookupKind;
 import io.flix.flink.Match;
 import io.flix.flink.PayloadStore;
 import io.flix.flink.Rejected;
+import io.flix.flink.dimension.IndexLookups;
 import io.flix.index.FlixIndex;
 import io.flix.index.RangeResult;
 

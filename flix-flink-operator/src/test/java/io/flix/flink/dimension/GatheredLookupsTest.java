@@ -1,4 +1,4 @@
-package io.flix.flink.shared;
+package io.flix.flink.dimension;
 
 import io.flix.index.Backend;
 import io.flix.index.FlixConfig;

@@ -1,14 +1,14 @@
-package io.flix.flink.shared;
+package io.flix.flink.dimension;
 
 import io.flix.index.FlixIndex;
 import io.flix.index.RangeResult;
 
 /**
- * The lookups a shared dimension answers: straight from the index where lookups run in parallel (the CPU backend),
- * or gathered across the subtasks into fewer, larger calls where the index runs one call at a time
+ * The lookups a {@link LocalDimension} answers: straight from the index where lookups run in parallel (the CPU
+ * backend), or gathered across the calling threads into fewer, larger calls where the index runs one call at a time
  * ({@link GatheredLookups}, the GPU backend). Same meaning as {@link FlixIndex}'s calls of the same names.
  */
-interface IndexLookups {
+public interface IndexLookups {
 
     void get(long[] keys, int n, long[] valuesOut);
 

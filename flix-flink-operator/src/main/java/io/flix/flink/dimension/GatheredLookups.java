@@ -1,4 +1,4 @@
-package io.flix.flink.shared;
+package io.flix.flink.dimension;
 
 import io.flix.index.FlixIndex;
 import io.flix.index.RangeResult;
@@ -8,13 +8,14 @@ import java.util.Arrays;
 import java.util.List;
 
 /**
- * Lookups of an index that runs one call at a time (the GPU backend), gathered: the lookup batches of the subtasks
- * that arrive while a call runs are answered together by the next call, one index call per lookup kind. The GPU
- * answers 10^5 keys in about the time it takes for one, so gathering turns the subtasks' waiting into throughput.
+ * Lookups of an index that runs one call at a time (the GPU backend), gathered: the lookup batches of the threads
+ * (operator subtasks, SQL lookup subtasks) that arrive while a call runs are answered together by the next call, one
+ * index call per lookup kind. The GPU answers 10^5 keys in about the time it takes for one, so gathering turns the
+ * callers' waiting into throughput.
  *
  * <p>No thread of its own: the first caller to find no call running does the call, for every batch queued by then
  * (its own included), then wakes the others; a caller whose batch was not taken becomes the next caller. All callers
- * hold the dimension's shared lock meanwhile, so every batch of one call sees the same dimension.
+ * hold the {@link LocalDimension}'s shared lock meanwhile, so every batch of one call sees the same dimension.
  */
 final class GatheredLookups implements IndexLookups {
 
