@@ -1,10 +1,15 @@
 package io.flix.flink;
 
+import io.flix.flink.shared.DimensionWriterOperator;
+import io.flix.flink.shared.EncodedUpdate;
+import io.flix.flink.shared.SharedLookupOperator;
+import io.flix.flink.shared.UpdateEncoder;
 import io.flix.index.Backend;
 
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.api.common.serialization.SerializerConfig;
+import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.api.java.functions.KeySelector;
 import org.apache.flink.api.java.typeutils.EnumTypeInfo;
 import org.apache.flink.api.java.typeutils.ListTypeInfo;
@@ -16,13 +21,27 @@ import org.apache.flink.util.OutputTag;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.UUID;
 
 /**
  * Enriches a stream of lookup events against a dimension kept current by a stream of updates, in a FliX index on
- * each task manager:
+ * each task manager. Two modes, chosen by the factory:
+ *
+ * <ul>
+ *   <li>{@link #shared(DataStream, DataStream) shared}: every task manager holds the whole dimension once, in one
+ *       index shared by the enrichment's subtasks there. Lookups are not keyed: they stay chained to their upstream
+ *       operator (no shuffle, no serialization) and floor, ceiling and range lookups answer over the whole
+ *       dimension. Every update is broadcast to every task manager and applied there once. Choose it where the
+ *       dimension fits one task manager (its GPU, or its heap with the CPU backend): it is the fast mode, and the
+ *       only one whose ordered lookups see every key.</li>
+ *   <li>{@link #of(DataStream, DataStream) keyed}: both inputs are keyed by the index key and each subtask holds its
+ *       key groups' slice of the dimension. Choose it where the dimension is larger than one task manager can hold:
+ *       it scales out with the job, but every lookup crosses a key-by exchange, and ordered lookups answer within
+ *       one subtask's keys only.</li>
+ * </ul>
  *
  * <pre>{@code
- * FlixEnrichment<Product, Order, Product> enrichment = FlixEnrichment.of(products, orders)
+ * FlixEnrichment<Product, Order, Product> enrichment = FlixEnrichment.shared(products, orders)
  *         .key(p -> p.id, o -> o.productId)
  *         .payload(p -> p.deleted ? null : p, Product.class)   // null deletes the key
  *         .batchSize(10_000)
@@ -33,10 +52,11 @@ import java.util.List;
  * }</pre>
  *
  * Lookups are exact by default; {@link #lookup(LookupKind)} and {@link #range(KeySelector, int)} choose the
- * ordered kinds, which answer within one subtask's keys (see {@link LookupKind}). Records with a null key, updates
- * whose payload does not serialize, malformed range lookups and lookups that find a stored payload that does not
- * deserialize go to {@link #rejected()}; the job goes on. The operator and its state (including what a restore
- * with a changed payload type does) are described in {@link FlixEnrichmentOperator}.
+ * ordered kinds. Records with a null key, updates whose payload does not serialize, malformed range lookups and
+ * lookups that find a stored payload that does not deserialize go to {@link #rejected()}; the job goes on. The keyed
+ * operator and its state (including what a restore with a changed payload type does) are described in
+ * {@link FlixEnrichmentOperator}; the shared mode's operators in {@link SharedLookupOperator} and
+ * {@link DimensionWriterOperator}, its semantics in {@code docs/shared-mode.md}.
  *
  * @param <U> update records
  * @param <E> lookup events
@@ -54,6 +74,9 @@ public final class FlixEnrichment<U, E, P> {
     private KeySelector<E, Long> lookupKey;
     private final PayloadFunction<U, P> payload;
     private final TypeInformation<P> payloadType;
+    /** One index per task manager shared by the subtasks; else keyed, a slice per subtask. */
+    private final boolean shared;
+    private Duration dimensionStartTimeout = Duration.ofMinutes(10);
     private LookupKind kind = LookupKind.EXACT;
     private KeySelector<E, Long> rangeEnd;
     private int rangeLimit;
@@ -64,21 +87,43 @@ public final class FlixEnrichment<U, E, P> {
     private String uid;
     private int parallelism = -1;
     private SingleOutputStreamOperator<Enriched<E, P>> built;
+    /** Shared mode: the update encoder, whose side output holds the rejected updates. */
+    private SingleOutputStreamOperator<EncodedUpdate> encoded;
 
     private FlixEnrichment(DataStream<U> updates, DataStream<E> lookups, PayloadFunction<U, P> payload,
-                           TypeInformation<P> payloadType) {
+                           TypeInformation<P> payloadType, boolean shared) {
         this.updates = updates;
         this.lookups = lookups;
         this.payload = payload;
         this.payloadType = payloadType;
+        this.shared = shared;
     }
 
-    /** Starts an enrichment; until {@link #payload} is called, the stored payload is the update itself. */
+    /**
+     * Starts a keyed enrichment (the dimension partitioned by key over the subtasks); until {@link #payload} is
+     * called, the stored payload is the update itself.
+     */
     public static <U, E> FlixEnrichment<U, E, U> of(DataStream<U> updates, DataStream<E> lookups) {
         if (updates == null || lookups == null) {
             throw new IllegalArgumentException("updates and lookups must not be null");
         }
-        return new FlixEnrichment<>(updates, lookups, update -> update, updates.getType());
+        return new FlixEnrichment<>(updates, lookups, update -> update, updates.getType(), false);
+    }
+
+    /**
+     * Starts a shared enrichment (the whole dimension once per task manager, lookups chained to their upstream
+     * operator); until {@link #payload} is called, the stored payload is the update itself.
+     */
+    public static <U, E> FlixEnrichment<U, E, U> shared(DataStream<U> updates, DataStream<E> lookups) {
+        if (updates == null || lookups == null) {
+            throw new IllegalArgumentException("updates and lookups must not be null");
+        }
+        return new FlixEnrichment<>(updates, lookups, update -> update, updates.getType(), true);
+    }
+
+    /** Whether this is the shared mode. */
+    public boolean isShared() {
+        return shared;
     }
 
     /** The index key of each update and of each lookup (the start of its range for RANGE lookups). */
@@ -96,7 +141,8 @@ public final class FlixEnrichment<U, E, P> {
         if (function == null || type == null) {
             throw new IllegalArgumentException("the payload function and its type are required");
         }
-        final FlixEnrichment<U, E, Q> next = new FlixEnrichment<>(updates, lookups, function, type);
+        final FlixEnrichment<U, E, Q> next = new FlixEnrichment<>(updates, lookups, function, type, shared);
+        next.dimensionStartTimeout = dimensionStartTimeout;
         next.updateKey = updateKey;
         next.lookupKey = lookupKey;
         next.kind = kind;
@@ -182,6 +228,18 @@ public final class FlixEnrichment<U, E, P> {
         return this;
     }
 
+    /**
+     * Shared mode: how long lookups wait at most for the task manager's dimension to be started by its writer
+     * (restored or empty) before the job fails (default 10 minutes).
+     */
+    public FlixEnrichment<U, E, P> dimensionStartTimeout(Duration timeout) {
+        if (timeout == null || timeout.isNegative() || timeout.isZero()) {
+            throw new IllegalArgumentException("dimensionStartTimeout must be positive");
+        }
+        this.dimensionStartTimeout = timeout;
+        return this;
+    }
+
     public FlixEnrichment<U, E, P> name(String operatorName) {
         this.name = operatorName;
         return this;
@@ -207,6 +265,9 @@ public final class FlixEnrichment<U, E, P> {
             throw new IllegalStateException("call key(...) before build()");
         }
         final SerializerConfig serializerConfig = updates.getExecutionEnvironment().getConfig().getSerializerConfig();
+        if (shared) {
+            return buildShared(serializerConfig);
+        }
         final FlixEnrichmentOperator<U, E, P> operator = new FlixEnrichmentOperator<>(payload,
                 payloadType.createSerializer(serializerConfig), lookups.getType().createSerializer(serializerConfig),
                 kind, rangeEnd, rangeLimit, batchSize, flushInterval.toMillis(), settings);
@@ -223,12 +284,43 @@ public final class FlixEnrichment<U, E, P> {
         return built;
     }
 
-    /** The records the operator rejected. Call after {@link #build()}. */
+    /**
+     * Shared mode: updates are encoded once where they come from, broadcast to the dimension's writers (one applies
+     * them per task manager), and lookups are answered by an operator chained to their upstream. The writers get the
+     * lookups' parallelism and slot sharing group, so that every task manager running lookups runs a writer.
+     */
+    private SingleOutputStreamOperator<Enriched<E, P>> buildShared(SerializerConfig serializerConfig) {
+        final TypeSerializer<P> payloadSerializer = payloadType.createSerializer(serializerConfig);
+        final String dimensionId = uid != null ? uid : "flix-" + UUID.randomUUID();
+        encoded = updates.transform(name + ": encode updates", TypeInformation.of(EncodedUpdate.class),
+                new UpdateEncoder<>(updateKey, payload, payloadSerializer));
+        built = lookups.transform(name, enrichedType(lookups.getType(), payloadType),
+                new SharedLookupOperator<>(dimensionId, settings, payloadSerializer,
+                        lookups.getType().createSerializer(serializerConfig), lookupKey, kind, rangeEnd, rangeLimit,
+                        batchSize, flushInterval.toMillis(), dimensionStartTimeout.toMillis()));
+        if (parallelism > 0) {
+            built.setParallelism(parallelism);
+        }
+        final SingleOutputStreamOperator<Void> writer = encoded.broadcast().transform(name + ": dimension",
+                Types.VOID, new DimensionWriterOperator<>(dimensionId, settings, payloadSerializer, batchSize,
+                        flushInterval.toMillis()));
+        writer.setParallelism(built.getParallelism());
+        built.getTransformation().getSlotSharingGroup().ifPresent(writer::slotSharingGroup);
+        if (uid != null) {
+            encoded.uid(uid + "-encode");
+            writer.uid(uid + "-dimension");
+            built.uid(uid);
+        }
+        return built;
+    }
+
+    /** The records the enrichment rejected. Call after {@link #build()}. */
     public DataStream<Rejected> rejected() {
         if (built == null) {
             throw new IllegalStateException("call build() first");
         }
-        return built.getSideOutput(REJECTED);
+        final DataStream<Rejected> lookupsRejected = built.getSideOutput(REJECTED);
+        return encoded == null ? lookupsRejected : lookupsRejected.union(encoded.getSideOutput(REJECTED));
     }
 
     /** Type information of {@link Enriched} for an event and a payload type: a POJO, no Kryo. */

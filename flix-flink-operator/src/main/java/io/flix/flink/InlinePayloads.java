@@ -48,7 +48,8 @@ final class InlinePayloads<P> implements PayloadStore<P> {
     private int updateCount;
     private final byte[] bytes = new byte[8];
     private final DataOutputSerializer serializeBuffer = new DataOutputSerializer(16);
-    private final DataInputDeserializer deserializeBuffer = new DataInputDeserializer();
+    /** Reads for {@link #payload}: the store's own thread. */
+    private final Reader<P> ownReader;
 
     InlinePayloads(TypeSerializer<P> serializer, int batchCapacity) {
         this.serializer = serializer;
@@ -59,6 +60,7 @@ final class InlinePayloads<P> implements PayloadStore<P> {
         }
         this.longPayload = serializer instanceof LongSerializer;
         this.updateKeys = new long[Math.max(1, batchCapacity)];
+        this.ownReader = reader();
     }
 
     @Override
@@ -84,6 +86,20 @@ final class InlinePayloads<P> implements PayloadStore<P> {
                     + serializeBuffer.length());
         }
         return pack(serializeBuffer.getSharedBuffer(), 0, length);
+    }
+
+    @Override
+    public long encodeSerialized(long key, byte[] source, int offset, int sourceLength) throws IOException {
+        checkLength(key, sourceLength);
+        return pack(source, offset, length);
+    }
+
+    private void checkLength(long key, int sourceLength) throws IOException {
+        if (sourceLength != length) {
+            throw new IOException("key " + key + " has a payload of " + sourceLength + " bytes; the payload "
+                    + "serializer " + serializer.getClass().getName() + " stores payloads "
+                    + PayloadStore.describeEncoding(length));
+        }
     }
 
     @Override
@@ -135,19 +151,29 @@ final class InlinePayloads<P> implements PayloadStore<P> {
     }
 
     @Override
-    @SuppressWarnings("unchecked")
     public P payload(long stored, long key) throws IOException {
-        final long bits = bitsOf(stored, key);
-        if (longPayload) {
-            return (P) Long.valueOf(bits);
-        }
-        unpack(bits, bytes, length);
-        deserializeBuffer.setBuffer(bytes, 0, length);
-        try {
-            return serializer.deserialize(deserializeBuffer);
-        } catch (Exception | StackOverflowError e) {
-            throw new IOException("the stored payload of key " + key + " does not deserialize: " + e, e);
-        }
+        return ownReader.payload(stored, key);
+    }
+
+    @Override
+    @SuppressWarnings("unchecked")
+    public Reader<P> reader() {
+        final TypeSerializer<P> readSerializer = serializer.duplicate();
+        final byte[] readBytes = new byte[8];
+        final DataInputDeserializer in = new DataInputDeserializer();
+        return (stored, key) -> {
+            final long bits = bitsOf(stored, key);
+            if (longPayload) {
+                return (P) Long.valueOf(bits);
+            }
+            unpack(bits, readBytes, length);
+            in.setBuffer(readBytes, 0, length);
+            try {
+                return readSerializer.deserialize(in);
+            } catch (Exception | StackOverflowError e) {
+                throw new IOException("the stored payload of key " + key + " does not deserialize: " + e, e);
+            }
+        };
     }
 
     /** The payload's bits for a stored value. */
@@ -164,11 +190,7 @@ final class InlinePayloads<P> implements PayloadStore<P> {
 
     @Override
     public long restore(long key, byte[] source, int offset, int sourceLength) throws IOException {
-        if (sourceLength != length) {
-            throw new IOException("key " + key + " has a payload of " + sourceLength + " bytes; the payload "
-                    + "serializer " + serializer.getClass().getName() + " stores payloads "
-                    + PayloadStore.describeEncoding(length));
-        }
+        checkLength(key, sourceLength);
         final long bits = pack(source, offset, length);
         if (isolated(bits)) {
             if (bits == NOT_FOUND) {

@@ -45,6 +45,15 @@ public interface PayloadStore<P> {
      */
     long encode(P payload) throws Exception;
 
+    /**
+     * Takes a payload's serialized bytes, as the payload serializer wrote them, into what {@link #upsert} stores; a
+     * row-store payload takes its row here.
+     *
+     * @throws IOException where the bytes do not fit the store (an inline payload of another length); nothing was
+     *     stored
+     */
+    long encodeSerialized(long key, byte[] bytes, int offset, int length) throws IOException;
+
     /** Whether an encoded payload must be alone in its batch: flush before and after {@link #upsert}. */
     boolean isolated(long encoded);
 
@@ -63,6 +72,22 @@ public interface PayloadStore<P> {
      * @throws IOException where the stored bytes do not deserialize; the message names the key and the cause
      */
     P payload(long stored, long key) throws IOException;
+
+    /**
+     * A reader of stored payloads for one thread, with its own buffers and serializer. Readers of one store may read
+     * at the same time, while nothing is stored in it or freed.
+     */
+    Reader<P> reader();
+
+    /** Reads stored payloads; see {@link #reader()}. */
+    interface Reader<P> {
+        /**
+         * The payload a key's stored value stands for, a fresh copy.
+         *
+         * @throws IOException where the stored bytes do not deserialize; the message names the key and the cause
+         */
+        P payload(long stored, long key) throws IOException;
+    }
 
     /** Writes a key's payload as its serializer wrote it: an {@code int} length, then the bytes. */
     void writePayload(long stored, long key, DataOutputView out) throws IOException;

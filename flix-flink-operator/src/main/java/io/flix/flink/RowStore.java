@@ -42,7 +42,7 @@ public final class RowStore {
     /** The fewest dead bytes worth a compaction: a small store is not compacted over and over. */
     static final long COMPACTION_MIN_DEAD_BYTES = 2L * SLAB_BYTES;
     /** The largest payload a row holds. */
-    static final int MAX_ROW_BYTES = 1 << 30;
+    public static final int MAX_ROW_BYTES = 1 << 30;
     private static final int MAX_ROW_IDS = Integer.MAX_VALUE - 8;
     private static final int SMALL_LIMIT = 256;
     private static final int SMALL_CLASSES = SMALL_LIMIT / 8;

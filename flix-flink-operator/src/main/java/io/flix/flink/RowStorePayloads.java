@@ -21,13 +21,15 @@ final class RowStorePayloads<P> implements PayloadStore<P> {
     private final RowStore rows;
     private final RowUpdates rowUpdates;
     private final DataOutputSerializer serializeBuffer = new DataOutputSerializer(256);
-    private final DataInputDeserializer deserializeBuffer = new DataInputDeserializer();
+    /** Reads for {@link #payload}: the store's own thread. */
+    private final Reader<P> ownReader;
 
     RowStorePayloads(TypeSerializer<P> serializer, int batchCapacity) {
         this.serializer = serializer;
         // a fixed-length payload needs no per-row bookkeeping
         this.rows = new RowStore(Math.max(0, serializer.getLength()));
         this.rowUpdates = new RowUpdates(rows, batchCapacity);
+        this.ownReader = reader();
     }
 
     @Override
@@ -46,6 +48,11 @@ final class RowStorePayloads<P> implements PayloadStore<P> {
         serializeBuffer.clear();
         serializer.serialize(payload, serializeBuffer);
         return rows.add(serializeBuffer.getSharedBuffer(), 0, serializeBuffer.length());
+    }
+
+    @Override
+    public long encodeSerialized(long key, byte[] bytes, int offset, int length) throws IOException {
+        return restore(key, bytes, offset, length);
     }
 
     @Override
@@ -70,12 +77,21 @@ final class RowStorePayloads<P> implements PayloadStore<P> {
 
     @Override
     public P payload(long stored, long key) throws IOException {
-        rows.readInto((int) stored, deserializeBuffer);
-        try {
-            return serializer.deserialize(deserializeBuffer);
-        } catch (Exception | StackOverflowError e) {
-            throw new IOException("the stored payload of key " + key + " does not deserialize: " + e, e);
-        }
+        return ownReader.payload(stored, key);
+    }
+
+    @Override
+    public Reader<P> reader() {
+        final TypeSerializer<P> readSerializer = serializer.duplicate();
+        final DataInputDeserializer in = new DataInputDeserializer();
+        return (stored, key) -> {
+            rows.readInto((int) stored, in);
+            try {
+                return readSerializer.deserialize(in);
+            } catch (Exception | StackOverflowError e) {
+                throw new IOException("the stored payload of key " + key + " does not deserialize: " + e, e);
+            }
+        };
     }
 
     @Override

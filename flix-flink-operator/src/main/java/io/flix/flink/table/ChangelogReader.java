@@ -1,9 +1,10 @@
 package io.flix.flink.table;
 
 /**
- * Reads a dimension's changelog on its own thread and hands it to the dimension in {@link UpdateBatch}es, then
- * says when it has handed over everything up to the changelog's end at open time
- * ({@link SharedDimension#bootstrapSubmitted()}). A failure goes to {@link SharedDimension#fail(Throwable)}.
+ * Reads a dimension's changelog on its own thread and applies it to the dimension in {@link UpdateBatch}es, in
+ * changelog order ({@link SharedDimension#apply(UpdateBatch)}, on this thread), then says when it has applied
+ * everything up to the changelog's end at open time ({@link SharedDimension#bootstrapApplied()}). A failure goes to
+ * {@link SharedDimension#fail(Throwable)}.
  */
 abstract class ChangelogReader implements Runnable {
 

@@ -19,7 +19,7 @@ final class FileChangelogReader extends ChangelogReader {
     @Override
     void read(ChangelogDecoder decoder) throws Exception {
         final Path path = Path.of(spec.filePath());
-        UpdateBatch batch = new UpdateBatch();
+        final UpdateBatch batch = new UpdateBatch();
         try (BufferedReader lines = new BufferedReader(
                 new InputStreamReader(Files.newInputStream(path), StandardCharsets.UTF_8), 1 << 16)) {
             String line;
@@ -31,13 +31,13 @@ final class FileChangelogReader extends ChangelogReader {
                 }
                 decoder.addFileLine(lineNumber, line.getBytes(StandardCharsets.UTF_8), batch);
                 if (batch.size() >= spec.changelogBatchSize()) {
-                    dimension.submit(batch);
-                    batch = new UpdateBatch();
+                    dimension.apply(batch);
+                    batch.clear();
                 }
             }
         }
-        dimension.submit(batch);
-        dimension.bootstrapSubmitted();
+        dimension.apply(batch);
+        dimension.bootstrapApplied();
     }
 
     @Override

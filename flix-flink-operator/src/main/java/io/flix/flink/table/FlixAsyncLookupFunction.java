@@ -17,9 +17,11 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The {@code 'flix'} table's lookups: gathers the lookups of this subtask into a batch, sends it to the task
- * manager's shared dimension when it holds {@code lookup.batch-size} lookups or when its first lookup has waited
- * {@code lookup.linger}, and completes each lookup's future with the key's row (a collection of 0 or 1 rows).
+ * The {@code 'flix'} table's lookups: gathers the lookups of this subtask into a batch, answers it against the task
+ * manager's shared dimension when it holds {@code lookup.batch-size} lookups (on the subtask's thread) or when its
+ * first lookup has waited {@code lookup.linger} (on the dimension's linger timer thread), and completes each lookup's
+ * future with the key's row (a collection of 0 or 1 rows). The batch sees every changelog update applied before it
+ * was answered.
  *
  * <p>Lookups by the primary key only; a join that also equates other columns of the table passes them as further
  * lookup keys, and the row is returned only where those are equal too, by SQL equality ({@link SqlEquality}). A
@@ -148,6 +150,8 @@ public final class FlixAsyncLookupFunction extends AsyncLookupFunction {
             final Object[] wanted = otherKeys(keyRow);
             result = found.thenApply(rows -> matchingOthers(rows, wanted));
         }
+        final SharedDimension.LookupBatch full;
+        final SharedDimension target;
         synchronized (lock) {
             if (dimension == null) {
                 return closed();
@@ -161,10 +165,13 @@ public final class FlixAsyncLookupFunction extends AsyncLookupFunction {
             keys[count] = key;
             futures[count] = found;
             count++;
-            if (count == batchSize) {
-                sendLocked();
+            if (count < batchSize) {
+                return result;
             }
+            full = takeBatchLocked();
+            target = dimension;
         }
+        target.submit(full); // outside the lock: the index call may wait for an update batch
         return result;
     }
 
@@ -198,14 +205,20 @@ public final class FlixAsyncLookupFunction extends AsyncLookupFunction {
     }
 
     private void lingerExpired(long batchGeneration) {
+        final SharedDimension.LookupBatch batch;
+        final SharedDimension target;
         synchronized (lock) {
-            if (generation == batchGeneration && count > 0 && dimension != null) {
-                sendLocked();
+            if (generation != batchGeneration || count == 0 || dimension == null) {
+                return;
             }
+            batch = takeBatchLocked();
+            target = dimension;
         }
+        target.submit(batch);
     }
 
-    private void sendLocked() {
+    /** The lookups gathered, as a batch to answer; the next lookup starts a new one. */
+    private SharedDimension.LookupBatch takeBatchLocked() {
         final SharedDimension.LookupBatch batch = new SharedDimension.LookupBatch(Arrays.copyOf(keys, count),
                 Arrays.copyOf(futures, count), count, firstNanos, answered);
         Arrays.fill(futures, 0, count, null);
@@ -213,7 +226,7 @@ public final class FlixAsyncLookupFunction extends AsyncLookupFunction {
         batchSizes.update(count);
         count = 0;
         generation++;
-        dimension.submit(batch);
+        return batch;
     }
 
     @Override
@@ -241,6 +254,11 @@ public final class FlixAsyncLookupFunction extends AsyncLookupFunction {
                 SharedDimensions.release(held);
             }
         }
+    }
+
+    /** What this function's table is; for tests. */
+    DimensionSpec spec() {
+        return spec;
     }
 
     /** The shared dimension this subtask holds; for tests. */

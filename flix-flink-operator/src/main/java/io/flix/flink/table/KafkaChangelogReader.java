@@ -85,6 +85,7 @@ final class KafkaChangelogReader extends ChangelogReader {
                 throw bootstrapTimeout(e);
             }
             final Duration pollTimeout = Duration.ofMillis(spec.pollTimeoutMillis());
+            final UpdateBatch batch = new UpdateBatch();
             while (running) {
                 if (!bootstrapped) {
                     try {
@@ -93,7 +94,7 @@ final class KafkaChangelogReader extends ChangelogReader {
                         throw bootstrapTimeout(e);
                     }
                     if (bootstrapped) {
-                        dimension.bootstrapSubmitted();
+                        dimension.bootstrapApplied();
                         waitingFor = "following the topic";
                     }
                 }
@@ -109,15 +110,15 @@ final class KafkaChangelogReader extends ChangelogReader {
                 if (records.isEmpty()) {
                     continue;
                 }
-                UpdateBatch batch = new UpdateBatch();
+                batch.clear();
                 for (ConsumerRecord<byte[], byte[]> record : records) {
                     decoder.addKafkaRecord(record.partition(), record.offset(), record.key(), record.value(), batch);
                     if (batch.size() >= spec.changelogBatchSize()) {
-                        dimension.submit(batch);
-                        batch = new UpdateBatch();
+                        dimension.apply(batch);
+                        batch.clear();
                     }
                 }
-                dimension.submit(batch);
+                dimension.apply(batch);
                 recordsRead += records.count();
             }
         } finally {

@@ -1,68 +1,65 @@
 package io.flix.flink.table;
 
-import io.flix.flink.RowStore;
-import io.flix.flink.RowUpdates;
+import io.flix.flink.PayloadStore;
+import io.flix.flink.dimension.IndexLookups;
+import io.flix.flink.dimension.LocalDimension;
+import io.flix.index.FlixConfig;
 import io.flix.index.FlixIndex;
-import io.flix.index.batch.BatchResults;
-import io.flix.index.batch.MicroBatchEngine;
-import io.flix.index.batch.OperationBatch;
 
-import org.apache.flink.core.memory.DataInputDeserializer;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.runtime.typeutils.RowDataSerializer;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.io.IOException;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
-import java.util.List;
-import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
 
 /**
- * One {@code 'flix'} table held on a task manager: a FliX index from key to row id, the rows in a {@link RowStore},
- * a changelog reader that keeps them current, and the lookup subtasks of this task manager that share it (see
- * {@link SharedDimensions}).
+ * One {@code 'flix'} table held on a task manager: its rows in a {@link LocalDimension} (a FliX index from key to row
+ * id, the rows serialized with Flink's {@link RowDataSerializer} in a row store), a changelog reader that keeps them
+ * current, and the lookup subtasks of this task manager that share it (see {@link SharedDimensions}).
  *
- * <h2>One owner thread</h2>
- * The index, the row store and the {@link MicroBatchEngine} belong to one thread, which takes work from a queue in
- * arrival order: lookup batches from the lookup subtasks and update batches from the changelog reader. Whatever is
- * queued when it wakes becomes one engine batch, so lookups and updates need no lock and a lookup sees exactly the
- * updates queued before it. Each update is preceded in the batch by a get of its key, which reads the row it
- * supersedes; those rows are freed after the batch.
+ * <h2>Threads</h2>
+ * The changelog reader's thread applies each {@link UpdateBatch} it reads, in changelog order, one at a time, under
+ * the dimension's exclusive lock. A lookup batch is answered on the thread that sends it (its subtask's, or the
+ * linger timer's) under the shared lock: the batches of several subtasks in parallel on the CPU backend, gathered into
+ * fewer, larger index calls on the GPU backend. So a lookup batch sees every update batch applied before it took the
+ * lock, wholly, and none applied after. The linger timer is one thread for every subtask of the table: the batches
+ * it sends are answered one after another (batches that fill up are sent by their subtasks' own threads). It also
+ * runs the bootstrap deadline.
  *
  * <h2>Failures</h2>
- * Whatever ends the owner thread (a failed engine call, a row store allocation, a metrics callback, an
- * {@link OutOfMemoryError}) or the changelog reader is logged and recorded: the lookups queued and every later one
- * complete exceptionally with that cause (which fails the job), the bootstrap fails with it, and the reader stops.
- * A failed dimension is never handed to a new subtask: {@link SharedDimensions} opens a fresh one.
+ * Whatever fails applying an update batch or answering a lookup batch (the index, the row store, a metrics callback,
+ * an {@link OutOfMemoryError}), or in the changelog reader, is logged and recorded: the lookup batches not answered
+ * yet and every later one complete exceptionally with that cause (which fails the job; a batch being answered on
+ * another thread at that moment completes with its rows), the bootstrap fails with it, and the reader stops. A failed dimension is never handed to a new subtask: {@link SharedDimensions} opens a fresh
+ * one. A stored row that does not deserialize fails its own lookup only.
  */
 final class SharedDimension implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(SharedDimension.class);
     private static final long NOT_FOUND = FlixIndex.NOT_FOUND;
-    /** Most queued tasks merged into one engine batch. */
-    private static final int MAX_TASKS_PER_BATCH = 256;
 
     final DimensionSpec spec;
     /** Lookup subtasks holding this dimension; guarded by {@link SharedDimensions}. */
     int references;
 
-    private final LinkedBlockingQueue<Object> queue = new LinkedBlockingQueue<>();
-    private final Thread owner;
+    /** The index and the rows, updated by the reader's thread, read by the lookups' threads. */
+    private final LocalDimension<RowData> rows;
     private final ChangelogReader reader;
     private final Thread readerThread;
-    /** Times lookup batches' linger; shared by the lookup subtasks of this dimension. */
+    /** Times lookup batches' linger and the bootstrap deadline; shared by the lookup subtasks of this dimension. */
     final ScheduledExecutorService lingerTimer;
     /** Completes once the changelog has been applied up to its end when this dimension opened. */
     private final CompletableFuture<Void> bootstrapped = new CompletableFuture<>();
@@ -70,22 +67,10 @@ final class SharedDimension implements AutoCloseable {
     private volatile boolean closing;
     /** When the bootstrap fails unless it has completed: the table's first open plus 'lookup.bootstrap-timeout'. */
     private final long bootstrapDeadlineNanos;
-
-    // owner thread only
-    private FlixIndex index;
-    private MicroBatchEngine engine;
-    private final OperationBatch batch = new OperationBatch(1 << 12);
-    private final RowStore rows = new RowStore(0);
-    private final RowDataSerializer serializer;
-    private final DataInputDeserializer in = new DataInputDeserializer();
-    private final RowUpdates rowUpdates = new RowUpdates(rows, 1024);
+    /** Readers of the stored rows, each used by one thread at a time, kept for the next lookup batch. */
+    private final ConcurrentLinkedQueue<PayloadStore.Reader<RowData>> rowReaders = new ConcurrentLinkedQueue<>();
 
     // read by gauges and tests from other threads
-    private volatile long indexSize;
-    private volatile long rowBytes;
-    private volatile String backendName = "opening";
-    private final AtomicLong appliedRecords = new AtomicLong();
-    private final AtomicLong appliedBatches = new AtomicLong();
     private volatile long bootstrapMillis = -1;
     private final long openedNanos = System.nanoTime();
 
@@ -97,7 +82,6 @@ final class SharedDimension implements AutoCloseable {
         /** When the batch's first lookup arrived, for the latency metric. */
         final long firstNanos;
         final LookupMetrics metrics;
-        int firstPosition;
 
         LookupBatch(long[] keys, CompletableFuture<Collection<RowData>>[] futures, int size, long firstNanos,
                     LookupMetrics metrics) {
@@ -109,23 +93,31 @@ final class SharedDimension implements AutoCloseable {
         }
     }
 
-    /** Called by the owner thread when a lookup batch has been answered. */
+    /** Called on the thread that answered a lookup batch, before its futures complete. */
     interface LookupMetrics {
         void batchAnswered(int size, long latencyNanos);
     }
 
-    /** Queued after the bootstrap's update batches: reaching it means they are applied. */
-    private static final Object BOOTSTRAP_MARK = new Object();
-    private static final Object STOP = new Object();
-
     SharedDimension(DimensionSpec spec) {
+        this(spec, FlixIndex::open);
+    }
+
+    /** @param openIndex opens the table's index from its settings (tests wrap the index here) */
+    SharedDimension(DimensionSpec spec, Function<FlixConfig, FlixIndex> openIndex) {
         this.spec = spec;
-        this.serializer = new RowDataSerializer(spec.rowType());
+        final FlixIndex index;
+        try {
+            index = openIndex.apply(spec.indexSettings().configFor(0, 1));
+        } catch (RuntimeException e) {
+            throw new IllegalStateException("the 'flix' table (" + describe() + ") cannot open its index: "
+                    + e.getMessage(), e);
+        }
+        final int batchCapacity = Math.min(spec.changelogBatchSize(), 1 << 16);
+        this.rows = new LocalDimension<>("of the 'flix' table (" + describe() + ")", index,
+                PayloadStore.of(new RowDataSerializer(spec.rowType()), batchCapacity), batchCapacity);
         final String name = spec.changelog().equals(DimensionSpec.KAFKA) ? spec.topic() : spec.filePath();
         this.reader = spec.changelog().equals(DimensionSpec.KAFKA)
                 ? new KafkaChangelogReader(spec, this) : new FileChangelogReader(spec, this);
-        this.owner = new Thread(this::runOwner, "flix-dimension-" + name);
-        this.owner.setDaemon(true);
         this.readerThread = new Thread(reader, "flix-changelog-" + name);
         this.readerThread.setDaemon(true);
         final ScheduledThreadPoolExecutor timer = new ScheduledThreadPoolExecutor(1, r -> {
@@ -139,7 +131,6 @@ final class SharedDimension implements AutoCloseable {
     }
 
     void start() {
-        owner.start();
         readerThread.start();
         lingerTimer.schedule(this::bootstrapDeadlinePassed, spec.bootstrapTimeoutMillis(), TimeUnit.MILLISECONDS);
     }
@@ -147,8 +138,8 @@ final class SharedDimension implements AutoCloseable {
     // ---- called by lookup subtasks ----
 
     /**
-     * Blocks until the changelog's contents at open time are applied; fails with the cause where the reader or the
-     * owner thread failed, or when 'lookup.bootstrap-timeout' has passed since the table opened on this task
+     * Blocks until the changelog's contents at open time are applied; fails with the cause where the reader or
+     * applying its records failed, or when 'lookup.bootstrap-timeout' has passed since the table opened on this task
      * manager (the dimension's deadline, shared by every subtask that holds it).
      */
     void awaitBootstrap() throws Exception {
@@ -185,7 +176,7 @@ final class SharedDimension implements AutoCloseable {
         final ChangelogReader.Progress progress = reader.progress();
         return new BootstrapTimeoutException("the 'flix' table's changelog (" + describe() + ") was not read to its "
                 + "end within 'lookup.bootstrap-timeout' (" + spec.bootstrapTimeoutMillis() + " ms): "
-                + progress.description() + "; " + appliedRecords.get() + " records applied so far",
+                + progress.description() + "; " + appliedRecords() + " records applied so far",
                 progress.cause());
     }
 
@@ -202,16 +193,75 @@ final class SharedDimension implements AutoCloseable {
     }
 
     /**
-     * Queues a lookup batch; its futures complete on the owner thread, or exceptionally with the dimension's
-     * failure (or because it is closed). Checked again after queueing: the owner records a failure before it fails
-     * what is queued, so a batch queued after that is failed here.
+     * Answers a lookup batch on this thread: one index call under the dimension's shared lock (gathered with other
+     * subtasks' batches on the GPU), then the batch's metrics, then its futures. Where the dimension has failed, or
+     * fails while answering this batch, every future of the batch completes exceptionally with the cause; once the
+     * dimension is closed, with an error saying so.
      */
     void submit(LookupBatch lookups) {
         if (failIfStopped(lookups)) {
             return;
         }
-        queue.add(lookups);
-        failIfStopped(lookups);
+        final Object[] answers = new Object[lookups.size];
+        try {
+            rows.read((index, payloads) -> {
+                answer(lookups, index, payloads, answers);
+                return null;
+            });
+            if (lookups.metrics != null) {
+                lookups.metrics.batchAnswered(lookups.size, System.nanoTime() - lookups.firstNanos);
+            }
+        } catch (Throwable t) {
+            failAll(lookups, reasonFor(t));
+            return;
+        }
+        for (int i = 0; i < lookups.size; i++) {
+            if (answers[i] instanceof Throwable unreadable) {
+                lookups.futures[i].completeExceptionally(unreadable);
+            } else {
+                @SuppressWarnings("unchecked")
+                final Collection<RowData> found = (Collection<RowData>) answers[i];
+                lookups.futures[i].complete(found);
+            }
+        }
+    }
+
+    /** Under the shared lock: each lookup's row (a collection of 0 or 1), or why its stored row cannot be read. */
+    private void answer(LookupBatch l, IndexLookups index, PayloadStore<RowData> payloads, Object[] answers) {
+        final long[] values = new long[l.size];
+        index.get(l.keys, l.size, values);
+        PayloadStore.Reader<RowData> rowReader = rowReaders.poll();
+        if (rowReader == null) {
+            rowReader = payloads.reader();
+        }
+        try {
+            for (int i = 0; i < l.size; i++) {
+                if (values[i] == NOT_FOUND) {
+                    answers[i] = Collections.emptyList();
+                    continue;
+                }
+                try {
+                    answers[i] = Collections.singletonList(rowReader.payload(values[i], l.keys[i]));
+                } catch (IOException e) {
+                    answers[i] = new IllegalStateException("the stored row of key " + l.keys[i]
+                            + " does not deserialize", e.getCause() != null ? e.getCause() : e);
+                }
+            }
+        } finally {
+            rowReaders.offer(rowReader);
+        }
+    }
+
+    /** What the lookups of a batch whose answering threw fail with; fails the dimension where it had not failed. */
+    private Throwable reasonFor(Throwable thrown) {
+        if (thrown instanceof LocalDimension.FailedException applyFailed) {
+            return applyFailed.getCause(); // recorded by apply(UpdateBatch) too
+        }
+        if (thrown instanceof LocalDimension.ClosedException) {
+            return closed();
+        }
+        fail(thrown);
+        return thrown;
     }
 
     private boolean failIfStopped(LookupBatch lookups) {
@@ -219,31 +269,50 @@ final class SharedDimension implements AutoCloseable {
         if (failed == null && !closing) {
             return false;
         }
-        final Throwable reason = failed != null ? failed : closed();
+        failAll(lookups, failed != null ? failed : closed());
+        return true;
+    }
+
+    private static void failAll(LookupBatch lookups, Throwable reason) {
         for (int i = 0; i < lookups.size; i++) {
             lookups.futures[i].completeExceptionally(reason);
         }
-        return true;
     }
 
     // ---- called by the changelog reader ----
 
-    /** Queues an update batch; dropped once the dimension has failed (nobody would apply it). */
-    void submit(UpdateBatch updates) {
-        if (updates.size() > 0 && failure == null) {
-            queue.add(updates);
+    /**
+     * Applies changelog records, on the reader's thread, in their order, as one batch under the dimension's exclusive
+     * lock: a lookup sees all of them or none. Dropped once the dimension has failed. Where applying fails, the
+     * dimension fails with the cause, and this call throws it (which stops the reader).
+     */
+    void apply(UpdateBatch updates) throws IOException {
+        if (updates.size() == 0 || failure != null) {
+            return;
+        }
+        try {
+            rows.apply(updates);
+        } catch (Throwable t) {
+            fail(t instanceof LocalDimension.FailedException f ? f.getCause() : t);
+            throw t;
         }
     }
 
-    /** The reader has handed over everything up to the changelog's end at open time. */
-    void bootstrapSubmitted() {
-        queue.add(BOOTSTRAP_MARK);
+    /** The reader has applied everything up to the changelog's end at open time. */
+    void bootstrapApplied() {
+        if (failure != null || closing) {
+            return;
+        }
+        bootstrapMillis = (System.nanoTime() - openedNanos) / 1_000_000;
+        LOG.info("FliX dimension {} bootstrapped: {} keys from {} changelog records in {} ms ({} backend)",
+                describe(), rows.size(), rows.appliedUpdates(), bootstrapMillis, rows.backendName());
+        bootstrapped.complete(null);
     }
 
     /**
-     * Records the dimension's failure (the first one wins) and logs it: the bootstrap and every queued and later
-     * lookup fail with the cause, and the reader stops. Called by the reader, the owner thread and the bootstrap
-     * deadline.
+     * Records the dimension's failure (the first one wins) and logs it: the bootstrap and every lookup not answered
+     * yet fail with the cause, and the reader stops. Called where applying or answering failed, by the reader and by
+     * the bootstrap deadline.
      */
     void fail(Throwable cause) {
         if (closing) {
@@ -258,7 +327,6 @@ final class SharedDimension implements AutoCloseable {
         LOG.error("FliX dimension {} failed; its lookups fail with this cause", describe(), cause);
         bootstrapped.completeExceptionally(cause);
         reader.stop();
-        queue.add(cause); // wakes the owner thread, which fails what is queued and stops
     }
 
     /** The failure that stopped this dimension, or null. */
@@ -270,154 +338,26 @@ final class SharedDimension implements AutoCloseable {
         return closing;
     }
 
-    // ---- the owner thread ----
-
-    /**
-     * The owner loop. Anything thrown here, in the engine call or around it, ends the loop through {@link #fail}:
-     * one place records it, and the {@code finally} fails whatever is still queued.
-     */
-    private void runOwner() {
-        final List<Object> tasks = new ArrayList<>();
-        try {
-            index = FlixIndex.open(spec.indexSettings().configFor(0, 1));
-            engine = new MicroBatchEngine(index);
-            backendName = index.backend().name().toLowerCase(Locale.ROOT);
-            while (failure == null) {
-                tasks.add(queue.take());
-                queue.drainTo(tasks, MAX_TASKS_PER_BATCH - 1);
-                if (process(tasks)) {
-                    return;
-                }
-                tasks.clear();
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            fail(new IllegalStateException("the owner thread of the 'flix' dimension " + describe()
-                    + " was interrupted", e));
-        } catch (Throwable t) {
-            fail(t);
-        } finally {
-            // a lookup queued after this drain sees the failure (or the close) in submit and fails there
-            failRemaining(tasks);
-            final List<Object> rest = new ArrayList<>();
-            queue.drainTo(rest);
-            failRemaining(rest);
-            if (index != null) {
-                try {
-                    index.close();
-                } catch (Throwable t) {
-                    LOG.warn("FliX dimension {}: closing its index failed", describe(), t);
-                }
-            }
-        }
-    }
-
-    /** Runs the tasks as one engine batch; true when told to stop, or when the dimension has failed. */
-    private boolean process(List<Object> tasks) {
-        if (failure != null) {
-            return true; // the owner loop's finally fails the tasks with the failure
-        }
-        batch.clear();
-        boolean stop = false;
-        boolean markReached = false;
-        for (Object task : tasks) {
-            if (task instanceof UpdateBatch u) {
-                for (int i = 0; i < u.size(); i++) {
-                    if (u.isDelete(i)) {
-                        rowUpdates.delete(batch, u.key(i));
-                    } else {
-                        rowUpdates.upsert(batch, u.key(i), rows.add(u.bytes(), u.rowStart(i), u.rowLength(i)));
-                    }
-                }
-            } else if (task instanceof LookupBatch l) {
-                l.firstPosition = batch.size();
-                for (int i = 0; i < l.size; i++) {
-                    batch.get(l.keys[i]);
-                }
-            } else if (task == BOOTSTRAP_MARK) {
-                markReached = true;
-            } else if (task == STOP) {
-                stop = true;
-            }
-        }
-        final BatchResults results = engine.execute(batch);
-        for (Object task : tasks) {
-            if (task instanceof LookupBatch l) {
-                answer(l, results);
-            }
-        }
-        final int updates = rowUpdates.size();
-        rowUpdates.releaseSuperseded(results);
-        if (updates > 0) {
-            appliedRecords.addAndGet(updates);
-            appliedBatches.incrementAndGet();
-            indexSize = index.size();
-            rowBytes = rows.heapBytes();
-        }
-        if (markReached) {
-            bootstrapMillis = (System.nanoTime() - openedNanos) / 1_000_000;
-            LOG.info("FliX dimension {} bootstrapped: {} keys from {} changelog records in {} ms ({} backend)",
-                    describe(), indexSize, appliedRecords.get(), bootstrapMillis, backendName);
-            bootstrapped.complete(null);
-        }
-        return stop;
-    }
-
-    /** Records the batch's metrics, then completes its futures: a caller that saw its answer sees the metrics. */
-    private void answer(LookupBatch l, BatchResults results) {
-        if (l.metrics != null) {
-            l.metrics.batchAnswered(l.size, System.nanoTime() - l.firstNanos);
-        }
-        final int first = l.firstPosition;
-        for (int i = 0; i < l.size; i++) {
-            final long row = results.value(first + i);
-            final Collection<RowData> found;
-            if (row == NOT_FOUND) {
-                found = Collections.emptyList();
-            } else {
-                rows.readInto((int) row, in);
-                try {
-                    found = Collections.singletonList(serializer.deserialize(in));
-                } catch (Exception e) {
-                    l.futures[i].completeExceptionally(new IllegalStateException(
-                            "the stored row of key " + l.keys[i] + " does not deserialize", e));
-                    continue;
-                }
-            }
-            l.futures[i].complete(found);
-        }
-    }
-
-    private void failRemaining(List<Object> tasks) {
-        final Throwable failed = failure;
-        final Throwable reason = failed != null ? failed : closed();
-        for (Object task : tasks) {
-            if (task instanceof LookupBatch l) {
-                for (int i = 0; i < l.size; i++) {
-                    l.futures[i].completeExceptionally(reason);
-                }
-            }
-        }
-        tasks.clear();
-    }
-
     private IllegalStateException closed() {
         return new IllegalStateException("the 'flix' dimension " + describe() + " is closed");
     }
 
     /**
-     * Stops the reader and the owner thread (which fails lookups still queued and frees the index), and waits for
-     * both a while; an interrupt while waiting does not keep them from stopping.
+     * Stops the reader, waits for it a while, then frees the index once the lookups being answered are done (later
+     * ones fail saying the dimension is closed); an interrupt while waiting for the reader does not keep the index
+     * from being freed.
      */
     @Override
     public void close() throws InterruptedException {
         closing = true;
         reader.stop(); // wakes a Kafka poll; an interrupt would cut the consumer's own close short
-        queue.add(STOP);
         lingerTimer.shutdownNow();
         bootstrapped.completeExceptionally(closed());
-        readerThread.join(30_000);
-        owner.join(30_000);
+        try {
+            readerThread.join(30_000);
+        } finally {
+            rows.close();
+        }
     }
 
     // ---- for metrics and tests ----
@@ -427,24 +367,25 @@ final class SharedDimension implements AutoCloseable {
     }
 
     long indexSize() {
-        return indexSize;
+        return rows.size();
     }
 
     long rowBytes() {
-        return rowBytes;
+        return rows.payloadBytes();
     }
 
     String backendName() {
-        return backendName;
+        return rows.backendName();
     }
 
     /** Changelog records applied to the index so far. */
     long appliedRecords() {
-        return appliedRecords.get();
+        return rows.appliedUpdates();
     }
 
+    /** Update batches applied so far. */
     long appliedBatches() {
-        return appliedBatches.get();
+        return rows.appliedBatches();
     }
 
     /** Milliseconds from opening to the end of the bootstrap; -1 before. */

@@ -1,8 +1,12 @@
 package io.flix.flink.table;
 
+import io.flix.index.FlixConfig;
+import io.flix.index.FlixIndex;
+
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Function;
 
 /**
  * The task manager's open dimensions, by {@link DimensionSpec#identity()}: the first lookup subtask of a table
@@ -22,10 +26,15 @@ final class SharedDimensions {
      * holders keep it until they close; a restarted job reads the changelog afresh); pair with {@link #release}.
      */
     static SharedDimension acquire(DimensionSpec spec) {
+        return acquire(spec, FlixIndex::open);
+    }
+
+    /** As {@link #acquire(DimensionSpec)}, a new dimension's index opened by {@code openIndex}; for tests. */
+    static SharedDimension acquire(DimensionSpec spec, Function<FlixConfig, FlixIndex> openIndex) {
         synchronized (OPEN) {
             SharedDimension dimension = OPEN.get(spec.identity());
             if (dimension == null || dimension.failure() != null) {
-                dimension = new SharedDimension(spec);
+                dimension = new SharedDimension(spec, openIndex);
                 dimension.start();
                 OPEN.put(spec.identity(), dimension);
             }

@@ -1,12 +1,15 @@
 package io.flix.flink.table;
 
+import io.flix.flink.dimension.LocalDimension;
+
 import java.util.Arrays;
 
 /**
- * Changelog records in arrival order, as the changelog reader hands them to a dimension's owner thread: per record
- * the key and either a delete or the serialized row. Filled by one thread, then handed over and only read.
+ * Changelog records in arrival order, as the changelog reader applies them to its dimension: per record the key and
+ * either a delete or the row as Flink's {@code RowDataSerializer} wrote it. Filled, then applied, by the reader's
+ * thread.
  */
-final class UpdateBatch {
+final class UpdateBatch implements LocalDimension.Updates {
 
     private long[] keys = new long[256];
     /** Per record: start of its row bytes in {@link #bytes}, or -1 for a delete. */
@@ -37,6 +40,12 @@ final class UpdateBatch {
         size++;
     }
 
+    /** Empties the batch, keeping its arrays, once it is applied. */
+    void clear() {
+        size = 0;
+        byteCount = 0;
+    }
+
     private void grow() {
         if (size == keys.length) {
             keys = Arrays.copyOf(keys, size * 2);
@@ -45,28 +54,34 @@ final class UpdateBatch {
         }
     }
 
-    int size() {
+    @Override
+    public int size() {
         return size;
     }
 
-    long key(int i) {
+    @Override
+    public long key(int i) {
         return keys[i];
     }
 
-    boolean isDelete(int i) {
+    @Override
+    public boolean isDelete(int i) {
         return rowStarts[i] < 0;
     }
 
-    byte[] bytes() {
+    @Override
+    public byte[] bytes(int i) {
         return bytes;
     }
 
-    /** Start of an upsert's row bytes in {@link #bytes()}. */
-    int rowStart(int i) {
+    /** Start of an upsert's row bytes in {@link #bytes}. */
+    @Override
+    public int offset(int i) {
         return rowStarts[i];
     }
 
-    int rowLength(int i) {
+    @Override
+    public int length(int i) {
         return rowLengths[i];
     }
 }

@@ -53,17 +53,18 @@
  * and a null row for one that breaks off inside the row), are skipped, counted in
  * {@code flixChangelogRecordsSkipped}, and logged as a warning naming the partition and offset (or the line): the
  * first one, then at most one line a minute with the count since.
- * Changes are applied in micro-batches ({@code 'changelog.batch-size'} at most; a poll's records as soon as they
- * arrive) through {@link io.flix.index.batch.MicroBatchEngine}: upserts and deletes with exactly the effect of
- * applying them one at a time.
+ * Changes are applied by the reader's thread in micro-batches ({@code 'changelog.batch-size'} at most; a poll's
+ * records as soon as they arrive), in changelog order, one batch at a time, through
+ * {@link io.flix.index.batch.MicroBatchEngine}: upserts and deletes with exactly the effect of applying them one at
+ * a time. While the index applies a batch the reader waits, so a slow index holds the reader back rather than
+ * letting records pile up in memory.
  *
  * <h2>Bootstrap</h2>
  * A lookup subtask's {@code open} waits until the changelog has been applied up to where it ended when the table
  * opened on this task manager (the end offsets of every partition at the consumer's start, as its isolation level
  * sees them: under read_committed the last stable offset, so an open transaction never holds the bootstrap; the
  * whole file). So every lookup sees at least the committed data that was in the topic when the job started, and
- * results on it are deterministic. Later changes are applied as they arrive; a lookup sees exactly the changes
- * applied before its batch, like any processing-time lookup join.
+ * results on it are deterministic. Later changes are applied as they arrive (see Visibility below).
  * <p>The bootstrap must end within {@code 'lookup.bootstrap-timeout'} of the table's opening on the task manager
  * (one deadline for every subtask sharing the table); every broker call of the bootstrap is bounded by what is left
  * of it. Otherwise the open fails with an error that names the changelog (the topic and the bootstrap servers, or
@@ -75,20 +76,38 @@
  * static registry keyed by the table's identity (its options, columns and key) opens it for the first subtask and
  * frees it when the last one closes. Static means per class loader: with the connector in the job's jar the
  * subtasks of one job share it; with the connector in Flink's {@code lib/}, equal tables of several jobs on one
- * task manager share too. The index, the row store and the micro-batch engine belong to one owner thread per
- * table, which takes lookup batches (from every subtask) and update batches (from the reader) from one queue in
- * arrival order and runs whatever is queued as one engine batch: no locks on the index, no lookup races an
- * update, and every index call comes from one thread (which a GPU backend's context wants). The index uses the task manager's first visible GPU ({@code 'index.backend'}: auto, cpu, gpu) or, on
+ * task manager share too. The index and the rows are held in an {@link io.flix.flink.dimension.LocalDimension}, the
+ * same home as the DataStream shared mode's dimension: the reader applies each batch of changelog records under its
+ * exclusive lock, and each lookup batch is answered on the thread that sends it (its subtask's, or the linger
+ * timer's) under its shared lock. So the lookups of several subtasks run in parallel on the CPU backend, and on the
+ * GPU backend, which runs one index call at a time, the batches that meet are gathered into one larger index call;
+ * no thread besides the reader and the linger timer. The index opens when the first subtask opens the table; where
+ * it cannot (for example {@code 'index.backend' = 'gpu'} without a usable GPU), that open fails naming the table and
+ * the cause. The index uses the task manager's first visible GPU ({@code 'index.backend'}: auto, cpu, gpu) or, on
  * the CPU, all its cores ({@code 'index.threads'}).
+ *
+ * <h2>Visibility</h2>
+ * A lookup sees every changelog record applied before its batch was answered, and none applied after: records are
+ * applied in changelog order (per Kafka partition, as Kafka orders them; the file's lines in order), one batch at a
+ * time, and a lookup batch sees each batch of records wholly or not at all. A lookup batch sent while a batch of
+ * records is being applied waits for it. (Earlier versions ran lookups and records through one owner thread and
+ * one queue: a lookup saw exactly the records queued before it, and the lookups of every subtask were answered one
+ * engine batch at a time; now the reader applies records itself and no lookup passes through another thread.)
+ * Two batches of one subtask may be answered at the same time (one on the subtask's thread, one on the linger
+ * timer's), so a later batch may be answered first; Flink's async lookup operator keeps the output order unless
+ * told {@code 'ALLOW_UNORDERED'}.
  *
  * <h2>Lookups</h2>
  * {@link io.flix.flink.table.FlixAsyncLookupFunction} gathers a subtask's lookups and sends them as one batch when
  * it holds {@code 'lookup.batch-size'} lookups or its first one has waited {@code 'lookup.linger'}; each lookup's
- * future completes with 0 or 1 row, or exceptionally where the table failed. Whatever fails on the owner thread
- * (the index, the row store, a metrics callback, an {@link java.lang.OutOfMemoryError}) or in the changelog reader
- * is logged and fails the lookups queued and every later one with that cause, which fails the job; its restart
- * gets a fresh table that reads the changelog afresh. A lookup after the function closed fails with an
- * {@link java.lang.IllegalStateException} saying so. Flink keeps at most
+ * future completes with 0 or 1 row, or exceptionally where the table failed. Whatever fails applying a batch of
+ * records or answering a lookup batch (the index, the row store, a metrics callback, an
+ * {@link java.lang.OutOfMemoryError}) or in the changelog reader is logged and fails the lookup batches not answered
+ * yet (those waiting for the failed batch of records included) and every later one with that cause, which fails
+ * the job; its restart gets a fresh table that reads the changelog afresh. Batches answered on other threads at
+ * the moment of the failure complete with their (correct) rows. A stored row that does not deserialize fails its
+ * own lookup only. A lookup after the function closed fails with an {@link java.lang.IllegalStateException}
+ * saying so. Flink keeps at most
  * {@code 'table.exec.async-lookup.buffer-capacity'} lookups in flight per subtask (default 100): set it to at least
  * the batch size, and {@code 'table.exec.async-lookup.output-mode' = 'ALLOW_UNORDERED'} where order need not be
  * kept. Nothing is cached in front of the index: every lookup reads it.

@@ -1,12 +1,17 @@
 package io.flix.flink.table;
 
+import io.flix.index.FlixIndex;
+
+import org.apache.flink.core.memory.DataOutputSerializer;
 import org.apache.flink.table.api.DataTypes;
 import org.apache.flink.table.catalog.Column;
 import org.apache.flink.table.catalog.ResolvedSchema;
 import org.apache.flink.table.catalog.UniqueConstraint;
 import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.data.StringData;
 import org.apache.flink.table.functions.FunctionContext;
+import org.apache.flink.table.runtime.typeutils.RowDataSerializer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -21,14 +26,17 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * Whatever fails on a dimension's owner thread, outside the engine call too, fails the lookups queued and every
+ * Whatever fails applying changelog records or answering a lookup batch fails the lookups not answered yet and every
  * later one with that cause; nothing hangs (the waits' limit is only a net).
  */
 class SharedDimensionFailureTest {
@@ -42,19 +50,27 @@ class SharedDimensionFailureTest {
 
     private FlixAsyncLookupFunction function;
     private SharedDimension dimension;
+    /** Held by the test besides the function: opened with {@link #onIndexCall} as the index's hook. */
+    private SharedDimension held;
+    /** What the index does before each call; nothing until a test sets it. */
+    private final AtomicReference<HookedIndex.Hook> onIndexCall = new AtomicReference<>(method -> { });
 
     @BeforeEach
     void open() throws Exception {
         final Path file = dir.resolve("names.jsonl");
         Files.write(file, List.of("{\"id\":1,\"name\":\"a\"}", "{\"id\":2,\"name\":\"b\"}"));
         function = TestTables.function(SCHEMA, options(file), new int[] {0});
+        held = SharedDimensions.acquire(function.spec(),
+                config -> HookedIndex.wrap(FlixIndex.open(config), method -> onIndexCall.get().before(method)));
         function.open(new FunctionContext(null));
         dimension = function.dimension();
+        assertSame(held, dimension);
     }
 
     @AfterEach
     void close() throws Exception {
         function.close();
+        SharedDimensions.release(held);
     }
 
     private static Map<String, String> options(Path file) {
@@ -62,7 +78,7 @@ class SharedDimensionFailureTest {
         options.put("connector", "flix");
         options.put("changelog", "file");
         options.put("file.path", file.toString());
-        options.put("lookup.batch-size", "1"); // every lookup is sent at once: no linger involved
+        options.put("lookup.batch-size", "1"); // every lookup is answered at once: no linger involved
         options.put("index.backend", "cpu");
         return options;
     }
@@ -77,39 +93,72 @@ class SharedDimensionFailureTest {
         return new SharedDimension.LookupBatch(keys, futures, keys.length, System.nanoTime(), metrics);
     }
 
-    /**
-     * The owner thread is held inside a metrics callback while more lookups queue behind it; then the callback
-     * throws. The batch, the queued lookups and every later lookup fail with that throwable.
-     */
-    private void failsEverythingWith(Throwable thrown) throws Exception {
-        final CountDownLatch entered = new CountDownLatch(1);
-        final CountDownLatch release = new CountDownLatch(1);
-        final SharedDimension.LookupBatch failing = batch((size, latency) -> {
-            entered.countDown();
-            try {
-                release.await(TestTables.NET_SECONDS, TimeUnit.SECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-            sneakyThrow(thrown);
-        }, 1);
-        dimension.submit(failing);
-        assertTrue(entered.await(TestTables.NET_SECONDS, TimeUnit.SECONDS), "the owner thread answers the batch");
-        final List<SharedDimension.LookupBatch> queued = List.of(batch(null, 1, 2), batch(null, 3));
-        queued.forEach(dimension::submit);
-        release.countDown();
+    /** Changelog records as the reader makes them: an upsert of {@code (key, name)}. */
+    private UpdateBatch upsert(long key, String name) throws Exception {
+        final DataOutputSerializer out = new DataOutputSerializer(64);
+        new RowDataSerializer(function.spec().rowType()).serialize(GenericRowData.of(key, StringData.fromString(name)),
+                out);
+        final UpdateBatch updates = new UpdateBatch();
+        updates.upsert(key, out.getCopyOfBuffer(), out.length());
+        return updates;
+    }
 
-        assertSame(thrown, TestTables.failure(failing.futures[0]), "the batch whose metrics failed");
-        for (SharedDimension.LookupBatch b : queued) {
-            for (CompletableFuture<Collection<RowData>> f : b.futures) {
-                assertSame(thrown, TestTables.failure(f), "a lookup queued behind it");
-            }
-        }
-        assertSame(thrown, dimension.failure());
-        assertSame(thrown, TestTables.failure(function.asyncLookup(GenericRowData.of(1L))), "a later lookup");
+    /** After the dimension failed with {@code cause}: a later lookup of the function, and a later batch, fail so. */
+    private void laterLookupsFailWith(Throwable cause) throws Exception {
+        assertSame(cause, dimension.failure());
+        assertSame(cause, TestTables.failure(function.asyncLookup(GenericRowData.of(1L))), "a later lookup");
         final SharedDimension.LookupBatch later = batch(null, 2);
         dimension.submit(later);
-        assertSame(thrown, TestTables.failure(later.futures[0]), "a later batch");
+        assertSame(cause, TestTables.failure(later.futures[0]), "a later batch");
+    }
+
+    /**
+     * The changelog reader's update batch fails inside the index while a lookup waits for it (held there until the
+     * lookup waits on the dimension's lock): the waiting lookup, and every later one, fail with what the index threw.
+     */
+    @Test
+    void aFailureApplyingUpdatesFailsPendingAndLaterLookups() throws Exception {
+        final IllegalStateException thrown = new IllegalStateException("the index failed an upsert (simulated)");
+        final CountDownLatch upsertEntered = new CountDownLatch(1);
+        final CountDownLatch failUpsert = new CountDownLatch(1);
+        onIndexCall.set(method -> {
+            if (method.equals("upsert")) {
+                upsertEntered.countDown();
+                assertTrue(failUpsert.await(TestTables.NET_SECONDS, TimeUnit.SECONDS));
+                throw thrown;
+            }
+        });
+        final UpdateBatch updates = upsert(3, "c");
+        final CompletableFuture<Throwable> applied = new CompletableFuture<>();
+        final Thread reader = new Thread(() -> {
+            try {
+                dimension.apply(updates);
+                applied.complete(null);
+            } catch (Throwable t) {
+                applied.complete(t);
+            }
+        });
+        reader.start();
+        assertTrue(upsertEntered.await(TestTables.NET_SECONDS, TimeUnit.SECONDS), "the update batch reaches the index");
+        final AtomicReference<CompletableFuture<Collection<RowData>>> pending = new AtomicReference<>();
+        final Thread lookup = new Thread(() -> pending.set(function.asyncLookup(GenericRowData.of(1L))));
+        lookup.start();
+        TestTables.await("the lookup waits for the update batch",
+                () -> lookup.getState() == Thread.State.WAITING || !lookup.isAlive());
+        failUpsert.countDown();
+
+        assertSame(thrown, applied.get(TestTables.NET_SECONDS, TimeUnit.SECONDS), "the reader's apply fails so");
+        lookup.join(TimeUnit.SECONDS.toMillis(TestTables.NET_SECONDS));
+        assertSame(thrown, TestTables.failure(pending.get()), "the lookup that waited for the update batch");
+        laterLookupsFailWith(thrown);
+    }
+
+    /** A batch whose metrics callback throws: the batch and every later lookup fail with that throwable. */
+    private void failsEverythingWith(Throwable thrown) throws Exception {
+        final SharedDimension.LookupBatch failing = batch((size, latency) -> sneakyThrow(thrown), 1);
+        dimension.submit(failing);
+        assertSame(thrown, TestTables.failure(failing.futures[0]), "the batch whose metrics failed");
+        laterLookupsFailWith(thrown);
     }
 
     @SuppressWarnings("unchecked")
@@ -118,18 +167,18 @@ class SharedDimensionFailureTest {
     }
 
     @Test
-    void aFailingMetricsCallbackFailsPendingAndLaterLookups() throws Exception {
+    void aFailingMetricsCallbackFailsTheBatchAndLaterLookups() throws Exception {
         failsEverythingWith(new IllegalStateException("metrics callback failed"));
     }
 
     @Test
-    void anErrorOnTheOwnerThreadFailsPendingAndLaterLookups() throws Exception {
-        failsEverythingWith(new OutOfMemoryError("no room for the row store (simulated)"));
+    void anErrorAnsweringABatchFailsItAndLaterLookups() throws Exception {
+        failsEverythingWith(new OutOfMemoryError("no room for the answers (simulated)"));
     }
 
-    /** A failure while the owner assembles a batch, before the engine call: a batch with fewer keys than lookups. */
+    /** The index refuses a malformed batch (fewer keys than lookups): every lookup of it, and later ones, fail so. */
     @Test
-    void aFailureWhileAssemblingTheBatchFailsPendingAndLaterLookups() throws Exception {
+    void aFailureInTheIndexCallFailsTheBatchAndLaterLookups() throws Exception {
         @SuppressWarnings("unchecked")
         final CompletableFuture<Collection<RowData>>[] futures =
                 new CompletableFuture[] {new CompletableFuture<>(), new CompletableFuture<>()};
@@ -137,10 +186,25 @@ class SharedDimensionFailureTest {
                 new SharedDimension.LookupBatch(new long[] {1}, futures, 2, System.nanoTime(), null);
         dimension.submit(malformed);
         final Throwable cause = TestTables.failure(futures[0]);
-        assertTrue(cause instanceof ArrayIndexOutOfBoundsException, String.valueOf(cause));
+        assertInstanceOf(IllegalArgumentException.class, cause);
         assertSame(cause, TestTables.failure(futures[1]));
-        assertSame(cause, dimension.failure());
-        assertSame(cause, TestTables.failure(function.asyncLookup(GenericRowData.of(2L))));
+        laterLookupsFailWith(cause);
+    }
+
+    /** A stored row that does not deserialize fails its own lookup only, naming the key; the table goes on. */
+    @Test
+    void aRowThatDoesNotDeserializeFailsItsLookupOnly() throws Exception {
+        final UpdateBatch updates = new UpdateBatch();
+        updates.upsert(5, new byte[] {0, 0, 0, 100}, 4); // a row of 100 bytes, cut off after its length
+        dimension.apply(updates);
+        final SharedDimension.LookupBatch lookups = batch(null, 5, 1);
+        dimension.submit(lookups);
+        final Throwable unreadable = TestTables.failure(lookups.futures[0]);
+        assertTrue(unreadable.getMessage().contains("key 5"), unreadable.getMessage());
+        assertEquals("a", TestTables.answer(lookups.futures[1]).iterator().next().getString(1).toString());
+        assertNull(dimension.failure());
+        assertEquals("a", TestTables.answer(function.asyncLookup(GenericRowData.of(1L))).iterator().next()
+                .getString(1).toString());
     }
 
     /** A subtask opening after the failure (a restarted job) gets a fresh dimension; the failed one stays failed. */

@@ -1,0 +1,304 @@
+package io.flix.flink.shared;
+
+import io.flix.flink.IndexSettings;
+import io.flix.flink.KeyGroupSnapshotCodec;
+
+import org.apache.flink.api.common.typeutils.TypeSerializer;
+import org.apache.flink.configuration.CheckpointingOptions;
+import org.apache.flink.core.memory.DataInputViewStreamWrapper;
+import org.apache.flink.metrics.Counter;
+import org.apache.flink.metrics.Histogram;
+import org.apache.flink.metrics.MetricGroup;
+import org.apache.flink.runtime.checkpoint.CheckpointOptions;
+import org.apache.flink.runtime.metrics.DescriptiveStatisticsHistogram;
+import org.apache.flink.runtime.state.CheckpointStreamFactory;
+import org.apache.flink.runtime.state.DefaultOperatorStateBackend;
+import org.apache.flink.runtime.state.DoneFuture;
+import org.apache.flink.runtime.state.OperatorStateCheckpointOutputStream;
+import org.apache.flink.runtime.state.OperatorStateHandle;
+import org.apache.flink.runtime.state.OperatorStreamStateHandle;
+import org.apache.flink.runtime.state.SnapshotResult;
+import org.apache.flink.runtime.state.StateInitializationContext;
+import org.apache.flink.runtime.state.StatePartitionStreamProvider;
+import org.apache.flink.runtime.state.StateSnapshotContext;
+import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
+import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
+import org.apache.flink.streaming.api.operators.OperatorSnapshotFutures;
+import org.apache.flink.streaming.api.watermark.Watermark;
+import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+
+import java.io.BufferedInputStream;
+import java.io.InputStream;
+import java.util.Arrays;
+import java.util.Map;
+
+/**
+ * Keeps a shared-mode dimension current on each task manager: receives every {@link EncodedUpdate} (the update
+ * stream is broadcast to it) and, where this subtask is its task manager's applier (see
+ * {@link TaskManagerDimension}), applies them to the task manager's dimension in batches, in the order received.
+ * Batches are applied when {@code batchSize} updates are held, when the processing-time flush interval has passed
+ * since the first, before a watermark is forwarded, before a checkpoint barrier and at end of input.
+ *
+ * <h2>State: one copy of the dimension per checkpoint</h2>
+ * At a checkpoint the applier on the task manager that runs writer subtask 0 writes the whole dimension (its
+ * contents as of the barrier, every earlier update applied) as this operator's raw operator state, in the
+ * key-group snapshot format ({@link KeyGroupSnapshotCodec}: the payload serializer's snapshot, then the pairs); no
+ * other subtask writes anything. The state is marked for union redistribution, so on restore, at any parallelism
+ * and number of task managers, every writer subtask is handed the one copy, as a stream it may open; only the
+ * applier of each task manager opens it and builds the index, once. The write is synchronous: the applier pauses
+ * for it (lookups go on, reading the dimension meanwhile).
+ *
+ * <p>Needs aligned checkpoints: with unaligned ones, the updates in flight at the barrier would be stored per
+ * subtask and replayed to subtasks that may not be appliers after a restore, so the operator refuses to start.
+ *
+ * @param <P> payloads
+ */
+public final class DimensionWriterOperator<P> extends AbstractStreamOperator<Void>
+        implements OneInputStreamOperator<EncodedUpdate, Void> {
+
+    private static final long serialVersionUID = 1L;
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(DimensionWriterOperator.class);
+
+    private final String dimensionId;
+    private final IndexSettings settings;
+    private final TypeSerializer<P> payloadSerializer;
+    private final int batchSize;
+    /** Processing-time flush interval; 0 for none. */
+    private final long flushIntervalMillis;
+
+    private transient TaskManagerDimension<P> dimension;
+    private transient int subtask;
+    private transient int attempt;
+    private transient boolean applier;
+    private transient long[] keys;
+    private transient byte[][] payloads;
+    private transient int count;
+    private transient long firstPendingNanos;
+    private transient boolean flushTimerPending;
+    private transient long batchDueMillis;
+    /** This checkpoint's raw operator state holds the dimension: mark it for union redistribution. */
+    private transient boolean wroteDimension;
+
+    private transient Counter applied;
+    private transient Counter flushes;
+    private transient Histogram batchSizes;
+    private transient volatile long snapshotMillis;
+
+    public DimensionWriterOperator(String dimensionId, IndexSettings settings, TypeSerializer<P> payloadSerializer,
+                                   int batchSize, long flushIntervalMillis) {
+        if (dimensionId == null || settings == null || payloadSerializer == null) {
+            throw new IllegalArgumentException("the dimension id, index settings and payload serializer are required");
+        }
+        if (batchSize < 1 || flushIntervalMillis < 0) {
+            throw new IllegalArgumentException("batchSize must be >= 1 and flushIntervalMillis >= 0, were "
+                    + batchSize + " and " + flushIntervalMillis);
+        }
+        this.dimensionId = dimensionId;
+        this.settings = settings;
+        this.payloadSerializer = payloadSerializer;
+        this.batchSize = batchSize;
+        this.flushIntervalMillis = flushIntervalMillis;
+    }
+
+    @Override
+    public void initializeState(StateInitializationContext context) throws Exception {
+        super.initializeState(context);
+        if (CheckpointingOptions.isUnalignedCheckpointEnabled(
+                getContainingTask().getEnvironment().getJobConfiguration())) {
+            throw new IllegalStateException("the shared FliX dimension '" + dimensionId + "' needs aligned "
+                    + "checkpoints: disable unaligned checkpoints (execution.checkpointing.unaligned.enabled), or "
+                    + "use the keyed mode (FlixEnrichment.of)");
+        }
+        subtask = getRuntimeContext().getTaskInfo().getIndexOfThisSubtask();
+        attempt = getRuntimeContext().getTaskInfo().getAttemptNumber();
+        final int capacity = batchCapacity();
+        keys = new long[capacity];
+        payloads = new byte[capacity][];
+        dimension = TaskManagerDimensions.acquire(getContainingTask().getEnvironment().getTaskManagerInfo(),
+                getRuntimeContext().getJobInfo().getJobId(), dimensionId, settings, payloadSerializer, capacity);
+        applier = dimension.registerWriter(subtask, attempt);
+        if (applier) {
+            if (context.isRestored()) {
+                restore(context.getRawOperatorStateInputs());
+            } else {
+                dimension.startEmpty(payloadSerializer.duplicate(), capacity);
+            }
+        }
+    }
+
+    @Override
+    public void open() throws Exception {
+        super.open();
+        final MetricGroup group = getMetricGroup();
+        applied = group.counter("flixUpdates");
+        flushes = group.counter("flixFlushes");
+        batchSizes = group.histogram("flixBatchSize", new DescriptiveStatisticsHistogram(1000));
+        group.gauge("flixApplier", () -> applier ? 1 : 0);
+        group.gauge("flixIndexSize", dimension::size);
+        group.gauge("flixRowBytes", dimension::payloadBytes);
+        group.gauge("flixBackend", dimension::backendName);
+        group.gauge("flixDimensionPendingUpdates", dimension::pendingUpdates);
+        group.gauge("flixDimensionLagMillis", dimension::lagMillis);
+        group.gauge("flixSnapshotMillis", () -> snapshotMillis);
+    }
+
+    private int batchCapacity() {
+        return Math.min(batchSize, 1 << 16);
+    }
+
+    private void restore(Iterable<StatePartitionStreamProvider> partitions) throws Exception {
+        final long start = System.nanoTime();
+        final KeyGroupSnapshotCodec.Reader<P> reader = new KeyGroupSnapshotCodec.Reader<>(
+                payloadSerializer.duplicate(), getUserCodeClassloader(), batchCapacity());
+        int copies = 0;
+        for (StatePartitionStreamProvider partition : partitions) {
+            if (++copies > 1) {
+                throw new IllegalStateException("the state of the shared FliX dimension '" + dimensionId
+                        + "' holds more than one copy of the dimension; it was not written by this operator");
+            }
+            try (InputStream stream = partition.getStream()) {
+                reader.readKeyGroup(0, new DataInputViewStreamWrapper(new BufferedInputStream(stream, 1 << 16)));
+            }
+        }
+        dimension.start(reader.payloads(), reader.keys(), reader.values(), reader.count());
+        LOG.info("FliX shared dimension '{}' restored on subtask {}: {} keys in {} ms", dimensionId, subtask,
+                reader.count(), (System.nanoTime() - start) / 1_000_000);
+    }
+
+    @Override
+    public void processElement(StreamRecord<EncodedUpdate> element) throws Exception {
+        if (!applier) {
+            return;
+        }
+        final EncodedUpdate update = element.getValue();
+        if (count == keys.length) {
+            keys = Arrays.copyOf(keys, count * 2);
+            payloads = Arrays.copyOf(payloads, count * 2);
+        }
+        keys[count] = update.key;
+        payloads[count] = update.payload;
+        count++;
+        if (count == 1) {
+            firstPendingNanos = System.nanoTime();
+        }
+        dimension.pending(count, firstPendingNanos);
+        if (count >= batchSize) {
+            flush();
+        } else if (count == 1 && flushIntervalMillis > 0) {
+            batchDueMillis = getProcessingTimeService().getCurrentProcessingTime() + flushIntervalMillis;
+            if (!flushTimerPending) {
+                registerFlushTimer(batchDueMillis);
+            }
+        }
+    }
+
+    /** One timer at a time; a timer that fires before the current batch is due moves to when it is. */
+    private void registerFlushTimer(long dueMillis) {
+        flushTimerPending = true;
+        getProcessingTimeService().registerTimer(dueMillis, timestamp -> {
+            flushTimerPending = false;
+            if (count == 0) {
+                return;
+            }
+            if (timestamp >= batchDueMillis) {
+                flush();
+            } else {
+                registerFlushTimer(batchDueMillis);
+            }
+        });
+    }
+
+    /** Applies the held updates to the task manager's dimension. */
+    void flush() throws Exception {
+        if (count == 0) {
+            return;
+        }
+        final int n = count;
+        count = 0;
+        dimension.apply(keys, payloads, n);
+        Arrays.fill(payloads, 0, n, null);
+        dimension.pending(0, 0);
+        applied.inc(n);
+        flushes.inc();
+        batchSizes.update(n);
+    }
+
+    @Override
+    public void processWatermark(Watermark mark) throws Exception {
+        flush();
+        super.processWatermark(mark);
+    }
+
+    @Override
+    public void prepareSnapshotPreBarrier(long checkpointId) throws Exception {
+        flush();
+        super.prepareSnapshotPreBarrier(checkpointId);
+    }
+
+    @Override
+    public void finish() throws Exception {
+        flush();
+        super.finish();
+    }
+
+    @Override
+    public void snapshotState(StateSnapshotContext context) throws Exception {
+        super.snapshotState(context);
+        flush();
+        wroteDimension = false;
+        if (!applier || !dimension.hostsWriter(0)) {
+            return;
+        }
+        final long start = System.nanoTime();
+        final OperatorStateCheckpointOutputStream out = context.getRawOperatorStateOutput();
+        out.startNewPartition();
+        dimension.writeSnapshot(out);
+        wroteDimension = true;
+        snapshotMillis = (System.nanoTime() - start) / 1_000_000;
+        LOG.info("FliX shared dimension '{}': checkpoint {} holds {} keys, written in {} ms", dimensionId,
+                context.getCheckpointId(), dimension.size(), snapshotMillis);
+    }
+
+    /** Marks the raw operator state that holds the dimension for union redistribution: see the class comment. */
+    @Override
+    public OperatorSnapshotFutures snapshotState(long checkpointId, long timestamp, CheckpointOptions options,
+                                                 CheckpointStreamFactory factory) throws Exception {
+        final OperatorSnapshotFutures futures = super.snapshotState(checkpointId, timestamp, options, factory);
+        if (wroteDimension) {
+            wroteDimension = false;
+            final SnapshotResult<OperatorStateHandle> written = futures.getOperatorStateRawFuture().get();
+            final OperatorStateHandle handle = written.getJobManagerOwnedSnapshot();
+            final OperatorStateHandle.StateMetaInfo partitions = handle.getStateNameToPartitionOffsets()
+                    .get(DefaultOperatorStateBackend.DEFAULT_OPERATOR_STATE_NAME);
+            final OperatorStateHandle union = new OperatorStreamStateHandle(
+                    Map.of(DefaultOperatorStateBackend.DEFAULT_OPERATOR_STATE_NAME, new OperatorStateHandle.StateMetaInfo(
+                            partitions.getOffsets(), OperatorStateHandle.Mode.UNION)),
+                    handle.getDelegateStateHandle());
+            futures.setOperatorStateRawFuture(DoneFuture.of(SnapshotResult.of(union)));
+        }
+        return futures;
+    }
+
+    @Override
+    public void close() throws Exception {
+        try {
+            super.close();
+        } finally {
+            if (dimension != null) {
+                dimension.unregisterWriter(subtask, attempt);
+                TaskManagerDimensions.release(dimension);
+                dimension = null;
+            }
+        }
+    }
+
+    // ---- for tests ----
+
+    boolean isApplier() {
+        return applier;
+    }
+
+    TaskManagerDimension<P> dimension() {
+        return dimension;
+    }
+}

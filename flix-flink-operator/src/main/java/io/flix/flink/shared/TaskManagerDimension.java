@@ -1,0 +1,181 @@
+package io.flix.flink.shared;
+
+import io.flix.flink.PayloadStore;
+import io.flix.flink.dimension.LocalDimension;
+import io.flix.index.FlixIndex;
+
+import org.apache.flink.api.common.typeutils.TypeSerializer;
+
+import java.io.IOException;
+import java.io.OutputStream;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * The whole dimension of one shared-mode enrichment, held once on a task manager: a {@link LocalDimension} (the FliX
+ * index from key to payload value and the {@link PayloadStore} behind it, read and updated under its lock), and the
+ * roles of the operator subtasks that share it.
+ *
+ * <h2>Who applies the updates</h2>
+ * Every writer subtask of the enrichment receives every update (the update stream is broadcast), but one of those
+ * on a task manager, the <em>applier</em>, applies them; the others drop theirs. The applier is the first writer to
+ * register, or a writer of a later execution attempt (after a failover, the new attempt takes over from the old one
+ * still closing). Each applier starts the dimension afresh: from the checkpoint it restores, or empty.
+ *
+ * <h2>Concurrency</h2>
+ * As {@link LocalDimension}'s: the applier's batches of updates are applied under the exclusive lock, so a lookup
+ * sees every batch wholly or not at all; lookups run on the subtasks' threads under the shared lock, in parallel on
+ * the CPU backend and gathered into fewer, larger index calls on the GPU backend. Where applying a batch fails, the
+ * dimension refuses lookups with that cause until the next applier starts it afresh.
+ *
+ * @param <P> payloads
+ */
+public final class TaskManagerDimension<P> implements AutoCloseable {
+
+    private final LocalDimension<P> dimension;
+    /** Completes when the first applier has started the dimension: lookups wait for it. */
+    private final CompletableFuture<Void> started = new CompletableFuture<>();
+
+    // writer roles, guarded by 'this'
+    private final Map<Integer, Integer> writerAttempts = new HashMap<>();
+    private int applierSubtask = -1;
+    private int applierAttempt = -1;
+
+    // read by gauges from other threads
+    private volatile int pendingUpdates;
+    private volatile long oldestPendingNanos;
+
+    TaskManagerDimension(String description, FlixIndex index, TypeSerializer<P> payloadSerializer, int batchCapacity) {
+        this.dimension = new LocalDimension<>(description, index, PayloadStore.of(payloadSerializer, batchCapacity),
+                batchCapacity);
+    }
+
+    // ---- roles ----
+
+    /** Registers a writer subtask; true where it becomes (or stays) the applier. */
+    synchronized boolean registerWriter(int subtask, int attempt) {
+        writerAttempts.merge(subtask, attempt, Math::max);
+        if (applierSubtask < 0 || attempt > applierAttempt) {
+            applierSubtask = subtask;
+            applierAttempt = attempt;
+        }
+        return isApplier(subtask, attempt);
+    }
+
+    synchronized boolean isApplier(int subtask, int attempt) {
+        return subtask == applierSubtask && attempt == applierAttempt;
+    }
+
+    /**
+     * Whether writer subtask {@code subtask} of the applier's attempt runs on this task manager. Every writer
+     * registers before the first checkpoint is taken, so at a checkpoint this says where subtask 0 runs.
+     */
+    synchronized boolean hostsWriter(int subtask) {
+        final Integer attempt = writerAttempts.get(subtask);
+        return attempt != null && attempt >= applierAttempt;
+    }
+
+    synchronized void unregisterWriter(int subtask, int attempt) {
+        writerAttempts.remove(subtask, attempt);
+        if (isApplier(subtask, attempt)) {
+            applierSubtask = -1;
+        }
+    }
+
+    // ---- the applier ----
+
+    /** Starts the dimension afresh with restored contents (keys in any order, values from {@code restored}). */
+    void start(PayloadStore<P> restored, long[] keys, long[] values, int n) {
+        dimension.load(restored, keys, values, n);
+        started.complete(null);
+    }
+
+    /** Starts the dimension afresh, empty. */
+    void startEmpty(TypeSerializer<P> payloadSerializer, int batchCapacity) {
+        start(PayloadStore.of(payloadSerializer, batchCapacity), new long[0], new long[0], 0);
+    }
+
+    /** Applies updates (a null payload deletes its key), in order, as one batch: see {@link LocalDimension#apply}. */
+    void apply(long[] keys, byte[][] serializedPayloads, int n) throws IOException {
+        dimension.apply(keys, serializedPayloads, n);
+    }
+
+    /** What the applier holds but has not applied yet, for the lag gauges. */
+    void pending(int updates, long oldestNanos) {
+        pendingUpdates = updates;
+        oldestPendingNanos = oldestNanos;
+    }
+
+    /** Writes the whole dimension in the key-group snapshot format, as one chunk. */
+    void writeSnapshot(OutputStream out) throws IOException {
+        dimension.writeSnapshot(out);
+    }
+
+    // ---- lookups ----
+
+    /** Waits until an applier has started the dimension. */
+    void awaitStarted(long timeoutMillis) throws Exception {
+        try {
+            started.get(timeoutMillis, TimeUnit.MILLISECONDS);
+        } catch (TimeoutException e) {
+            throw new TimeoutException("no writer of the FliX dimension " + dimension.description() + " started it "
+                    + "on this task manager within " + timeoutMillis + " ms: the dimension's writer must run on every "
+                    + "task manager that runs its lookups (same parallelism and slot sharing group, as "
+                    + "FlixEnrichment.shared sets them)");
+        }
+    }
+
+    boolean isStarted() {
+        return started.isDone();
+    }
+
+    /** Runs {@code read} on this thread under the shared lock: see {@link LocalDimension#read}. */
+    <T> T read(LocalDimension.Read<P, T> read) throws Exception {
+        return dimension.read(read);
+    }
+
+    // ---- gauges ----
+
+    long size() {
+        return dimension.size();
+    }
+
+    long payloadBytes() {
+        return dimension.payloadBytes();
+    }
+
+    long appliedUpdates() {
+        return dimension.appliedUpdates();
+    }
+
+    /** Times an applier started the dimension (its index built afresh, restored or empty); for tests. */
+    int builds() {
+        return dimension.loads();
+    }
+
+    int pendingUpdates() {
+        return pendingUpdates;
+    }
+
+    /** Milliseconds the oldest update the applier holds has waited; 0 where it holds none. */
+    long lagMillis() {
+        final int pending = pendingUpdates;
+        return pending == 0 ? 0 : Math.max(0, (System.nanoTime() - oldestPendingNanos) / 1_000_000);
+    }
+
+    String backendName() {
+        return dimension.backendName();
+    }
+
+    String description() {
+        return dimension.description();
+    }
+
+    @Override
+    public void close() {
+        dimension.close();
+    }
+}

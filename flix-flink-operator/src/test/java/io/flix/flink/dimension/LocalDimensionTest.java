@@ -1,0 +1,135 @@
+package io.flix.flink.dimension;
+
+import io.flix.flink.PayloadStore;
+import io.flix.index.Backend;
+import io.flix.index.FlixConfig;
+import io.flix.index.FlixIndex;
+
+import org.apache.flink.api.common.typeutils.base.StringSerializer;
+import org.apache.flink.core.memory.DataOutputSerializer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The dimension's contract besides concurrency: a failed apply is never read, a closed dimension says so. */
+class LocalDimensionTest {
+
+    /** Set by a test: the next upsert of the index throws it. */
+    private volatile RuntimeException failNextUpsert;
+    private LocalDimension<String> dimension;
+
+    private LocalDimension<String> open() {
+        final FlixIndex index = FlixIndex.open(new FlixConfig(Backend.CPU, FlixConfig.DEFAULT_NODE_SIZE,
+                FlixConfig.DEFAULT_INITIAL_FILL, 1, 0));
+        final FlixIndex failing = (FlixIndex) Proxy.newProxyInstance(FlixIndex.class.getClassLoader(),
+                new Class<?>[] {FlixIndex.class}, (proxy, method, args) -> {
+                    final RuntimeException failure = failNextUpsert;
+                    if (method.getName().equals("upsert") && failure != null) {
+                        failNextUpsert = null;
+                        throw failure;
+                    }
+                    try {
+                        return method.invoke(index, args);
+                    } catch (InvocationTargetException e) {
+                        throw e.getCause();
+                    }
+                });
+        dimension = new LocalDimension<>("'names'", failing, PayloadStore.of(StringSerializer.INSTANCE, 16), 16);
+        return dimension;
+    }
+
+    @AfterEach
+    void close() {
+        if (dimension != null) {
+            dimension.close();
+        }
+    }
+
+    private static byte[] serialized(String name) throws IOException {
+        final DataOutputSerializer out = new DataOutputSerializer(16);
+        StringSerializer.INSTANCE.serialize(name, out);
+        return out.getCopyOfBuffer();
+    }
+
+    /** The names of the keys, null where absent, read under the shared lock. */
+    private static String[] names(LocalDimension<String> dimension, long... keys) throws Exception {
+        return dimension.read((lookups, payloads) -> {
+            final long[] values = new long[keys.length];
+            lookups.get(keys, keys.length, values);
+            final PayloadStore.Reader<String> reader = payloads.reader();
+            final String[] names = new String[keys.length];
+            for (int i = 0; i < keys.length; i++) {
+                names[i] = values[i] == FlixIndex.NOT_FOUND ? null : reader.payload(values[i], keys[i]);
+            }
+            return names;
+        });
+    }
+
+    @Test
+    void updatesApplyInOrderAndDeleteWithANullPayload() throws Exception {
+        final LocalDimension<String> d = open();
+        d.apply(new long[] {1, 2, 1}, new byte[][] {serialized("a"), serialized("b"), serialized("a2")}, 3);
+        d.apply(new long[] {2}, new byte[][] {null}, 1);
+        assertArrayEquals(new String[] {"a2", null}, names(d, 1, 2));
+        assertEquals(1, d.size());
+        assertEquals(4, d.appliedUpdates());
+        assertEquals(2, d.appliedBatches());
+        assertEquals("cpu", d.backendName());
+    }
+
+    /**
+     * An apply that fails in the index leaves nothing to read: reads, applies and snapshots fail with the cause
+     * until a load replaces the contents.
+     */
+    @Test
+    void aFailedApplyIsNeverReadUntilALoad() throws Exception {
+        final LocalDimension<String> d = open();
+        d.apply(new long[] {1}, new byte[][] {serialized("a")}, 1);
+        final IllegalStateException thrown = new IllegalStateException("the device failed (simulated)");
+        failNextUpsert = thrown;
+        assertSame(thrown, assertThrows(IllegalStateException.class,
+                () -> d.apply(new long[] {2}, new byte[][] {serialized("b")}, 1)));
+        assertSame(thrown, d.failure());
+
+        final LocalDimension.FailedException read = assertThrows(LocalDimension.FailedException.class,
+                () -> names(d, 1));
+        assertSame(thrown, read.getCause());
+        assertTrue(read.getMessage().contains("'names'") && read.getMessage().contains("the device failed"),
+                read.getMessage());
+        assertSame(thrown, assertThrows(LocalDimension.FailedException.class,
+                () -> d.apply(new long[] {3}, new byte[][] {serialized("c")}, 1)).getCause());
+        assertSame(thrown, assertThrows(LocalDimension.FailedException.class,
+                () -> d.writeSnapshot(new ByteArrayOutputStream())).getCause());
+
+        final PayloadStore<String> restored = PayloadStore.of(StringSerializer.INSTANCE, 16);
+        final byte[] c = serialized("c");
+        final long stored = restored.restore(3, c, 0, c.length);
+        d.load(restored, new long[] {3}, new long[] {stored}, 1);
+        assertNull(d.failure());
+        assertEquals(1, d.loads());
+        assertArrayEquals(new String[] {null, "c"}, names(d, 1, 3));
+    }
+
+    @Test
+    void aClosedDimensionSaysSo() throws Exception {
+        final LocalDimension<String> d = open();
+        d.close();
+        final LocalDimension.ClosedException read = assertThrows(LocalDimension.ClosedException.class,
+                () -> names(d, 1));
+        assertTrue(read.getMessage().contains("'names'") && read.getMessage().contains("closed"), read.getMessage());
+        assertThrows(LocalDimension.ClosedException.class,
+                () -> d.apply(new long[] {1}, new byte[][] {serialized("a")}, 1));
+        d.close(); // a second close does nothing
+    }
+}

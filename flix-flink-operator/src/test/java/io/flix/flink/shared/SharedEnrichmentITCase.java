@@ -1,0 +1,127 @@
+package io.flix.flink.shared;
+
+import io.flix.flink.Enriched;
+import io.flix.flink.FlixEnrichment;
+import io.flix.flink.LookupKind;
+import io.flix.index.Backend;
+
+import org.apache.flink.api.common.eventtime.WatermarkStrategy;
+import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.api.connector.source.util.ratelimit.RateLimiter;
+import org.apache.flink.api.connector.source.util.ratelimit.RateLimiterStrategy;
+import org.apache.flink.connector.datagen.source.DataGeneratorSource;
+import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.streaming.api.functions.sink.legacy.SinkFunction;
+import org.apache.flink.test.junit5.MiniClusterExtension;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentLinkedQueue;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+/**
+ * The shared mode end to end on two task managers: floor lookups over the whole dimension, against a TreeMap. The
+ * backend is AUTO: the GPU where one is usable (on the GPU machine), else the CPU.
+ */
+class SharedEnrichmentITCase {
+
+    @RegisterExtension
+    static final MiniClusterExtension MINI_CLUSTER = new MiniClusterExtension(
+            new MiniClusterResourceConfiguration.Builder().setNumberTaskManagers(2).setNumberSlotsPerTaskManager(2)
+                    .build());
+
+    static final ConcurrentLinkedQueue<String> OUT = new ConcurrentLinkedQueue<>();
+    static final Map<String, CompletableFuture<Void>> GATES = new java.util.concurrent.ConcurrentHashMap<>();
+
+    @Test
+    void floorLookupsOnEveryTaskManagerSeeTheWholeDimension() throws Exception {
+        final int keys = 1000;
+        final int lookups = 3000;
+        final String dimension = "floor-two-task-managers";
+        OUT.clear();
+        GATES.put(dimension, new CompletableFuture<>());
+        final TreeMap<Long, String> oracle = new TreeMap<>();
+        final List<Long> updateKeys = new ArrayList<>();
+        for (long k = 0; k < keys; k++) {
+            oracle.put(k * 3, "v" + k * 3);
+            updateKeys.add(k * 3);
+        }
+        final StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+        env.setParallelism(4);
+        final DataStream<Long> updates = env.fromData(updateKeys).setParallelism(1);
+        final DataStream<Long> probes = env.fromSource(new DataGeneratorSource<>(i -> i - 10, lookups,
+                        gate(dimension, 2, keys), Types.LONG), WatermarkStrategy.noWatermarks(), "probes");
+        final FlixEnrichment<Long, Long, String> enrichment = FlixEnrichment.shared(updates, probes)
+                .key(u -> u, p -> p)
+                .payload(u -> "v" + u, Types.STRING)
+                .lookup(LookupKind.FLOOR)
+                .batchSize(64)
+                .flushInterval(Duration.ofMillis(5))
+                .backend(Backend.AUTO)
+                .threads(1)
+                .uid(dimension);
+        enrichment.build().addSink(new SinkFunction<>() {
+            @Override
+            public void invoke(Enriched<Long, String> value, Context context) {
+                OUT.add(value.event + "->" + value.matchedKey + ":" + value.payload);
+            }
+        });
+        env.execute();
+
+        final List<String> expected = new ArrayList<>();
+        for (long i = 0; i < lookups; i++) {
+            final Map.Entry<Long, String> floor = oracle.floorEntry(i - 10);
+            expected.add((i - 10) + "->" + (floor == null ? null : floor.getKey()) + ":"
+                    + (floor == null ? null : floor.getValue()));
+        }
+        final List<String> got = new ArrayList<>(OUT);
+        got.sort(null);
+        expected.sort(null);
+        final List<String> missing = new ArrayList<>(expected);
+        missing.removeAll(got);
+        final List<String> wrong = new ArrayList<>(got);
+        wrong.removeAll(expected);
+        assertEquals(List.of(), wrong, "answers the oracle does not give");
+        assertEquals(List.of(), missing, "answers missing");
+        assertEquals(expected.size(), got.size());
+    }
+
+    /**
+     * Holds a source back until {@code taskManagers} dimensions hold {@code keys} keys each (the updates are all
+     * applied): a poller completes the gate, which every reader waits on.
+     */
+    static RateLimiterStrategy<?> gate(String dimension, int taskManagers, long keys) {
+        return parallelism -> new RateLimiter<>() {
+            @Override
+            public CompletionStage<Void> acquire(int permits) {
+                final CompletableFuture<Void> gate = GATES.get(dimension);
+                if (!gate.isDone() && POLLERS.add(dimension)) {
+                    final Thread poller = new Thread(() -> {
+                        while (!gate.isDone()) {
+                            final List<Long> sizes = TaskManagerDimensions.sizes(dimension);
+                            if (sizes.size() == taskManagers && sizes.stream().allMatch(s -> s == keys)) {
+                                gate.complete(null);
+                            }
+                            Thread.onSpinWait();
+                        }
+                    }, "gate-" + dimension);
+                    poller.setDaemon(true);
+                    poller.start();
+                }
+                return gate;
+            }
+        };
+    }
+
+    static final java.util.Set<String> POLLERS = java.util.concurrent.ConcurrentHashMap.newKeySet();
+}
