@@ -287,13 +287,16 @@ public final class FlixEnrichment<U, E, P> {
     /**
      * Shared mode: updates are encoded once where they come from, broadcast to the dimension's writers (one applies
      * them per task manager), and lookups are answered by an operator chained to their upstream. The writers get the
-     * lookups' parallelism and slot sharing group, so that every task manager running lookups runs a writer.
+     * lookups' parallelism and slot sharing group, so that every task manager running lookups runs a writer, and the
+     * lookups' end as a second input, so that they run as long as the lookups do.
      */
     private SingleOutputStreamOperator<Enriched<E, P>> buildShared(SerializerConfig serializerConfig) {
         final TypeSerializer<P> payloadSerializer = payloadType.createSerializer(serializerConfig);
         final String dimensionId = uid != null ? uid : "flix-" + UUID.randomUUID();
         encoded = updates.transform(name + ": encode updates", TypeInformation.of(EncodedUpdate.class),
                 new UpdateEncoder<>(updateKey, payload, payloadSerializer));
+        // chained to the update source, so each source subtask's order reaches the writers as it was
+        encoded.setParallelism(updates.getParallelism());
         built = lookups.transform(name, enrichedType(lookups.getType(), payloadType),
                 new SharedLookupOperator<>(dimensionId, settings, payloadSerializer,
                         lookups.getType().createSerializer(serializerConfig), lookupKey, kind, rangeEnd, rangeLimit,
@@ -301,9 +304,10 @@ public final class FlixEnrichment<U, E, P> {
         if (parallelism > 0) {
             built.setParallelism(parallelism);
         }
-        final SingleOutputStreamOperator<Void> writer = encoded.broadcast().transform(name + ": dimension",
-                Types.VOID, new DimensionWriterOperator<>(dimensionId, settings, payloadSerializer, batchSize,
-                        flushInterval.toMillis()));
+        final DataStream<Void> lookupsEnd = built.getSideOutput(SharedLookupOperator.END_OF_LOOKUPS);
+        final SingleOutputStreamOperator<Void> writer = encoded.broadcast().connect(lookupsEnd.broadcast())
+                .transform(name + ": dimension", Types.VOID, new DimensionWriterOperator<>(dimensionId, settings,
+                        payloadSerializer, batchSize, flushInterval.toMillis()));
         writer.setParallelism(built.getParallelism());
         built.getTransformation().getSlotSharingGroup().ifPresent(writer::slotSharingGroup);
         if (uid != null) {

@@ -61,6 +61,11 @@ public final class LocalDimension<P> implements AutoCloseable {
     private volatile long appliedBatches;
     private volatile int loads;
     private volatile Throwable failed;
+    /** Bytes the index holds (device memory on the GPU), refreshed at most once a second: stats walk the chains. */
+    private volatile long indexBytes;
+    private long indexBytesNanos;
+    /** Known at open, so that gauges read after close still answer. */
+    private final String backendName;
 
     /**
      * @param description   names the dimension in messages
@@ -76,6 +81,7 @@ public final class LocalDimension<P> implements AutoCloseable {
         this.batch = new OperationBatch(Math.max(16, batchCapacity));
         this.payloads = payloads;
         this.payloadBytes = payloads.heapBytes();
+        this.backendName = index.backend().name().toLowerCase(Locale.ROOT);
     }
 
     /** Serialized updates in order: per update its key and either a delete or the payload serializer's bytes. */
@@ -272,6 +278,11 @@ public final class LocalDimension<P> implements AutoCloseable {
     private void refresh() {
         size = index.size();
         payloadBytes = payloads.heapBytes();
+        final long now = System.nanoTime();
+        if (indexBytes == 0 || now - indexBytesNanos >= 1_000_000_000L) {
+            indexBytes = index.stats().bytes();
+            indexBytesNanos = now;
+        }
     }
 
     /** The dimension failed applying updates (see the class comment); the cause is what that apply threw. */
@@ -325,9 +336,14 @@ public final class LocalDimension<P> implements AutoCloseable {
         return failed;
     }
 
+    /** Bytes the index held (device memory on the GPU) after an apply or load, at most a second old. */
+    public long indexBytes() {
+        return indexBytes;
+    }
+
     /** The index's backend, lower case: "cpu" or "gpu". */
     public String backendName() {
-        return index.backend().name().toLowerCase(Locale.ROOT);
+        return backendName;
     }
 
     public String description() {

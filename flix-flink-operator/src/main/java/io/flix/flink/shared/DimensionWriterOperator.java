@@ -13,7 +13,6 @@ import org.apache.flink.runtime.checkpoint.CheckpointOptions;
 import org.apache.flink.runtime.metrics.DescriptiveStatisticsHistogram;
 import org.apache.flink.runtime.state.CheckpointStreamFactory;
 import org.apache.flink.runtime.state.DefaultOperatorStateBackend;
-import org.apache.flink.runtime.state.DoneFuture;
 import org.apache.flink.runtime.state.OperatorStateCheckpointOutputStream;
 import org.apache.flink.runtime.state.OperatorStateHandle;
 import org.apache.flink.runtime.state.OperatorStreamStateHandle;
@@ -22,15 +21,19 @@ import org.apache.flink.runtime.state.StateInitializationContext;
 import org.apache.flink.runtime.state.StatePartitionStreamProvider;
 import org.apache.flink.runtime.state.StateSnapshotContext;
 import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
-import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
+import org.apache.flink.streaming.api.operators.BoundedMultiInput;
 import org.apache.flink.streaming.api.operators.OperatorSnapshotFutures;
+import org.apache.flink.streaming.api.operators.TwoInputStreamOperator;
 import org.apache.flink.streaming.api.watermark.Watermark;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 
 import java.io.BufferedInputStream;
 import java.io.InputStream;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.Map;
+import java.util.concurrent.FutureTask;
+import java.util.concurrent.RunnableFuture;
 
 /**
  * Keeps a shared-mode dimension current on each task manager: receives every {@link EncodedUpdate} (the update
@@ -48,13 +51,20 @@ import java.util.Map;
  * applier of each task manager opens it and builds the index, once. The write is synchronous: the applier pauses
  * for it (lookups go on, reading the dimension meanwhile).
  *
+ * <h2>Its second input: the end of the lookups</h2>
+ * Input 2 is the lookup operator's {@link SharedLookupOperator#END_OF_LOOKUPS} side output, broadcast: it carries no
+ * records, only the lookups' barriers, watermarks and end. It keeps the writer running until the lookups end (a
+ * writer that finished when a bounded update stream ended would hold no state in later checkpoints, and a restored
+ * job would not start it: its lookups would find no dimension), and it makes the update path and the lookups one
+ * pipelined region, so that a failover restarts both and restores them from one checkpoint.
+ *
  * <p>Needs aligned checkpoints: with unaligned ones, the updates in flight at the barrier would be stored per
  * subtask and replayed to subtasks that may not be appliers after a restore, so the operator refuses to start.
  *
  * @param <P> payloads
  */
 public final class DimensionWriterOperator<P> extends AbstractStreamOperator<Void>
-        implements OneInputStreamOperator<EncodedUpdate, Void> {
+        implements TwoInputStreamOperator<EncodedUpdate, Void, Void>, BoundedMultiInput {
 
     private static final long serialVersionUID = 1L;
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(DimensionWriterOperator.class);
@@ -137,6 +147,7 @@ public final class DimensionWriterOperator<P> extends AbstractStreamOperator<Voi
         group.gauge("flixIndexSize", dimension::size);
         group.gauge("flixRowBytes", dimension::payloadBytes);
         group.gauge("flixBackend", dimension::backendName);
+        group.gauge("flixIndexBytes", dimension::indexBytes);
         group.gauge("flixDimensionPendingUpdates", dimension::pendingUpdates);
         group.gauge("flixDimensionLagMillis", dimension::lagMillis);
         group.gauge("flixSnapshotMillis", () -> snapshotMillis);
@@ -166,7 +177,20 @@ public final class DimensionWriterOperator<P> extends AbstractStreamOperator<Voi
     }
 
     @Override
-    public void processElement(StreamRecord<EncodedUpdate> element) throws Exception {
+    public void processElement2(StreamRecord<Void> element) {
+        // the lookups' side output carries no records
+    }
+
+    /** The update stream ended: what is held is applied now, not when the lookups end too. */
+    @Override
+    public void endInput(int inputId) throws Exception {
+        if (inputId == 1) {
+            flush();
+        }
+    }
+
+    @Override
+    public void processElement1(StreamRecord<EncodedUpdate> element) throws Exception {
         if (!applier) {
             return;
         }
@@ -266,17 +290,29 @@ public final class DimensionWriterOperator<P> extends AbstractStreamOperator<Voi
         final OperatorSnapshotFutures futures = super.snapshotState(checkpointId, timestamp, options, factory);
         if (wroteDimension) {
             wroteDimension = false;
-            final SnapshotResult<OperatorStateHandle> written = futures.getOperatorStateRawFuture().get();
-            final OperatorStateHandle handle = written.getJobManagerOwnedSnapshot();
-            final OperatorStateHandle.StateMetaInfo partitions = handle.getStateNameToPartitionOffsets()
-                    .get(DefaultOperatorStateBackend.DEFAULT_OPERATOR_STATE_NAME);
-            final OperatorStateHandle union = new OperatorStreamStateHandle(
-                    Map.of(DefaultOperatorStateBackend.DEFAULT_OPERATOR_STATE_NAME, new OperatorStateHandle.StateMetaInfo(
-                            partitions.getOffsets(), OperatorStateHandle.Mode.UNION)),
-                    handle.getDelegateStateHandle());
-            futures.setOperatorStateRawFuture(DoneFuture.of(SnapshotResult.of(union)));
+            // the stream is closed in the snapshot's asynchronous part: the handle is re-marked when that part runs
+            final RunnableFuture<SnapshotResult<OperatorStateHandle>> written = futures.getOperatorStateRawFuture();
+            futures.setOperatorStateRawFuture(new FutureTask<>(() -> {
+                written.run();
+                return markedForUnion(written.get());
+            }));
         }
         return futures;
+    }
+
+    /** The raw operator state that holds the dimension, marked for union redistribution. */
+    private static SnapshotResult<OperatorStateHandle> markedForUnion(SnapshotResult<OperatorStateHandle> written) {
+        final OperatorStateHandle handle = written.getJobManagerOwnedSnapshot();
+        if (handle == null) {
+            return written;
+        }
+        final OperatorStateHandle.StateMetaInfo partitions = handle.getStateNameToPartitionOffsets()
+                .get(DefaultOperatorStateBackend.DEFAULT_OPERATOR_STATE_NAME);
+        // mutable: Flink's repartitioning adds to it
+        final Map<String, OperatorStateHandle.StateMetaInfo> union = new HashMap<>();
+        union.put(DefaultOperatorStateBackend.DEFAULT_OPERATOR_STATE_NAME,
+                new OperatorStateHandle.StateMetaInfo(partitions.getOffsets(), OperatorStateHandle.Mode.UNION));
+        return SnapshotResult.of(new OperatorStreamStateHandle(union, handle.getDelegateStateHandle()));
     }
 
     @Override

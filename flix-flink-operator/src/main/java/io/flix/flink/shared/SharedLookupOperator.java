@@ -11,6 +11,7 @@ import io.flix.flink.dimension.IndexLookups;
 import io.flix.index.FlixIndex;
 import io.flix.index.RangeResult;
 
+import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.api.java.functions.KeySelector;
 import org.apache.flink.metrics.Counter;
@@ -21,6 +22,7 @@ import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
 import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
 import org.apache.flink.streaming.api.watermark.Watermark;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.apache.flink.util.OutputTag;
 
 import java.io.IOException;
 import java.util.ArrayList;
@@ -48,6 +50,11 @@ public final class SharedLookupOperator<E, P> extends AbstractStreamOperator<Enr
 
     private static final long serialVersionUID = 1L;
     private static final long NOT_FOUND = FlixIndex.NOT_FOUND;
+    /**
+     * A side output that never carries a record: connected to the dimension's writer, it tells the writer when the
+     * lookups end (see {@link DimensionWriterOperator}).
+     */
+    public static final OutputTag<Void> END_OF_LOOKUPS = new OutputTag<>("flix-end-of-lookups", Types.VOID);
 
     private final String dimensionId;
     private final IndexSettings settings;
@@ -147,6 +154,7 @@ public final class SharedLookupOperator<E, P> extends AbstractStreamOperator<Enr
         gatheredSizes = group.histogram("flixGatheredBatchSize", new DescriptiveStatisticsHistogram(1000));
         group.gauge("flixIndexSize", dimension::size);
         group.gauge("flixBackend", dimension::backendName);
+        group.gauge("flixIndexBytes", dimension::indexBytes);
         group.gauge("flixDimensionPendingUpdates", dimension::pendingUpdates);
         group.gauge("flixDimensionLagMillis", dimension::lagMillis);
     }

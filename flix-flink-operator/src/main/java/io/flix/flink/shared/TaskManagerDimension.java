@@ -170,6 +170,10 @@ public final class TaskManagerDimension<P> implements AutoCloseable {
         return dimension.backendName();
     }
 
+    long indexBytes() {
+        return dimension.indexBytes();
+    }
+
     String description() {
         return dimension.description();
     }
