@@ -13,7 +13,6 @@ import org.apache.flink.runtime.checkpoint.CheckpointOptions;
 import org.apache.flink.runtime.metrics.DescriptiveStatisticsHistogram;
 import org.apache.flink.runtime.state.CheckpointStreamFactory;
 import org.apache.flink.runtime.state.DefaultOperatorStateBackend;
-import org.apache.flink.runtime.state.DoneFuture;
 import org.apache.flink.runtime.state.OperatorStateCheckpointOutputStream;
 import org.apache.flink.runtime.state.OperatorStateHandle;
 import org.apache.flink.runtime.state.OperatorStreamStateHandle;
@@ -30,7 +29,10 @@ import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import java.io.BufferedInputStream;
 import java.io.InputStream;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.Map;
+import java.util.concurrent.FutureTask;
+import java.util.concurrent.RunnableFuture;
 
 /**
  * Keeps a shared-mode dimension current on each task manager: receives every {@link EncodedUpdate} (the update
@@ -266,17 +268,36 @@ public final class DimensionWriterOperator<P> extends AbstractStreamOperator<Voi
         final OperatorSnapshotFutures futures = super.snapshotState(checkpointId, timestamp, options, factory);
         if (wroteDimension) {
             wroteDimension = false;
-            final SnapshotResult<OperatorStateHandle> written = futures.getOperatorStateRawFuture().get();
-            final OperatorStateHandle handle = written.getJobManagerOwnedSnapshot();
-            final OperatorStateHandle.StateMetaInfo partitions = handle.getStateNameToPartitionOffsets()
-                    .get(DefaultOperatorStateBackend.DEFAULT_OPERATOR_STATE_NAME);
-            final OperatorStateHandle union = new OperatorStreamStateHandle(
-                    Map.of(DefaultOperatorStateBackend.DEFAULT_OPERATOR_STATE_NAME, new OperatorStateHandle.StateMetaInfo(
-                            partitions.getOffsets(), OperatorStateHandle.Mode.UNION)),
-                    handle.getDelegateStateHandle());
-            futures.setOperatorStateRawFuture(DoneFuture.of(SnapshotResult.of(union)));
+            futures.setOperatorStateRawFuture(asUnion(futures.getOperatorStateRawFuture()));
         }
         return futures;
+    }
+
+    /**
+     * The raw operator state's future, its handle marked for union redistribution. The future closes the stream and
+     * makes the handle when the checkpoint's asynchronous part runs it, so it is wrapped, not awaited here.
+     */
+    private static RunnableFuture<SnapshotResult<OperatorStateHandle>> asUnion(
+            RunnableFuture<SnapshotResult<OperatorStateHandle>> written) {
+        return new FutureTask<>(() -> {
+            if (!written.isDone()) {
+                written.run();
+            }
+            final OperatorStateHandle handle = written.get().getJobManagerOwnedSnapshot();
+            final OperatorStateHandle.StateMetaInfo partitions = handle.getStateNameToPartitionOffsets()
+                    .get(DefaultOperatorStateBackend.DEFAULT_OPERATOR_STATE_NAME);
+            // mutable: at an unchanged parallelism, Flink's repartitioner adds to the map of the handle it restores
+            final Map<String, OperatorStateHandle.StateMetaInfo> union = new HashMap<>();
+            union.put(DefaultOperatorStateBackend.DEFAULT_OPERATOR_STATE_NAME, new OperatorStateHandle.StateMetaInfo(
+                    partitions.getOffsets(), OperatorStateHandle.Mode.UNION));
+            return SnapshotResult.of(new OperatorStreamStateHandle(union, handle.getDelegateStateHandle()));
+        }) {
+            @Override
+            public boolean cancel(boolean mayInterruptIfRunning) {
+                written.cancel(mayInterruptIfRunning);
+                return super.cancel(mayInterruptIfRunning);
+            }
+        };
     }
 
     @Override

@@ -65,6 +65,8 @@ public final class TaskManagerDimension<P> implements AutoCloseable {
     private volatile long appliedUpdates;
     private volatile int pendingUpdates;
     private volatile long oldestPendingNanos;
+    /** Times an applier started the dimension (its index built afresh, restored or empty); for tests. */
+    private volatile int builds;
 
     TaskManagerDimension(String description, FlixIndex index, TypeSerializer<P> payloadSerializer, int batchCapacity) {
         this.description = description;
@@ -115,6 +117,7 @@ public final class TaskManagerDimension<P> implements AutoCloseable {
         try {
             payloads = restored;
             index.build(keys, values, n);
+            builds++;
             refresh();
         } finally {
             lock.writeLock().unlock();
@@ -236,6 +239,10 @@ public final class TaskManagerDimension<P> implements AutoCloseable {
 
     long appliedUpdates() {
         return appliedUpdates;
+    }
+
+    int builds() {
+        return builds;
     }
 
     int pendingUpdates() {
