@@ -293,6 +293,8 @@ public final class FlixEnrichment<U, E, P> {
         final String dimensionId = uid != null ? uid : "flix-" + UUID.randomUUID();
         encoded = updates.transform(name + ": encode updates", TypeInformation.of(EncodedUpdate.class),
                 new UpdateEncoder<>(updateKey, payload, payloadSerializer));
+        // forward from the updates (chained): a rebalance to other encoders would reorder one key's updates
+        encoded.setParallelism(updates.getParallelism());
         built = lookups.transform(name, enrichedType(lookups.getType(), payloadType),
                 new SharedLookupOperator<>(dimensionId, settings, payloadSerializer,
                         lookups.getType().createSerializer(serializerConfig), lookupKey, kind, rangeEnd, rangeLimit,
