@@ -3,6 +3,8 @@ package io.flix.flink.shared;
 import io.flix.flink.IndexSettings;
 import io.flix.flink.KeyGroupSnapshotCodec;
 
+import org.apache.flink.api.common.state.ListStateDescriptor;
+import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.core.memory.DataInputViewStreamWrapper;
@@ -45,7 +47,8 @@ import java.util.concurrent.RunnableFuture;
  * At a checkpoint the applier on the task manager that runs writer subtask 0 writes the whole dimension (its
  * contents as of the barrier, every earlier update applied) as this operator's raw operator state, in the
  * key-group snapshot format ({@link KeyGroupSnapshotCodec}: the payload serializer's snapshot, then the pairs); no
- * other subtask writes anything. The state is marked for union redistribution, so on restore, at any parallelism
+ * other subtask writes any of it (each reports an empty list state, so that Flink sees the subtasks of this union
+ * state finish together at a stop-with-savepoint or the end of the updates). The state is marked for union redistribution, so on restore, at any parallelism
  * and number of task managers, every writer subtask is handed the one copy, as a stream it may open; only the
  * applier of each task manager opens it and builds the index, once. The write is synchronous: the applier pauses
  * for it (lookups go on, reading the dimension meanwhile).
@@ -105,6 +108,9 @@ public final class DimensionWriterOperator<P> extends AbstractStreamOperator<Voi
     @Override
     public void initializeState(StateInitializationContext context) throws Exception {
         super.initializeState(context);
+        // Flink counts a vertex's finished subtasks among those that report state, and aborts a checkpoint of union
+        // state that not all of them finished: so every subtask reports this one, always empty
+        context.getOperatorStateStore().getListState(new ListStateDescriptor<>("flix-writer", Types.BOOLEAN));
         if (CheckpointingOptions.isUnalignedCheckpointEnabled(
                 getContainingTask().getEnvironment().getJobConfiguration())) {
             throw new IllegalStateException("the shared FliX dimension '" + dimensionId + "' needs aligned "
