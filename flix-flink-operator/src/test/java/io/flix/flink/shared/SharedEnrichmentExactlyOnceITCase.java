@@ -14,6 +14,7 @@ import org.apache.flink.api.connector.source.lib.NumberSequenceSource;
 import org.apache.flink.api.connector.source.util.ratelimit.RateLimiter;
 import org.apache.flink.api.connector.source.util.ratelimit.RateLimiterStrategy;
 import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.JobManagerOptions;
 import org.apache.flink.configuration.RestartStrategyOptions;
 import org.apache.flink.connector.datagen.source.DataGeneratorSource;
 import org.apache.flink.connector.datagen.source.GeneratorFunction;
@@ -25,7 +26,8 @@ import org.apache.flink.streaming.api.checkpoint.CheckpointedFunction;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.time.Duration;
@@ -46,9 +48,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The shared mode with injected failures: a job on two task managers (parallelism 4) whose updates and lookups
- * interleave, failed four times by a map that throws, alternately on the lookup path and on the update path (each a
- * pipelined region of its own, restarted alone), each failure after a checkpoint completed since the last restart;
- * fixed-delay restarts.
+ * interleave, failed four times by a map that throws, alternately on the lookup path and on the update path, each
+ * failure after a checkpoint completed since the last restart; fixed-delay restarts. Run with region failover (the
+ * lookup path and the update path are pipelined regions of their own, restarted alone: the writers restore the
+ * dimension in place while lookups go on) and with full failover (every task manager's dimension closed and restored).
  *
  * <h2>What is asserted, and why it holds for every interleaving</h2>
  * The dimension starts with a load (every data key upserted once); after it, each update upserts a data key to a
@@ -93,25 +96,30 @@ class SharedEnrichmentExactlyOnceITCase {
             new MiniClusterResourceConfiguration.Builder().setNumberTaskManagers(2).setNumberSlotsPerTaskManager(2)
                     .build());
 
-    // The run's events, shared with the job (its operators run in this JVM).
-    static final CompletableFuture<Void> LOADED = new CompletableFuture<>();
-    static final CompletableFuture<Void> ALL_APPLIED = new CompletableFuture<>();
-    static final AtomicInteger FAILURES_LEFT = new AtomicInteger(FAILURES.length);
-    /** Per failure: the checkpoint whose successor's completion arms it (set at the first snapshot after the load
-     * and after the previous failure); armed; thrown. */
-    static final AtomicLong[] ARM_AFTER = new AtomicLong[FAILURES.length];
-    static final List<CompletableFuture<Void>> ARMED = new ArrayList<>();
-    static final List<CompletableFuture<Void>> FAILED = new ArrayList<>();
-    /** The position after the last update generated (one update subtask). */
-    static final AtomicLong NEXT_UPDATE = new AtomicLong();
+    /** The events of one run, shared with its job (whose operators run in this JVM). */
+    static final class Events {
+        final CompletableFuture<Void> loaded = new CompletableFuture<>();
+        final CompletableFuture<Void> allApplied = new CompletableFuture<>();
+        final AtomicInteger failuresLeft = new AtomicInteger(FAILURES.length);
+        /** Per failure: the checkpoint whose successor's completion arms it (the first snapshot taken after the
+         * load and after the previous failure); armed; thrown. */
+        final AtomicLong[] armAfter = new AtomicLong[FAILURES.length];
+        final List<CompletableFuture<Void>> armed = new ArrayList<>();
+        final List<CompletableFuture<Void>> failed = new ArrayList<>();
+        /** The position after the last update generated (one update subtask). */
+        final AtomicLong nextUpdate = new AtomicLong();
 
-    static {
-        for (int f = 0; f < FAILURES.length; f++) {
-            ARM_AFTER[f] = new AtomicLong(Long.MAX_VALUE);
-            ARMED.add(new CompletableFuture<>());
-            FAILED.add(new CompletableFuture<>());
+        Events() {
+            for (int f = 0; f < FAILURES.length; f++) {
+                armAfter[f] = new AtomicLong(Long.MAX_VALUE);
+                armed.add(new CompletableFuture<>());
+                failed.add(new CompletableFuture<>());
+            }
         }
     }
+
+    /** The running test's events; the runs of this class run one at a time. */
+    static volatile Events events;
 
     /** A lookup: its id, the key, and whether it was emitted after every update was applied everywhere. */
     public static final class Probe {
@@ -148,13 +156,17 @@ class SharedEnrichmentExactlyOnceITCase {
     /** Lookup {@code i}: every tenth a key never written, the others data keys. */
     static Probe probe(long i) {
         final long key = i % 10 == 9 ? dataKey((int) (i % KEYS)) + 1 : dataKey((int) (i * 13 % KEYS));
-        return new Probe(i, key, ALL_APPLIED.isDone());
+        return new Probe(i, key, events.allApplied.isDone());
     }
 
-    @Test
-    void everyLookupOnceWithAnAnswerTheDimensionCouldGive() throws Exception {
-        final String run = "shared-exactly-once";
+    @ParameterizedTest(name = "failover {0}")
+    @ValueSource(strings = {"region", "full"})
+    void everyLookupOnceWithAnAnswerTheDimensionCouldGive(String failover) throws Exception {
+        final String run = "shared-exactly-once-" + failover;
+        final String uid = UID + "-" + failover;
+        events = new Events();
         final Configuration conf = new Configuration();
+        conf.set(JobManagerOptions.EXECUTION_FAILOVER_STRATEGY, failover);
         conf.set(RestartStrategyOptions.RESTART_STRATEGY, "fixed-delay");
         conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_ATTEMPTS, 20);
         conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY, Duration.ofMillis(100));
@@ -163,7 +175,7 @@ class SharedEnrichmentExactlyOnceITCase {
         env.setParallelism(PARALLELISM);
         final DataStream<Update> updates = env.fromSource(new DataGeneratorSource<>(
                         (GeneratorFunction<Long, Update>) u -> {
-                            NEXT_UPDATE.set(u + 1);
+                            events.nextUpdate.set(u + 1);
                             return update(u);
                         }, UPDATES, paced(Path.UPDATES), TypeInformation.of(Update.class)),
                         WatermarkStrategy.noWatermarks(), "updates")
@@ -183,7 +195,7 @@ class SharedEnrichmentExactlyOnceITCase {
                 .flushInterval(Duration.ofMillis(5))
                 .backend(Backend.CPU)
                 .threads(1)
-                .uid(UID)
+                .uid(uid)
                 .build()
                 .map(e -> e.event.id + "," + e.event.key + "," + e.payload + "," + e.event.afterAllUpdates)
                 .uid("format")
@@ -191,14 +203,14 @@ class SharedEnrichmentExactlyOnceITCase {
                 .uid("committed");
         final JobClient job = env.executeAsync(run);
 
-        DimensionContents.await(UID, 2, dimension -> dimension.size() == KEYS, "the load applied on both task managers");
-        LOADED.complete(null);
-        DimensionContents.await(UID, 2, dimension -> "end".equals(DimensionContents.payload(dimension, SENTINEL)),
+        DimensionContents.await(uid, 2, dimension -> dimension.size() == KEYS, "the load applied on both task managers");
+        events.loaded.complete(null);
+        DimensionContents.await(uid, 2, dimension -> "end".equals(DimensionContents.payload(dimension, SENTINEL)),
                 "every update applied on both task managers");
-        ALL_APPLIED.complete(null);
+        events.allApplied.complete(null);
         job.getJobExecutionResult().get(DimensionContents.SAFETY_NET_SECONDS, TimeUnit.SECONDS);
 
-        assertEquals(0, FAILURES_LEFT.get(), "every failure happened");
+        assertEquals(0, events.failuresLeft.get(), "every failure happened");
         final List<String> committed = CommittedOutput.PUBLISHED.get(run);
         assertEquals(LOOKUPS, committed.size(), "lookups committed");
         final Set<Long> ids = new HashSet<>();
@@ -265,19 +277,19 @@ class SharedEnrichmentExactlyOnceITCase {
 
         @Override
         public CompletionStage<Void> acquire(int permits) {
-            if (!LOADED.isDone()) {
-                if (path == Path.UPDATES && NEXT_UPDATE.get() < KEYS) {
+            if (!events.loaded.isDone()) {
+                if (path == Path.UPDATES && events.nextUpdate.get() < KEYS) {
                     return CompletableFuture.completedFuture(null);
                 }
-                return LOADED.thenCompose(v -> acquire(permits));
+                return events.loaded.thenCompose(v -> acquire(permits));
             }
-            final int left = FAILURES_LEFT.get();
+            final int left = events.failuresLeft.get();
             if (left == 0) {
-                return path == Path.UPDATES || ALL_APPLIED.isDone() ? CompletableFuture.completedFuture(null)
-                        : ALL_APPLIED.thenCompose(v -> acquire(permits));
+                return path == Path.UPDATES || events.allApplied.isDone() ? CompletableFuture.completedFuture(null)
+                        : events.allApplied.thenCompose(v -> acquire(permits));
             }
-            if (path == Path.UPDATES && NEXT_UPDATE.get() >= UPDATES - 1) {
-                return FAILED.get(FAILURES.length - 1).thenCompose(v -> acquire(permits));
+            if (path == Path.UPDATES && events.nextUpdate.get() >= UPDATES - 1) {
+                return events.failed.get(FAILURES.length - 1).thenCompose(v -> acquire(permits));
             }
             final int current = FAILURES.length - left;
             if (current != failure) {
@@ -290,15 +302,15 @@ class SharedEnrichmentExactlyOnceITCase {
                 return CompletableFuture.completedFuture(null);
             }
             if (FAILURES[current] == path) {
-                if (!ARMED.get(current).isDone()) {
-                    return ARMED.get(current).thenCompose(v -> acquire(permits));
+                if (!events.armed.get(current).isDone()) {
+                    return events.armed.get(current).thenCompose(v -> acquire(permits));
                 }
                 if (!oneMoreLetThrough) {
                     oneMoreLetThrough = true;
                     return CompletableFuture.completedFuture(null);
                 }
             }
-            return FAILED.get(current).thenCompose(v -> acquire(permits));
+            return events.failed.get(current).thenCompose(v -> acquire(permits));
         }
     }
 
@@ -315,12 +327,12 @@ class SharedEnrichmentExactlyOnceITCase {
 
         @Override
         public T map(T value) {
-            final int left = FAILURES_LEFT.get();
+            final int left = events.failuresLeft.get();
             if (left > 0) {
                 final int current = FAILURES.length - left;
-                if (FAILURES[current] == path && ARMED.get(current).isDone()
-                        && FAILURES_LEFT.compareAndSet(left, left - 1)) {
-                    FAILED.get(current).complete(null);
+                if (FAILURES[current] == path && events.armed.get(current).isDone()
+                        && events.failuresLeft.compareAndSet(left, left - 1)) {
+                    events.failed.get(current).complete(null);
                     throw new IllegalStateException("injected failure " + (current + 1) + " on the " + path);
                 }
             }
@@ -329,9 +341,9 @@ class SharedEnrichmentExactlyOnceITCase {
 
         @Override
         public void snapshotState(FunctionSnapshotContext context) {
-            final int left = FAILURES_LEFT.get();
-            if (left > 0 && LOADED.isDone()) {
-                ARM_AFTER[FAILURES.length - left].compareAndSet(Long.MAX_VALUE, context.getCheckpointId());
+            final int left = events.failuresLeft.get();
+            if (left > 0 && events.loaded.isDone()) {
+                events.armAfter[FAILURES.length - left].compareAndSet(Long.MAX_VALUE, context.getCheckpointId());
             }
         }
 
@@ -341,9 +353,9 @@ class SharedEnrichmentExactlyOnceITCase {
 
         @Override
         public void notifyCheckpointComplete(long checkpointId) {
-            final int left = FAILURES_LEFT.get();
-            if (left > 0 && checkpointId > ARM_AFTER[FAILURES.length - left].get()) {
-                ARMED.get(FAILURES.length - left).complete(null);
+            final int left = events.failuresLeft.get();
+            if (left > 0 && checkpointId > events.armAfter[FAILURES.length - left].get()) {
+                events.armed.get(FAILURES.length - left).complete(null);
             }
         }
     }
