@@ -172,6 +172,8 @@ class SharedEnrichmentExactlyOnceITCase {
         conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY, Duration.ofMillis(100));
         final StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
         env.enableCheckpointing(100);
+        // one at a time: a checkpoint is triggered only after the one before it ended (the arming relies on it)
+        env.getCheckpointConfig().setMaxConcurrentCheckpoints(1);
         env.setParallelism(PARALLELISM);
         final DataStream<Update> updates = env.fromSource(new DataGeneratorSource<>(
                         (GeneratorFunction<Long, Update>) u -> {
