@@ -1,6 +1,5 @@
 package io.flix.flink.shared;
 
-import io.flix.flink.Enriched;
 import io.flix.flink.FlixEnrichment;
 import io.flix.flink.Update;
 import io.flix.index.Backend;
