@@ -48,10 +48,10 @@ import java.util.concurrent.RunnableFuture;
  * contents as of the barrier, every earlier update applied) as this operator's raw operator state, in the
  * key-group snapshot format ({@link KeyGroupSnapshotCodec}: the payload serializer's snapshot, then the pairs); no
  * other subtask writes any of it (each reports an empty list state, so that Flink sees the subtasks of this union
- * state finish together at a stop-with-savepoint or the end of the updates). The state is marked for union redistribution, so on restore, at any parallelism
- * and number of task managers, every writer subtask is handed the one copy, as a stream it may open; only the
- * applier of each task manager opens it and builds the index, once. The write is synchronous: the applier pauses
- * for it (lookups go on, reading the dimension meanwhile).
+ * state finish together at a stop-with-savepoint or the end of the updates). The state is marked for union
+ * redistribution, so on restore, at any parallelism and number of task managers, every writer subtask is handed the
+ * one copy, as a stream it may open; only the applier of each task manager opens it and builds the index, once. The
+ * write is synchronous: the applier pauses for it (lookups go on, reading the dimension meanwhile).
  *
  * <p>Needs aligned checkpoints: with unaligned ones, the updates in flight at the barrier would be stored per
  * subtask and replayed to subtasks that may not be appliers after a restore, so the operator refuses to start.

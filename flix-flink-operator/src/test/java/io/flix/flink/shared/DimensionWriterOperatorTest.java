@@ -259,8 +259,8 @@ class DimensionWriterOperatorTest {
     void aNonApplierAppliesAndWritesNothing() throws Exception {
         try (SimulatedJob job = new SimulatedJob()) {
             final TaskManagerRuntimeInfo taskManager = SimulatedJob.taskManager();
-            final Placement two = open(job, "writer-non-applier", new TaskManagerRuntimeInfo[] {taskManager, taskManager},
-                    new int[] {0, 1}, null);
+            final Placement two = open(job, "writer-non-applier",
+                    new TaskManagerRuntimeInfo[] {taskManager, taskManager}, new int[] {0, 1}, null);
             final DimensionWriterOperator<String> applier = two.writers().get(0);
             final DimensionWriterOperator<String> other = two.writers().get(1);
             assertFalse(other.isApplier());

@@ -16,6 +16,7 @@ import org.apache.flink.connector.datagen.source.DataGeneratorSource;
 import org.apache.flink.connector.datagen.source.GeneratorFunction;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
+import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.junit.jupiter.api.Disabled;
@@ -70,11 +71,11 @@ class SharedDimensionAfterTheUpdatesEndITCase {
         for (int k = 0; k < KEYS; k++) {
             updates.add(new Update(k, "v" + k));
         }
-        final RateLimiterStrategy<NumberSequenceSource.NumberSequenceSplit> afterTheWriters = afterTheWriters();
-        FlixEnrichment.shared(env.fromData(updates).setParallelism(1),
-                        env.fromSource(new DataGeneratorSource<>((GeneratorFunction<Long, Long>) i -> i % KEYS,
-                                        LOOKUPS, afterTheWriters, Types.LONG), WatermarkStrategy.noWatermarks(), "lookups")
-                                .map(new FailOnce()).uid("fail-once"))
+        final DataStream<Long> lookups = env.fromSource(new DataGeneratorSource<>(
+                        (GeneratorFunction<Long, Long>) i -> i % KEYS, LOOKUPS, afterTheWriters(), Types.LONG),
+                        WatermarkStrategy.noWatermarks(), "lookups")
+                .map(new FailOnce()).uid("fail-once");
+        FlixEnrichment.shared(env.fromData(updates).setParallelism(1), lookups)
                 .key(u -> u.key, k -> k)
                 .payload(u -> u.payload, Types.STRING)
                 .backend(Backend.CPU)

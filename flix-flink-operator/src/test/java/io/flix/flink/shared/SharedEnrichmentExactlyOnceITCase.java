@@ -204,7 +204,8 @@ class SharedEnrichmentExactlyOnceITCase {
                 .uid("committed");
         final JobClient job = env.executeAsync(run);
 
-        DimensionContents.await(uid, 2, dimension -> dimension.size() == KEYS, "the load applied on both task managers");
+        DimensionContents.await(uid, 2, dimension -> dimension.size() == KEYS,
+                "the load applied on both task managers");
         events.loaded.complete(null);
         DimensionContents.await(uid, 2, dimension -> "end".equals(DimensionContents.payload(dimension, SENTINEL)),
                 "every update applied on both task managers");

@@ -43,8 +43,8 @@ class SharedModeSemanticsTest {
     }
 
     /** The answer to one lookup, from a lookup operator whose batches hold one lookup. */
-    private static Enriched<Long, String> answer(OneInputStreamOperatorTestHarness<Long, Enriched<Long, String>> harness,
-                                                 long key) throws Exception {
+    private static Enriched<Long, String> answer(
+            OneInputStreamOperatorTestHarness<Long, Enriched<Long, String>> harness, long key) throws Exception {
         harness.getOutput().clear();
         harness.processElement(new StreamRecord<>(key));
         final List<Enriched<Long, String>> out = harness.extractOutputValues();
@@ -166,8 +166,9 @@ class SharedModeSemanticsTest {
             final CompletableFuture<Void> updates = CompletableFuture.runAsync(() -> {
                 try {
                     for (long v = 1; v <= versions; v++) {
-                        write(writer, SimulatedJob.upsert(a, Long.toString(v)), SimulatedJob.upsert(b, Long.toString(v)),
-                                SimulatedJob.delete(m + v - 1), SimulatedJob.upsert(m + v, Long.toString(v)));
+                        final String version = Long.toString(v);
+                        write(writer, SimulatedJob.upsert(a, version), SimulatedJob.upsert(b, version),
+                                SimulatedJob.delete(m + v - 1), SimulatedJob.upsert(m + v, version));
                     }
                 } catch (Exception e) {
                     throw new IllegalStateException(e);
