@@ -3,6 +3,8 @@ package io.flix.flink.shared;
 import io.flix.flink.IndexSettings;
 import io.flix.flink.KeyGroupSnapshotCodec;
 
+import org.apache.flink.api.common.state.ListStateDescriptor;
+import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.core.memory.DataInputViewStreamWrapper;
@@ -46,10 +48,11 @@ import java.util.concurrent.RunnableFuture;
  * At a checkpoint the applier on the task manager that runs writer subtask 0 writes the whole dimension (its
  * contents as of the barrier, every earlier update applied) as this operator's raw operator state, in the
  * key-group snapshot format ({@link KeyGroupSnapshotCodec}: the payload serializer's snapshot, then the pairs); no
- * other subtask writes anything. The state is marked for union redistribution, so on restore, at any parallelism
- * and number of task managers, every writer subtask is handed the one copy, as a stream it may open; only the
- * applier of each task manager opens it and builds the index, once. The write is synchronous: the applier pauses
- * for it (lookups go on, reading the dimension meanwhile).
+ * other subtask writes any of it (each reports an empty list state, so that Flink sees the subtasks of this union
+ * state finish together at a stop-with-savepoint or the end of the updates). The state is marked for union
+ * redistribution, so on restore, at any parallelism and number of task managers, every writer subtask is handed the
+ * one copy, as a stream it may open; only the applier of each task manager opens it and builds the index, once. The
+ * write is synchronous: the applier pauses for it (lookups go on, reading the dimension meanwhile).
  *
  * <h2>Its second input: the end of the lookups</h2>
  * Input 2 is the lookup operator's {@link SharedLookupOperator#END_OF_LOOKUPS} side output, broadcast: it carries no
@@ -113,6 +116,9 @@ public final class DimensionWriterOperator<P> extends AbstractStreamOperator<Voi
     @Override
     public void initializeState(StateInitializationContext context) throws Exception {
         super.initializeState(context);
+        // Flink counts a vertex's finished subtasks among those that report state, and aborts a checkpoint of union
+        // state that not all of them finished: so every subtask reports this one, always empty
+        context.getOperatorStateStore().getListState(new ListStateDescriptor<>("flix-writer", Types.BOOLEAN));
         if (CheckpointingOptions.isUnalignedCheckpointEnabled(
                 getContainingTask().getEnvironment().getJobConfiguration())) {
             throw new IllegalStateException("the shared FliX dimension '" + dimensionId + "' needs aligned "
@@ -247,10 +253,11 @@ public final class DimensionWriterOperator<P> extends AbstractStreamOperator<Voi
         batchSizes.update(n);
     }
 
+    /** Nothing held crosses a watermark of the update stream. */
     @Override
-    public void processWatermark(Watermark mark) throws Exception {
+    public void processWatermark1(Watermark mark) throws Exception {
         flush();
-        super.processWatermark(mark);
+        super.processWatermark1(mark);
     }
 
     @Override
@@ -290,29 +297,36 @@ public final class DimensionWriterOperator<P> extends AbstractStreamOperator<Voi
         final OperatorSnapshotFutures futures = super.snapshotState(checkpointId, timestamp, options, factory);
         if (wroteDimension) {
             wroteDimension = false;
-            // the stream is closed in the snapshot's asynchronous part: the handle is re-marked when that part runs
-            final RunnableFuture<SnapshotResult<OperatorStateHandle>> written = futures.getOperatorStateRawFuture();
-            futures.setOperatorStateRawFuture(new FutureTask<>(() -> {
-                written.run();
-                return markedForUnion(written.get());
-            }));
+            futures.setOperatorStateRawFuture(asUnion(futures.getOperatorStateRawFuture()));
         }
         return futures;
     }
 
-    /** The raw operator state that holds the dimension, marked for union redistribution. */
-    private static SnapshotResult<OperatorStateHandle> markedForUnion(SnapshotResult<OperatorStateHandle> written) {
-        final OperatorStateHandle handle = written.getJobManagerOwnedSnapshot();
-        if (handle == null) {
-            return written;
-        }
-        final OperatorStateHandle.StateMetaInfo partitions = handle.getStateNameToPartitionOffsets()
-                .get(DefaultOperatorStateBackend.DEFAULT_OPERATOR_STATE_NAME);
-        // mutable: Flink's repartitioning adds to it
-        final Map<String, OperatorStateHandle.StateMetaInfo> union = new HashMap<>();
-        union.put(DefaultOperatorStateBackend.DEFAULT_OPERATOR_STATE_NAME,
-                new OperatorStateHandle.StateMetaInfo(partitions.getOffsets(), OperatorStateHandle.Mode.UNION));
-        return SnapshotResult.of(new OperatorStreamStateHandle(union, handle.getDelegateStateHandle()));
+    /**
+     * The raw operator state's future, its handle marked for union redistribution. The future closes the stream and
+     * makes the handle when the checkpoint's asynchronous part runs it, so it is wrapped, not awaited here.
+     */
+    private static RunnableFuture<SnapshotResult<OperatorStateHandle>> asUnion(
+            RunnableFuture<SnapshotResult<OperatorStateHandle>> written) {
+        return new FutureTask<>(() -> {
+            if (!written.isDone()) {
+                written.run();
+            }
+            final OperatorStateHandle handle = written.get().getJobManagerOwnedSnapshot();
+            final OperatorStateHandle.StateMetaInfo partitions = handle.getStateNameToPartitionOffsets()
+                    .get(DefaultOperatorStateBackend.DEFAULT_OPERATOR_STATE_NAME);
+            // mutable: at an unchanged parallelism, Flink's repartitioner adds to the map of the handle it restores
+            final Map<String, OperatorStateHandle.StateMetaInfo> union = new HashMap<>();
+            union.put(DefaultOperatorStateBackend.DEFAULT_OPERATOR_STATE_NAME, new OperatorStateHandle.StateMetaInfo(
+                    partitions.getOffsets(), OperatorStateHandle.Mode.UNION));
+            return SnapshotResult.of(new OperatorStreamStateHandle(union, handle.getDelegateStateHandle()));
+        }) {
+            @Override
+            public boolean cancel(boolean mayInterruptIfRunning) {
+                written.cancel(mayInterruptIfRunning);
+                return super.cancel(mayInterruptIfRunning);
+            }
+        };
     }
 
     @Override

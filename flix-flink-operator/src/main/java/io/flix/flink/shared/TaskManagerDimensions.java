@@ -89,6 +89,15 @@ final class TaskManagerDimensions {
         }
     }
 
+    /** The started dimensions open in this JVM for a dimension id, one per task manager; for tests. */
+    static java.util.List<TaskManagerDimension<?>> started(String dimension) {
+        synchronized (OPEN) {
+            return OPEN.entrySet().stream().filter(e -> e.getKey().dimension().equals(dimension))
+                    .<TaskManagerDimension<?>>map(e -> e.getValue().dimension)
+                    .filter(TaskManagerDimension::isStarted).toList();
+        }
+    }
+
     /** The keys held by each started dimension open in this JVM for a dimension id; for tests. */
     static java.util.List<Long> sizes(String dimension) {
         synchronized (OPEN) {
