@@ -59,6 +59,8 @@ class SharedEnrichmentFailoverITCase {
     static final CompletableFuture<Void> CHECKPOINTED_AFTER_LOAD = new CompletableFuture<>();
     static final AtomicLong FIRST_CHECKPOINT_AFTER_LOAD = new AtomicLong(Long.MAX_VALUE);
     static final AtomicBoolean FAILED_ONCE = new AtomicBoolean();
+    /** At the failure, after the update stream had ended, each task manager still ran its writers. */
+    static final AtomicBoolean WRITERS_RAN_AT_THE_FAILURE = new AtomicBoolean();
 
     @Test
     void theDimensionOfAFinishedUpdateStreamIsRestoredAfterAFailure() throws Exception {
@@ -101,6 +103,7 @@ class SharedEnrichmentFailoverITCase {
         env.execute();
 
         assertTrue(FAILED_ONCE.get(), "the job failed once after a checkpoint that followed the load");
+        assertTrue(WRITERS_RAN_AT_THE_FAILURE.get(), "the writers outlive a bounded update stream");
         final Set<String> expected = new TreeSet<>();
         for (long i = 0; i < lookups; i++) {
             final Map.Entry<Long, String> floor = oracle.floorEntry(i);
@@ -140,6 +143,9 @@ class SharedEnrichmentFailoverITCase {
         @Override
         public String map(Enriched<Long, String> e) {
             if (FAILED_ONCE.compareAndSet(false, true)) {
+                final List<TaskManagerDimension<?>> dimensions = TaskManagerDimensions.started(DIMENSION);
+                WRITERS_RAN_AT_THE_FAILURE.set(dimensions.size() == 2 && dimensions.stream().allMatch(
+                        d -> d.hostsWriter(0) || d.hostsWriter(1) || d.hostsWriter(2) || d.hostsWriter(3)));
                 throw new IllegalStateException("injected failure after the updates ended");
             }
             return e.event + "->" + e.matchedKey + ":" + e.payload;
