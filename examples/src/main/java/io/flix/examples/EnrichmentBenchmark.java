@@ -4,20 +4,23 @@ import io.flix.flink.Enriched;
 import io.flix.flink.FlixEnrichment;
 import io.flix.flink.LookupKind;
 import io.flix.index.Backend;
+import io.flix.index.gpu.GpuSupport;
 
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
+import org.apache.flink.api.common.functions.MapFunction;
 import org.apache.flink.api.common.functions.OpenContext;
+import org.apache.flink.api.common.state.MapStateDescriptor;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.api.connector.sink2.Sink;
-import org.apache.flink.api.java.functions.KeySelector;
 import org.apache.flink.api.connector.sink2.SinkWriter;
 import org.apache.flink.api.connector.sink2.WriterInitContext;
 import org.apache.flink.api.connector.source.lib.NumberSequenceSource.NumberSequenceSplit;
 import org.apache.flink.api.connector.source.util.ratelimit.RateLimiter;
 import org.apache.flink.api.connector.source.util.ratelimit.RateLimiterStrategy;
+import org.apache.flink.api.java.functions.KeySelector;
 import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.ConfigOptions;
 import org.apache.flink.configuration.Configuration;
@@ -27,15 +30,10 @@ import org.apache.flink.configuration.StateBackendOptions;
 import org.apache.flink.configuration.TaskManagerOptions;
 import org.apache.flink.connector.datagen.source.DataGeneratorSource;
 import org.apache.flink.core.execution.JobClient;
-import org.apache.flink.metrics.Gauge;
-import org.apache.flink.metrics.Metric;
-import org.apache.flink.metrics.MetricConfig;
-import org.apache.flink.metrics.MetricGroup;
-import org.apache.flink.metrics.reporter.MetricReporter;
-import org.apache.flink.metrics.reporter.MetricReporterFactory;
 import org.apache.flink.core.execution.SavepointFormatType;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.streaming.api.functions.co.BroadcastProcessFunction;
 import org.apache.flink.streaming.api.functions.co.KeyedCoProcessFunction;
 import org.apache.flink.util.Collector;
 
@@ -47,10 +45,13 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
+import java.util.Objects;
+import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.stream.Stream;
 
@@ -60,51 +61,179 @@ import java.util.stream.Stream;
  * product up, half of them hits. The payload per key is the price ({@code --payload long}, the default) or a small
  * product record ({@code --payload product}: id, name, price, category).
  *
+ * <p>The contestants ({@code --variants}, all by default, in this order):
  * <ul>
- *   <li>{@code flix}: {@link FlixEnrichment} on the CPU backend (or {@code --backend}).</li>
+ *   <li>{@code flix-shared}: {@link FlixEnrichment#shared}: the whole dimension once per task manager, updates
+ *       broadcast to its writers, lookups answered by an operator chained to their source (no key-by).</li>
+ *   <li>{@code flix-keyed}: {@link FlixEnrichment#of}: both inputs keyed, a slice of the dimension per subtask.</li>
+ *   <li>{@code broadcast}: Flink's own replicated dimension: a {@link BroadcastProcessFunction} whose broadcast
+ *       state (a map) holds the whole dimension, one copy per subtask; updates broadcast, lookups not keyed. Flink
+ *       chains no operator of two inputs to its upstream, so the lookups reach it through a forward exchange (one
+ *       to one, in the same slot, serialized but not shuffled).</li>
  *   <li>{@code heap}: a {@link KeyedCoProcessFunction} with {@link ValueState} on HashMapStateBackend.</li>
  *   <li>{@code rocksdb}: the same on EmbeddedRocksDBStateBackend, with {@code --rocksdb-managed} managed memory
- *       (default 4g: with local mode's default it re-reads index blocks and collapses).</li>
- *   <li>{@code stateless}: the heap job without its state (updates dropped, orders out without a payload): what
- *       the sources, the key-by exchange and the record path cost alone, the ceiling of any keyed enrichment
- *       here. Not in the default contestants.</li>
+ *       (default 4g: with local mode's default it re-reads index blocks and collapses); {@code --rocksdb-lookups}
+ *       gives it fewer lookups than the others, where its slow lookups would take too long.</li>
+ *   <li>{@code ceiling-keyed}: the heap job's topology (both inputs keyed into a {@link KeyedCoProcessFunction})
+ *       without state: updates dropped, every order out without a payload. The most any keyed enrichment can do in
+ *       this job.</li>
+ *   <li>{@code ceiling-chained}: lookups chained to their source into a map that answers nothing (every order out
+ *       without a payload), updates broadcast to every subtask and dropped. The most any enrichment whose lookups
+ *       stay chained (the shared mode) can do in this job.</li>
  * </ul>
- * For each: the load rate (updates applied per second), live heap after the load (used heap after full GCs, all
- * else idle; RocksDB's state lives off the heap), the wall time of a savepoint of the loaded dimension, and the
- * lookup rate (orders enriched per second, from the first order to the end of the job). With each rate, the
- * process's CPU time per key loaded and per lookup over the same interval (all threads, JIT and GC included): on a
- * machine shared with other work it moves less than the rates. The orders wait until the
- * dimension is loaded, so the phases do not overlap. {@code --quick} runs tiny sizes in seconds (a smoke test).
- * {@code --warmup N} (default 10^6, at most {@code --keys}; 0 for none) first runs every contestant once with N keys
- * (printed, prefixed {@code warmup}), so that no contestant pays alone for compiling the Flink code all of them
- * share: measured on 2 cores, the first contestant of a cold JVM spent about 600 ns more CPU per lookup.
- * {@code --variants} chooses the contestants and their order, {@code --batch-size} and {@code --flush-ms} the FliX
- * operator's micro-batches (default 131072 records or 200 ms), {@code --object-reuse} turns Flink's object reuse on
- * for every contestant. Each line ends with the backend used: for FliX, as its subtasks reported it (their
- * {@code flixBackend} gauge).
+ * The FliX contestants run once per backend of {@code --backend} (a list; default {@code cpu}, and {@code gpu}
+ * where a GPU is usable). {@code --object-reuse off|on|both} (a bare {@code --object-reuse} is {@code on}) runs
+ * every contestant with Flink's object reuse off, on, or each both ways.
+ *
+ * <p>For each run: the load rate (updates of the dimension applied per second), the live heap after the load (used
+ * heap after full GCs, all else idle; RocksDB's state lives off the heap, the GPU index in device memory), for FliX
+ * the index's bytes (device memory on the GPU; from its {@code flixIndexBytes} gauge, summed over the indexes of the
+ * job: one per subtask in the keyed mode, one per task manager in the shared mode), the wall time and size of a
+ * savepoint of the loaded dimension, and the lookup rate (orders enriched per second, from the first order to the
+ * end of the job). With each rate, the process's CPU time per key loaded and per lookup over the same interval (all
+ * threads, JIT and GC included): on a machine shared with other work it moves less than the rates.
+ *
+ * <p>The orders are held back at their source until the dimension is loaded, so the phases do not overlap. The load
+ * ends when every subtask that holds a copy of the dimension holds all of it: for the FliX contestants when their
+ * {@code flixIndexSize} gauges say so (keyed: the subtasks' sizes add up to the key count; shared: every writer
+ * subtask's dimension holds every key), for the others when their functions have applied every update (on every
+ * subtask, where updates are broadcast). Every answer is checked against the dimension at the sink: a contestant
+ * that keeps state must answer every order with its product's price or, where the product is not in the dimension,
+ * nothing; a run with a wrong answer fails, naming it.
+ *
+ * <p>{@code --warmup N} (default 10^6, at most {@code --keys}; 0 for none) first runs every contestant once with N
+ * keys (printed, prefixed {@code warmup}), so that no contestant pays alone for compiling the Flink code all of
+ * them share: measured on 2 cores, the first contestant of a cold JVM spent about 600 ns more CPU per lookup.
+ * {@code --repeat N} runs all contestants N times, round after round; the table at the end gives the medians, with
+ * ratios against the heap-state job, the two ceilings and the broadcast-state job (each of the same object-reuse
+ * setting). {@code --batch-size} and {@code --flush-ms} set the FliX operators' micro-batches (default 131072
+ * records or 200 ms), {@code --no-savepoint} skips the savepoints, {@code --quick} runs tiny sizes in seconds.
  *
  * <pre>
- * java -Xmx8g -cp ... io.flix.examples.EnrichmentBenchmark --keys 10000000 --lookups 20000000 --parallelism 2
- * java -Xmx48g -cp ... io.flix.examples.EnrichmentBenchmark --keys 100000000 --parallelism 8 --backend gpu \
- *     --variants flix,heap --no-savepoint
+ * java -Xmx10g -cp ... io.flix.examples.EnrichmentBenchmark --keys 10000000 --lookups 20000000 --parallelism 2 \
+ *     --object-reuse both --rocksdb-lookups 2000000
+ * java -Xmx64g -cp ... io.flix.examples.EnrichmentBenchmark --keys 100000000 --parallelism 8 --backend gpu \
+ *     --variants flix-shared,flix-keyed,heap,ceiling-keyed,ceiling-chained --no-savepoint
  * </pre>
  * The second is the GPU run: 10^8 keys, the heap-state job beside it (about 100 bytes a key on the heap, 10 GB live
- * at 10^8, hence the larger heap); RocksDB needs its native library, left out where it is not on the class path.
+ * at 10^8, hence the larger heap; the broadcast-state job holds a copy of that per subtask). RocksDB needs its native
+ * library, left out where it is not on the class path.
  */
 public final class EnrichmentBenchmark {
 
-    /** One contestant's numbers. */
-    public record Result(String variant, long keys, long lookups, long hits, double loadPerSecond,
-                         double lookupsPerSecond, long liveHeapBytes, double savepointSeconds,
-                         double loadCpuNanosPerKey, double lookupCpuNanosPerLookup, String backend) {
+    /** The contestants' kinds, in the default order. */
+    public static final List<String> KINDS = List.of("flix-shared", "flix-keyed", "broadcast", "heap", "rocksdb",
+            "ceiling-keyed", "ceiling-chained");
+
+    /** The enrichment operator's name in every job (FliX reports its gauges under it). */
+    private static final String ENRICHMENT = "enrichment";
+    /** The shared mode's writer operator, as {@link FlixEnrichment} names it. */
+    private static final String DIMENSION_WRITER = ENRICHMENT + ": dimension";
+
+    /** A contestant: its kind (one of {@link #KINDS}) and, for the FliX kinds, the index backend. */
+    public record Contestant(String kind, Backend backend) {
+        public Contestant {
+            if (!KINDS.contains(kind)) {
+                throw new IllegalArgumentException("a contestant is one of " + KINDS + ", not '" + kind + "'");
+            }
+            if (kind.startsWith("flix-") != (backend != null)) {
+                throw new IllegalArgumentException("a backend is given for the FliX contestants only: " + kind
+                        + " with " + backend);
+            }
+        }
+
+        /** A contestant without an index backend (all but the FliX ones). */
+        public static Contestant of(String kind) {
+            return new Contestant(kind, null);
+        }
+
+        boolean flix() {
+            return backend != null;
+        }
+
+        /** Whether it keeps no state (answers nothing). */
+        boolean ceiling() {
+            return kind.startsWith("ceiling-");
+        }
+
+        /** Whether every subtask receives every update (broadcast), rather than one subtask each. */
+        boolean updatesBroadcast() {
+            return kind.equals("broadcast") || kind.equals("ceiling-chained");
+        }
+
+        public String label() {
+            return flix() ? kind + "/" + backend.name().toLowerCase(Locale.ROOT) : kind;
+        }
+    }
+
+    /**
+     * The sizes and settings of a run. {@code batchSize} and {@code flushMillis}: the FliX operators' micro-batches;
+     * batches of 2^17 records cost about 30% less CPU per key loaded than 2^15 at 10^7 keys on 2 cores (each batch
+     * touches more keys per index node); a lookup waits at most the interval.
+     */
+    public record Setup(String payload, long keys, long lookups, int parallelism, boolean objectReuse,
+                        boolean savepoint, MemorySize rocksdbManaged, int batchSize, long flushMillis) {
+        public Setup {
+            if (!payload.equals("long") && !payload.equals("product")) {
+                throw new IllegalArgumentException("payload must be long or product: " + payload);
+            }
+            if (keys < 1 || lookups < 1 || parallelism < 1) {
+                throw new IllegalArgumentException("keys, lookups and parallelism must be >= 1, were " + keys + ", "
+                        + lookups + " and " + parallelism);
+            }
+        }
+
+        /** Object reuse off, savepoints on, RocksDB with 4g of managed memory, micro-batches of 2^17 or 200 ms. */
+        public static Setup of(String payload, long keys, long lookups, int parallelism) {
+            return new Setup(payload, keys, lookups, parallelism, false, true, MemorySize.parse("4g"), 1 << 17, 200);
+        }
+
+        public Setup withObjectReuse(boolean reuse) {
+            return new Setup(payload, keys, lookups, parallelism, reuse, savepoint, rocksdbManaged, batchSize,
+                    flushMillis);
+        }
+
+        public Setup withSavepoint(boolean take) {
+            return new Setup(payload, keys, lookups, parallelism, objectReuse, take, rocksdbManaged, batchSize,
+                    flushMillis);
+        }
+
+        public Setup withRocksdbManaged(MemorySize managed) {
+            return new Setup(payload, keys, lookups, parallelism, objectReuse, savepoint, managed, batchSize,
+                    flushMillis);
+        }
+
+        public Setup withSizes(long dimensionKeys, long orderLookups) {
+            return new Setup(payload, dimensionKeys, orderLookups, parallelism, objectReuse, savepoint,
+                    rocksdbManaged, batchSize, flushMillis);
+        }
+
+        public Setup withBatches(int records, long millis) {
+            return new Setup(payload, keys, lookups, parallelism, objectReuse, savepoint, rocksdbManaged, records,
+                    millis);
+        }
+    }
+
+    /**
+     * One run's numbers. {@code indexBytes}: the FliX indexes' bytes (device memory on the GPU), -1 where not
+     * known; {@code savepointSeconds} and {@code savepointBytes}: NaN and -1 where no savepoint was taken.
+     */
+    public record Result(Contestant contestant, boolean objectReuse, String backend, long keys, long lookups,
+                         long hits, double loadPerSecond, double lookupsPerSecond, long liveHeapBytes,
+                         long indexBytes, double savepointSeconds, long savepointBytes, double loadCpuNanosPerKey,
+                         double lookupCpuNanosPerLookup) {
         @Override
         public String toString() {
             return String.format(Locale.ROOT,
-                    "%-8s keys=%d load=%.3f M/s lookups=%d hits=%d lookup=%.3f M/s liveHeap=%.1f MiB (%.0f B/key)"
-                            + " savepoint=%.2f s cpu: load=%.0f ns/key lookup=%.0f ns backend=%s", variant, keys,
-                    loadPerSecond / 1e6, lookups, hits, lookupsPerSecond / 1e6, liveHeapBytes / 1048576.0,
-                    (double) liveHeapBytes / Math.max(1, keys), savepointSeconds, loadCpuNanosPerKey,
-                    lookupCpuNanosPerLookup, backend);
+                    "%-22s reuse=%-3s keys=%d load=%.3f M/s lookups=%d hits=%d lookup=%.3f M/s liveHeap=%.1f MiB"
+                            + " (%.0f B/key) index=%s savepoint=%s cpu: load=%.0f ns/key lookup=%.0f ns backend=%s",
+                    contestant.label(), objectReuse ? "on" : "off", keys, loadPerSecond / 1e6, lookups, hits,
+                    lookupsPerSecond / 1e6, liveHeapBytes / 1048576.0, (double) liveHeapBytes / keys,
+                    indexBytes < 0 ? "n/a" : String.format(Locale.ROOT, "%.1f MiB (%.1f B/key)",
+                            indexBytes / 1048576.0, (double) indexBytes / keys),
+                    Double.isNaN(savepointSeconds) ? "-" : String.format(Locale.ROOT, "%.2f s (%d bytes)",
+                            savepointSeconds, savepointBytes),
+                    loadCpuNanosPerKey, lookupCpuNanosPerLookup, backend);
         }
     }
 
@@ -112,24 +241,20 @@ public final class EnrichmentBenchmark {
     // a LongAdder, not one contended counter, so that counting does not slow the subtasks down at high parallelism
     private static final LongAdder UPDATES_APPLIED = new LongAdder();
     private static final AtomicLong LOAD_START = new AtomicLong();
-    private static final AtomicLong LOAD_END = new AtomicLong();
     private static final AtomicLong LOOKUP_START = new AtomicLong();
     // process CPU time (all threads, JIT and GC included) at the same moments
     private static final AtomicLong LOAD_START_CPU = new AtomicLong();
-    private static final AtomicLong LOAD_END_CPU = new AtomicLong();
     private static final AtomicLong LOOKUP_START_CPU = new AtomicLong();
     private static final LongAdder ENRICHED = new LongAdder();
     private static final LongAdder HITS = new LongAdder();
+    private static final LongAdder WRONG = new LongAdder();
+    private static final AtomicReference<String> FIRST_WRONG = new AtomicReference<>();
     private static volatile CompletableFuture<Void> lookupsReleased;
-    /**
-     * The FliX operator's micro-batch size and flush interval ({@code --batch-size}, {@code --flush-ms}): batches
-     * of 2^17 records cost about 30% less CPU per key loaded than 2^15 at 10^7 keys on 2 cores (each batch touches
-     * more keys per index node); a lookup waits at most the interval.
-     */
-    private static volatile int flixBatchSize = 1 << 17;
-    private static volatile long flixFlushMillis = 200;
-    /** {@code --object-reuse}: Flink's object reuse for every contestant (no copy between chained operators). */
-    private static volatile boolean objectReuse;
+
+    /** Product ids are the ordinals times an odd constant (spread over the key space, as hashed ids are)... */
+    private static final long PRODUCT_ID_FACTOR = 0x9E3779B97F4A7C15L;
+    /** ...so an id times this inverse (modulo 2^64) is its ordinal again: how the sink checks each answer. */
+    private static final long ORDINAL_FACTOR = inverse(PRODUCT_ID_FACTOR);
 
     private EnrichmentBenchmark() {
     }
@@ -138,105 +263,142 @@ public final class EnrichmentBenchmark {
         final boolean quick = flag(args, "--quick");
         final long keys = option(args, "--keys", quick ? 20_000 : 10_000_000);
         final long lookups = option(args, "--lookups", quick ? 40_000 : 2 * keys);
+        final long rocksdbLookups = option(args, "--rocksdb-lookups", lookups);
         final int parallelism = (int) option(args, "--parallelism", 2);
-        final String variants = text(args, "--variants", "flix,heap,rocksdb");
-        final Backend backend = Backend.valueOf(text(args, "--backend", "cpu").toUpperCase(Locale.ROOT));
-        final MemorySize rocksdbManaged = MemorySize.parse(text(args, "--rocksdb-managed", quick ? "256m" : "4g"));
-        final boolean savepoint = !flag(args, "--no-savepoint");
-        final String payload = text(args, "--payload", "long");
-        System.out.printf(Locale.ROOT, "keys=%d lookups=%d (half hits) payload=%s parallelism=%d cores=%d "
-                        + "maxHeap=%.1f GiB%n", keys, lookups, payload, parallelism, Runtime.getRuntime().availableProcessors(),
-                Runtime.getRuntime().maxMemory() / 1073741824.0);
-        flixBatchSize = (int) option(args, "--batch-size", flixBatchSize);
-        flixFlushMillis = option(args, "--flush-ms", flixFlushMillis);
-        objectReuse = flag(args, "--object-reuse");
+        final String gpuUnusable = GpuSupport.unavailableReason();
+        final List<Backend> backends = new ArrayList<>();
+        for (String name : text(args, "--backend", gpuUnusable == null ? "cpu,gpu" : "cpu").split(",")) {
+            backends.add(Backend.valueOf(name.trim().toUpperCase(Locale.ROOT)));
+        }
+        final List<Contestant> contestants = new ArrayList<>();
+        for (String kind : text(args, "--variants", String.join(",", KINDS)).split(",")) {
+            if (kind.trim().startsWith("flix-")) {
+                for (Backend backend : backends) {
+                    contestants.add(new Contestant(kind.trim(), backend));
+                }
+            } else {
+                contestants.add(Contestant.of(kind.trim()));
+            }
+        }
+        final List<Boolean> reuseSettings = switch (objectReuse(args)) {
+            case "off" -> List.of(false);
+            case "on" -> List.of(true);
+            case "both" -> List.of(false, true);
+            default -> throw new IllegalArgumentException("--object-reuse takes off, on or both, not '"
+                    + objectReuse(args) + "'");
+        };
+        final int repeat = (int) option(args, "--repeat", 1);
+        final Setup setup = Setup.of(text(args, "--payload", "long"), keys, lookups, parallelism)
+                .withSavepoint(!flag(args, "--no-savepoint"))
+                .withRocksdbManaged(MemorySize.parse(text(args, "--rocksdb-managed", quick ? "256m" : "4g")))
+                .withBatches((int) option(args, "--batch-size", 1 << 17), option(args, "--flush-ms", 200));
+        System.out.printf(Locale.ROOT, "keys=%d lookups=%d (rocksdb: %d; half hits) payload=%s parallelism=%d "
+                        + "cores=%d maxHeap=%.1f GiB batch=%d flush=%d ms repeat=%d gpu=%s%n", keys, lookups,
+                rocksdbLookups, setup.payload(), parallelism, Runtime.getRuntime().availableProcessors(),
+                Runtime.getRuntime().maxMemory() / 1073741824.0, setup.batchSize(), setup.flushMillis(), repeat,
+                gpuUnusable == null ? "usable" : gpuUnusable.lines().findFirst().orElse(gpuUnusable));
         final long warmupKeys = option(args, "--warmup", quick ? 0 : Math.min(keys, 1_000_000));
         if (warmupKeys > 0) {
             // the JIT compiles Flink's code paths in whichever job runs them first: warm every contestant up
-            for (String variant : variants.split(",")) {
-                System.out.println("warmup " + run(variant.trim(), payload, warmupKeys, 2 * warmupKeys, parallelism,
-                        backend, rocksdbManaged, false));
+            for (boolean reuse : reuseSettings) {
+                for (Contestant contestant : contestants) {
+                    System.out.println("warmup " + run(contestant, setup.withObjectReuse(reuse).withSavepoint(false)
+                            .withSizes(warmupKeys, 2 * warmupKeys)));
+                }
             }
         }
-        for (String variant : variants.split(",")) {
-            System.out.println(run(variant.trim(), payload, keys, lookups, parallelism, backend, rocksdbManaged,
-                    savepoint));
+        final List<Result> results = new ArrayList<>();
+        for (int round = 0; round < repeat; round++) {
+            for (boolean reuse : reuseSettings) {
+                for (Contestant contestant : contestants) {
+                    final Setup runSetup = setup.withObjectReuse(reuse).withSizes(keys,
+                            contestant.kind().equals("rocksdb") ? rocksdbLookups : lookups);
+                    final Result result = run(contestant, runSetup);
+                    System.out.println(result);
+                    results.add(result);
+                }
+            }
         }
+        System.out.println();
+        System.out.print(EnrichmentTable.of(results));
     }
 
-    /** Runs one contestant's job and measures it. */
-    public static Result run(String variant, String payload, long keys, long lookups, int parallelism,
-                             Backend backend, MemorySize rocksdbManaged, boolean savepoint) throws Exception {
+    /** Runs one contestant's job and measures it; fails where an answer is wrong or a lookup is missing. */
+    public static Result run(Contestant contestant, Setup setup) throws Exception {
         UPDATES_APPLIED.reset();
         LOAD_START.set(0);
-        LOAD_END.set(0);
         LOOKUP_START.set(0);
         LOAD_START_CPU.set(0);
-        LOAD_END_CPU.set(0);
         LOOKUP_START_CPU.set(0);
         ENRICHED.reset();
         HITS.reset();
+        WRONG.reset();
+        FIRST_WRONG.set(null);
         lookupsReleased = new CompletableFuture<>();
+        FlixGauges.clear();
 
+        final long keys = setup.keys();
         final Path checkpoints = Files.createTempDirectory("flix-bench-checkpoints");
         final Configuration conf = new Configuration();
         // savepoints of this size go to files, not to the job manager's memory
         conf.set(CheckpointingOptions.CHECKPOINT_STORAGE, "filesystem");
         conf.set(CheckpointingOptions.CHECKPOINTS_DIRECTORY, checkpoints.toUri().toString());
-        if (variant.equals("rocksdb")) {
+        if (contestant.kind().equals("rocksdb")) {
             conf.set(StateBackendOptions.STATE_BACKEND, "rocksdb");
-            conf.set(TaskManagerOptions.MANAGED_MEMORY_SIZE, rocksdbManaged);
+            conf.set(TaskManagerOptions.MANAGED_MEMORY_SIZE, setup.rocksdbManaged());
         } else {
             conf.set(StateBackendOptions.STATE_BACKEND, "hashmap");
         }
-        // the FliX operator's backend gauge, as its subtasks report it
-        conf.set(ConfigOptions.key("metrics.reporter.flixbackend.factory.class").stringType().noDefaultValue(),
-                BackendReporter.class.getName());
-        BackendReporter.BACKENDS.clear();
-        conf.set(PipelineOptions.OBJECT_REUSE, objectReuse);
-        final StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(parallelism, conf);
+        // the FliX operators' gauges: whether the dimension is loaded, its bytes, the backend its subtasks report
+        conf.set(ConfigOptions.key("metrics.reporter.flixgauges.factory.class").stringType().noDefaultValue(),
+                FlixGauges.class.getName());
+        conf.set(PipelineOptions.OBJECT_REUSE, setup.objectReuse());
+        final StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(
+                setup.parallelism(), conf);
         final long space = 2 * keys; // ids beyond the dimension: half the orders miss
         final DataStream<Order> orders = env.fromSource(new DataGeneratorSource<>(
                         i -> new Order(i, productId(Math.floorMod(i * 0x2545F4914F6CDD1DL, space)), 1),
-                        lookups, afterRelease(), TypeInformation.of(Order.class)),
+                        setup.lookups(), afterRelease(), TypeInformation.of(Order.class)),
                 WatermarkStrategy.noWatermarks(), "orders");
-        if (payload.equals("long")) {
+        if (setup.payload().equals("long")) {
             final DataStream<ProductPrice> updates = env.fromSource(new DataGeneratorSource<>(
-                            i -> new ProductPrice(productId(i), 100 + Math.floorMod(i * 7919, 100_000)), keys,
+                            i -> new ProductPrice(productId(i), price(i)), keys,
                             TypeInformation.of(ProductPrice.class)),
                     WatermarkStrategy.noWatermarks(), "products");
-            enrich(variant, updates, orders, p -> p.id, p -> p.price, Types.LONG, backend)
-                    .sinkTo(new CountingSink<>()).name("count");
-        } else if (payload.equals("product")) {
+            enrich(contestant, setup, updates, orders, p -> p.id, p -> p.price, Types.LONG)
+                    .sinkTo(new CheckingSink<Long>(keys, price -> price, !contestant.ceiling())).name("check");
+        } else {
             final DataStream<Product> updates = env.fromSource(new DataGeneratorSource<>(
                             EnrichmentJob::listing, keys, TypeInformation.of(Product.class)),
                     WatermarkStrategy.noWatermarks(), "products");
-            enrich(variant, updates, orders, p -> p.id, p -> p, TypeInformation.of(Product.class), backend)
-                    .sinkTo(new CountingSink<>()).name("count");
-        } else {
-            throw new IllegalArgumentException("payload must be long or product: " + payload);
+            enrich(contestant, setup, updates, orders, p -> p.id, p -> p, TypeInformation.of(Product.class))
+                    .sinkTo(new CheckingSink<Product>(keys, product -> product.priceCents, !contestant.ceiling()))
+                    .name("check");
         }
 
-        final JobClient job = env.executeAsync(variant);
-        // the load ends when the last update has been applied: polled, at a resolution of about a millisecond
-        while (UPDATES_APPLIED.sum() < keys) {
+        final JobClient job = env.executeAsync(contestant.label());
+        // the load ends when every copy of the dimension holds it all: polled, at a resolution of about a millisecond
+        while (!loaded(contestant, setup)) {
             if (job.getJobExecutionResult().isDone()) {
                 job.getJobExecutionResult().get(); // throws where the job failed
-                throw new IllegalStateException(variant + ": the job ended after " + UPDATES_APPLIED.sum() + " of "
-                        + keys + " updates");
+                throw new IllegalStateException(contestant.label() + ": the job ended before the dimension was "
+                        + "loaded (" + UPDATES_APPLIED.sum() + " updates applied, " + keys + " keys)");
             }
             Thread.sleep(1);
         }
-        LOAD_END.set(System.nanoTime());
-        LOAD_END_CPU.set(processCpuNanos());
-        Thread.sleep(flixFlushMillis + 250); // the last updates' micro-batch: flushed within the flush interval
+        final long loadEnd = System.nanoTime();
+        final long loadEndCpu = processCpuNanos();
+        // while the job runs: the shared mode's backend gauge reads its index, which is closed when the job ends
+        final String backend = backendUsed(contestant);
         final long liveHeap = liveHeap();
         double savepointSeconds = Double.NaN;
-        if (savepoint) {
+        long savepointBytes = -1;
+        if (setup.savepoint()) {
             final Path dir = Files.createTempDirectory("flix-bench-savepoint");
             final long start = System.nanoTime();
             job.triggerSavepoint(dir.toUri().toString(), SavepointFormatType.CANONICAL).get(1, TimeUnit.HOURS);
             savepointSeconds = (System.nanoTime() - start) / 1e9;
+            savepointBytes = bytesUnder(dir);
             deleteRecursively(dir);
         }
         lookupsReleased.complete(null);
@@ -244,46 +406,144 @@ public final class EnrichmentBenchmark {
         final long end = System.nanoTime();
         final long endCpu = processCpuNanos();
         deleteRecursively(checkpoints);
-        final double loadSeconds = (LOAD_END.get() - LOAD_START.get()) / 1e9;
-        final double lookupSeconds = (end - LOOKUP_START.get()) / 1e9;
-        if (ENRICHED.sum() != lookups) {
-            throw new IllegalStateException(variant + ": " + ENRICHED.sum() + " of " + lookups + " lookups came out");
+        if (ENRICHED.sum() != setup.lookups()) {
+            throw new IllegalStateException(contestant.label() + ": " + ENRICHED.sum() + " of " + setup.lookups()
+                    + " lookups came out");
         }
-        return new Result(variant, keys, lookups, HITS.sum(), keys / loadSeconds, lookups / lookupSeconds, liveHeap,
-                savepointSeconds, (double) (LOAD_END_CPU.get() - LOAD_START_CPU.get()) / keys,
-                (double) (endCpu - LOOKUP_START_CPU.get()) / lookups, backendUsed(variant));
+        if (WRONG.sum() > 0) {
+            throw new IllegalStateException(contestant.label() + ": " + WRONG.sum() + " wrong answers, the first: "
+                    + FIRST_WRONG.get());
+        }
+        if (contestant.ceiling() && HITS.sum() != 0) {
+            throw new IllegalStateException(contestant.label() + " keeps no state but answered " + HITS.sum()
+                    + " lookups with a payload");
+        }
+        final double loadSeconds = (loadEnd - LOAD_START.get()) / 1e9;
+        final double lookupSeconds = (end - LOOKUP_START.get()) / 1e9;
+        return new Result(contestant, setup.objectReuse(), backend, keys, setup.lookups(),
+                HITS.sum(), keys / loadSeconds, setup.lookups() / lookupSeconds, liveHeap,
+                indexBytes(contestant, setup.parallelism()), savepointSeconds, savepointBytes,
+                (double) (loadEndCpu - LOAD_START_CPU.get()) / keys,
+                (double) (endCpu - LOOKUP_START_CPU.get()) / setup.lookups());
     }
 
     /** The contestant's enrichment of the orders against the updates' payloads. */
     private static <U, P> DataStream<Enriched<Order, P>> enrich(
-            String variant, DataStream<U> updates, DataStream<Order> orders, KeySelector<U, Long> key,
-            SerializableFunction<U, P> payloadOf, TypeInformation<P> payloadType, Backend backend) {
-        return switch (variant) {
-            case "flix" -> FlixEnrichment.of(updates, orders)
+            Contestant contestant, Setup setup, DataStream<U> updates, DataStream<Order> orders,
+            KeySelector<U, Long> key, SerializableFunction<U, P> payloadOf, TypeInformation<P> payloadType) {
+        final TypeInformation<Enriched<Order, P>> enrichedType =
+                FlixEnrichment.enrichedType(TypeInformation.of(Order.class), payloadType);
+        return switch (contestant.kind()) {
+            case "flix-shared" -> FlixEnrichment.shared(updates, orders)
                     .key(key, o -> o.productId)
                     .payload(u -> {
                         updateApplied();
                         return payloadOf.apply(u);
                     }, payloadType)
-                    .batchSize(flixBatchSize)
-                    .flushInterval(Duration.ofMillis(flixFlushMillis))
-                    .backend(backend)
+                    .batchSize(setup.batchSize())
+                    .flushInterval(Duration.ofMillis(setup.flushMillis()))
+                    .backend(contestant.backend())
+                    .name(ENRICHMENT)
                     .build();
+            case "flix-keyed" -> FlixEnrichment.of(updates, orders)
+                    .key(key, o -> o.productId)
+                    .payload(u -> {
+                        updateApplied();
+                        return payloadOf.apply(u);
+                    }, payloadType)
+                    .batchSize(setup.batchSize())
+                    .flushInterval(Duration.ofMillis(setup.flushMillis()))
+                    .backend(contestant.backend())
+                    .name(ENRICHMENT)
+                    .build();
+            case "broadcast" -> {
+                final MapStateDescriptor<Long, P> dimension =
+                        new MapStateDescriptor<>("dimension", Types.LONG, payloadType);
+                yield orders.connect(updates.broadcast(dimension))
+                        .process(new BroadcastStateEnrichment<>(dimension, key, payloadOf), enrichedType)
+                        .name(ENRICHMENT);
+            }
             case "heap", "rocksdb" -> keyedProcess(updates, orders, key,
-                    new ValueStateEnrichment<>(payloadOf, payloadType), payloadType);
-            case "stateless" -> keyedProcess(updates, orders, key, new StatelessPassThrough<U, P>(), payloadType);
-            default -> throw new IllegalArgumentException(
-                    "variant must be flix, heap, rocksdb or stateless: " + variant);
+                    new ValueStateEnrichment<>(payloadOf, payloadType), enrichedType);
+            case "ceiling-keyed" -> keyedProcess(updates, orders, key, new KeyedNoState<U, P>(), enrichedType);
+            case "ceiling-chained" -> {
+                updates.broadcast().sinkTo(new DroppingSink<>()).name("drop updates");
+                yield orders.map(new AnswerNothing<P>()).returns(enrichedType).name(ENRICHMENT);
+            }
+            default -> throw new IllegalStateException("no job for " + contestant.kind());
         };
     }
 
-    /** The baselines' topology: both inputs keyed by the product id into one keyed co-process function. */
+    /** The keyed baselines' topology: both inputs keyed by the product id into one keyed co-process function. */
     private static <U, P> DataStream<Enriched<Order, P>> keyedProcess(
             DataStream<U> updates, DataStream<Order> orders, KeySelector<U, Long> key,
-            KeyedCoProcessFunction<Long, U, Order, Enriched<Order, P>> function, TypeInformation<P> payloadType) {
+            KeyedCoProcessFunction<Long, U, Order, Enriched<Order, P>> function,
+            TypeInformation<Enriched<Order, P>> enrichedType) {
         return updates.keyBy(key, Types.LONG)
                 .connect(orders.keyBy(o -> o.productId, Types.LONG))
-                .process(function, FlixEnrichment.enrichedType(TypeInformation.of(Order.class), payloadType));
+                .process(function, enrichedType)
+                .name(ENRICHMENT);
+    }
+
+    /** Whether every copy of the dimension the contestant keeps holds every key. */
+    private static boolean loaded(Contestant contestant, Setup setup) {
+        final long keys = setup.keys();
+        final int parallelism = setup.parallelism();
+        return switch (contestant.kind()) {
+            case "flix-keyed" -> {
+                // each subtask holds its key groups' slice: the slices add up to the dimension
+                final List<Object> sizes = FlixGauges.values(ENRICHMENT, "flixIndexSize");
+                yield sizes.size() == parallelism
+                        && sizes.stream().mapToLong(size -> ((Number) size).longValue()).sum() == keys;
+            }
+            case "flix-shared" -> {
+                // every writer subtask's task manager dimension holds the whole dimension
+                final List<Object> sizes = FlixGauges.values(DIMENSION_WRITER, "flixIndexSize");
+                yield sizes.size() == parallelism
+                        && sizes.stream().allMatch(size -> ((Number) size).longValue() >= keys);
+            }
+            default -> UPDATES_APPLIED.sum() >= (contestant.updatesBroadcast() ? keys * parallelism : keys);
+        };
+    }
+
+    /**
+     * The FliX indexes' bytes, from their {@code flixIndexBytes} gauges: one index per subtask in the keyed mode,
+     * one per task manager in the shared mode (its applier's); -1 for the others, or where no gauge says.
+     */
+    private static long indexBytes(Contestant contestant, int parallelism) {
+        if (contestant.kind().equals("flix-keyed")) {
+            final List<Object> bytes = FlixGauges.values(ENRICHMENT, "flixIndexBytes");
+            return bytes.size() == parallelism ? bytes.stream().mapToLong(b -> ((Number) b).longValue()).sum() : -1;
+        }
+        if (contestant.kind().equals("flix-shared")) {
+            long sum = 0;
+            for (int subtask = 0; subtask < parallelism; subtask++) {
+                if (FlixGauges.value(DIMENSION_WRITER, subtask, "flixApplier") instanceof Number applier
+                        && applier.intValue() == 1) {
+                    final Object bytes = FlixGauges.value(DIMENSION_WRITER, subtask, "flixIndexBytes");
+                    if (bytes == null) {
+                        return -1;
+                    }
+                    sum += ((Number) bytes).longValue();
+                }
+            }
+            return sum;
+        }
+        return -1;
+    }
+
+    /** The backends the FliX subtasks reported (joined where they differ); for the others their state's home. */
+    private static String backendUsed(Contestant contestant) {
+        if (contestant.flix()) {
+            final TreeSet<String> names = new TreeSet<>();
+            FlixGauges.values(ENRICHMENT, "flixBackend").forEach(name -> names.add(String.valueOf(name)));
+            return names.isEmpty() ? "unknown" : String.join("+", names);
+        }
+        return switch (contestant.kind()) {
+            case "rocksdb" -> "rocksdb";
+            case "heap", "broadcast" -> "hashmap";
+            default -> "none";
+        };
     }
 
     /** A serializable function, for the payload of an update. */
@@ -294,7 +554,33 @@ public final class EnrichmentBenchmark {
 
     /** Product ids are spread over the key space, as hashed ids are. */
     static long productId(long ordinal) {
-        return ordinal * 0x9E3779B97F4A7C15L;
+        return ordinal * PRODUCT_ID_FACTOR;
+    }
+
+    /** The price of product {@code ordinal}, in cents (as {@link EnrichmentJob#listing} sets it). */
+    static long price(long ordinal) {
+        return 100 + Math.floorMod(ordinal * 7919, 100_000);
+    }
+
+    /** The number of the first {@code lookups} orders whose product is among the first {@code keys}. */
+    public static long expectedHits(long keys, long lookups) {
+        final long space = 2 * keys;
+        long hits = 0;
+        for (long i = 0; i < lookups; i++) {
+            if (Math.floorMod(i * 0x2545F4914F6CDD1DL, space) < keys) {
+                hits++;
+            }
+        }
+        return hits;
+    }
+
+    /** The inverse of an odd number modulo 2^64 (Newton's iteration: each step doubles the correct low bits). */
+    private static long inverse(long odd) {
+        long x = odd; // right in the low 3 bits
+        for (int i = 0; i < 5; i++) {
+            x *= 2 - odd * x;
+        }
+        return x;
     }
 
     private static void updateApplied() {
@@ -302,54 +588,6 @@ public final class EnrichmentBenchmark {
             LOAD_START_CPU.set(processCpuNanos());
         }
         UPDATES_APPLIED.increment();
-    }
-
-    /** The backends the FliX subtasks reported (joined where they differ); for the others their state backend. */
-    private static String backendUsed(String variant) {
-        if (variant.equals("stateless")) {
-            return "none";
-        }
-        if (!variant.equals("flix")) {
-            return variant.equals("rocksdb") ? "rocksdb" : "hashmap";
-        }
-        final java.util.TreeSet<String> names = new java.util.TreeSet<>();
-        for (Gauge<?> gauge : BackendReporter.BACKENDS) {
-            names.add(String.valueOf(gauge.getValue()));
-        }
-        return names.isEmpty() ? "unknown" : String.join("+", names);
-    }
-
-    /**
-     * Keeps the FliX operator's {@code flixBackend} gauges, registered with the local cluster by
-     * {@code metrics.reporter.flixbackend.factory.class} (and META-INF/services).
-     */
-    public static final class BackendReporter implements MetricReporter, MetricReporterFactory {
-        static final java.util.Set<Gauge<?>> BACKENDS = java.util.concurrent.ConcurrentHashMap.newKeySet();
-
-        @Override
-        public MetricReporter createMetricReporter(java.util.Properties properties) {
-            return new BackendReporter();
-        }
-
-        @Override
-        public void open(MetricConfig config) {
-        }
-
-        @Override
-        public void close() {
-        }
-
-        @Override
-        public void notifyOfAddedMetric(Metric metric, String metricName, MetricGroup group) {
-            if (metricName.equals("flixBackend") && metric instanceof Gauge<?> gauge) {
-                BACKENDS.add(gauge);
-            }
-        }
-
-        @Override
-        public void notifyOfRemovedMetric(Metric metric, String metricName, MetricGroup group) {
-            // kept: the job's gauges are read after it ends
-        }
     }
 
     private static long processCpuNanos() {
@@ -394,7 +632,7 @@ public final class EnrichmentBenchmark {
         }
     }
 
-    /** The baseline: exact lookups on keyed ValueState, one record at a time. */
+    /** The keyed baseline: exact lookups on keyed ValueState, one record at a time. */
     static final class ValueStateEnrichment<U, P> extends KeyedCoProcessFunction<Long, U, Order, Enriched<Order, P>> {
         private final SerializableFunction<U, P> payloadOf;
         private final TypeInformation<P> payloadType;
@@ -423,11 +661,41 @@ public final class EnrichmentBenchmark {
     }
 
     /**
-     * The ceiling of any keyed enrichment in this job: the heap job's topology (sources, key-by exchange, the
-     * record path, the sink) with the state taken out. Updates are counted and dropped; every order comes out
-     * without a payload.
+     * Flink's replicated dimension: every subtask keeps the whole dimension in its broadcast state (a map, on the
+     * heap whatever the state backend) and answers its lookups from it, one record at a time.
      */
-    static final class StatelessPassThrough<U, P> extends KeyedCoProcessFunction<Long, U, Order, Enriched<Order, P>> {
+    static final class BroadcastStateEnrichment<U, P> extends BroadcastProcessFunction<Order, U, Enriched<Order, P>> {
+        private final MapStateDescriptor<Long, P> dimension;
+        private final KeySelector<U, Long> key;
+        private final SerializableFunction<U, P> payloadOf;
+
+        BroadcastStateEnrichment(MapStateDescriptor<Long, P> dimension, KeySelector<U, Long> key,
+                                 SerializableFunction<U, P> payloadOf) {
+            this.dimension = dimension;
+            this.key = key;
+            this.payloadOf = payloadOf;
+        }
+
+        @Override
+        public void processElement(Order order, ReadOnlyContext ctx, Collector<Enriched<Order, P>> out)
+                throws Exception {
+            out.collect(new Enriched<>(order, LookupKind.EXACT, ctx.getBroadcastState(dimension).get(order.productId),
+                    null, null));
+        }
+
+        @Override
+        public void processBroadcastElement(U update, Context ctx, Collector<Enriched<Order, P>> out)
+                throws Exception {
+            ctx.getBroadcastState(dimension).put(key.getKey(update), payloadOf.apply(update));
+            updateApplied();
+        }
+    }
+
+    /**
+     * The keyed ceiling: the heap job's topology (sources, key-by exchange, the record path, the sink) with the
+     * state taken out. Updates are counted and dropped; every order comes out without a payload.
+     */
+    static final class KeyedNoState<U, P> extends KeyedCoProcessFunction<Long, U, Order, Enriched<Order, P>> {
         @Override
         public void processElement1(U update, Context ctx, Collector<Enriched<Order, P>> out) {
             updateApplied();
@@ -439,7 +707,50 @@ public final class EnrichmentBenchmark {
         }
     }
 
-    private static final class CountingSink<P> implements Sink<Enriched<Order, P>> {
+    /** The chained ceiling's lookups: every order out without a payload, chained to the order source. */
+    static final class AnswerNothing<P> implements MapFunction<Order, Enriched<Order, P>> {
+        @Override
+        public Enriched<Order, P> map(Order order) {
+            return new Enriched<>(order, LookupKind.EXACT, null, null, null);
+        }
+    }
+
+    /** The chained ceiling's updates: counted on every subtask (they are broadcast) and dropped. */
+    private static final class DroppingSink<U> implements Sink<U> {
+        @Override
+        public SinkWriter<U> createWriter(WriterInitContext context) {
+            return new SinkWriter<>() {
+                @Override
+                public void write(U update, Context context) {
+                    updateApplied();
+                }
+
+                @Override
+                public void flush(boolean endOfInput) {
+                }
+
+                @Override
+                public void close() {
+                }
+            };
+        }
+    }
+
+    /**
+     * Counts the enriched orders and, where {@code check}, checks each answer against the dimension: the price of
+     * the order's product where it is among the {@code keys} loaded, else no payload.
+     */
+    private static final class CheckingSink<P> implements Sink<Enriched<Order, P>> {
+        private final long keys;
+        private final SerializableFunction<P, Long> priceOf;
+        private final boolean check;
+
+        CheckingSink(long keys, SerializableFunction<P, Long> priceOf, boolean check) {
+            this.keys = keys;
+            this.priceOf = priceOf;
+            this.check = check;
+        }
+
         @Override
         public SinkWriter<Enriched<Order, P>> createWriter(WriterInitContext context) {
             return new SinkWriter<>() {
@@ -448,6 +759,16 @@ public final class EnrichmentBenchmark {
                     ENRICHED.increment();
                     if (e.payload != null) {
                         HITS.increment();
+                    }
+                    if (check) {
+                        final long ordinal = e.event.productId * ORDINAL_FACTOR;
+                        final Long expected = ordinal >= 0 && ordinal < keys ? price(ordinal) : null;
+                        final Long answered = e.payload == null ? null : priceOf.apply(e.payload);
+                        if (!Objects.equals(expected, answered)) {
+                            WRONG.increment();
+                            FIRST_WRONG.compareAndSet(null, e.event + ": expected price " + expected + ", answered "
+                                    + answered);
+                        }
                     }
                 }
 
@@ -462,6 +783,12 @@ public final class EnrichmentBenchmark {
         }
     }
 
+    private static long bytesUnder(Path dir) throws java.io.IOException {
+        try (Stream<Path> walk = Files.walk(dir)) {
+            return walk.filter(Files::isRegularFile).mapToLong(p -> p.toFile().length()).sum();
+        }
+    }
+
     private static void deleteRecursively(Path dir) throws java.io.IOException {
         final List<Path> paths = new ArrayList<>();
         try (Stream<Path> walk = Files.walk(dir)) {
@@ -471,6 +798,16 @@ public final class EnrichmentBenchmark {
         for (Path p : paths) {
             Files.deleteIfExists(p);
         }
+    }
+
+    /** {@code --object-reuse off|on|both}; a bare {@code --object-reuse} is on. */
+    private static String objectReuse(String[] args) {
+        for (int i = 0; i < args.length; i++) {
+            if (args[i].equals("--object-reuse")) {
+                return i + 1 < args.length && !args[i + 1].startsWith("--") ? args[i + 1] : "on";
+            }
+        }
+        return "off";
     }
 
     private static boolean flag(String[] args, String name) {
