@@ -169,13 +169,13 @@ public final class EnrichmentJob {
         }
     }
 
-    private static String backendName(Backend requested) {
+    static String backendName(Backend requested) {
         try (FlixIndex probe = FlixIndex.open(FlixConfig.builder().backend(requested).threads(1).build())) {
             return probe.backend().name().toLowerCase(Locale.ROOT);
         }
     }
 
-    private static long option(String[] args, String name, long fallback) {
+    static long option(String[] args, String name, long fallback) {
         for (int i = 0; i + 1 < args.length; i++) {
             if (args[i].equals(name)) {
                 return Long.parseLong(args[i + 1]);
