@@ -1,12 +1,12 @@
 package io.flix.flink;
 
+import io.flix.flink.testing.Savepoints;
 import io.flix.index.Backend;
 
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.StateRecoveryOptions;
 import org.apache.flink.core.execution.JobClient;
-import org.apache.flink.core.execution.SavepointFormatType;
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
@@ -51,8 +51,7 @@ class FlixEnrichmentSavepointRescaleITCase {
                 .build().sinkTo(new DiscardingSink<>());
         final JobClient loading = first.executeAsync("load");
         JobParts.LOADED.get(load).get(2, TimeUnit.MINUTES);
-        final String savepoint = loading.stopWithSavepoint(false, savepoints.toUri().toString(),
-                SavepointFormatType.CANONICAL).get(2, TimeUnit.MINUTES);
+        final String savepoint = Savepoints.stopWithSavepoint(loading, savepoints.toUri().toString(), 120);
 
         final String resume = "savepoint-resume";
         JobParts.reset(resume);

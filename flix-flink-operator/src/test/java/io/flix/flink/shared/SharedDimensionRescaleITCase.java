@@ -2,6 +2,7 @@ package io.flix.flink.shared;
 
 import io.flix.flink.Enriched;
 import io.flix.flink.FlixEnrichment;
+import io.flix.flink.testing.Savepoints;
 import io.flix.flink.Update;
 import io.flix.index.Backend;
 
@@ -18,7 +19,6 @@ import org.apache.flink.configuration.MemorySize;
 import org.apache.flink.connector.datagen.source.DataGeneratorSource;
 import org.apache.flink.connector.datagen.source.GeneratorFunction;
 import org.apache.flink.core.execution.JobClient;
-import org.apache.flink.core.execution.SavepointFormatType;
 import org.apache.flink.runtime.checkpoint.Checkpoints;
 import org.apache.flink.runtime.checkpoint.OperatorState;
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
@@ -156,8 +156,8 @@ class SharedDimensionRescaleITCase {
                 answers.sort(null);
                 assertEquals(expected, answers, where + ": the lookups of every key");
 
-                savepoint = client.stopWithSavepoint(false, savepoints.toUri().toString(),
-                        SavepointFormatType.CANONICAL).get(DimensionContents.SAFETY_NET_SECONDS, TimeUnit.SECONDS);
+                savepoint = Savepoints.stopWithSavepoint(client, savepoints.toUri().toString(),
+                        DimensionContents.SAFETY_NET_SECONDS);
                 client.getJobExecutionResult().get(DimensionContents.SAFETY_NET_SECONDS, TimeUnit.SECONDS);
                 assertOneCopy(savepoint, parallelism, where);
             } finally {
