@@ -156,9 +156,7 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
     private transient int[] lookupPositions;
     private transient int lookupCount;
     private transient int updateCount;
-    private transient boolean flushTimerPending;
-    /** Processing time at which the current batch is flushed at the latest. */
-    private transient long batchDueMillis;
+    private transient BatchDeadline deadline;
 
     private transient Histogram batchSizes;
     private transient Histogram flushLatencies;
@@ -223,6 +221,8 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
     public void open() throws Exception {
         super.open();
         copyEvents = getExecutionConfig().isObjectReuseEnabled();
+        deadline = new BatchDeadline(getProcessingTimeService(), flushIntervalMillis,
+                () -> lookupCount + updateCount, this::flush);
         registerMetrics(getMetricGroup());
     }
 
@@ -401,29 +401,9 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
         final int buffered = lookupCount + updateCount;
         if (buffered >= batchSize) {
             flush();
-        } else if (buffered == 1 && flushIntervalMillis > 0) {
-            // a batch starts: it is due one interval from now
-            batchDueMillis = getProcessingTimeService().getCurrentProcessingTime() + flushIntervalMillis;
-            if (!flushTimerPending) {
-                registerFlushTimer(batchDueMillis);
-            }
+        } else {
+            deadline.recordBuffered(buffered);
         }
-    }
-
-    /** One timer at a time; a timer that fires before the current batch is due moves to when it is. */
-    private void registerFlushTimer(long dueMillis) {
-        flushTimerPending = true;
-        getProcessingTimeService().registerTimer(dueMillis, timestamp -> {
-            flushTimerPending = false;
-            if (lookupCount + updateCount == 0) {
-                return;
-            }
-            if (timestamp >= batchDueMillis) {
-                flush();
-            } else {
-                registerFlushTimer(batchDueMillis);
-            }
-        });
     }
 
     private void reject(String input, String reason, Object record, StreamRecord<?> element) {

@@ -1,5 +1,6 @@
 package io.flix.flink.shared;
 
+import io.flix.flink.BatchDeadline;
 import io.flix.flink.IndexSettings;
 import io.flix.flink.KeyGroupSnapshotCodec;
 
@@ -87,8 +88,7 @@ public final class DimensionWriterOperator<P> extends AbstractStreamOperator<Voi
     private transient byte[][] payloads;
     private transient int count;
     private transient long firstPendingNanos;
-    private transient boolean flushTimerPending;
-    private transient long batchDueMillis;
+    private transient BatchDeadline deadline;
     /** This checkpoint's raw operator state holds the dimension: mark it for union redistribution. */
     private transient boolean wroteDimension;
 
@@ -145,6 +145,7 @@ public final class DimensionWriterOperator<P> extends AbstractStreamOperator<Voi
     @Override
     public void open() throws Exception {
         super.open();
+        deadline = new BatchDeadline(getProcessingTimeService(), flushIntervalMillis, () -> count, this::flush);
         final MetricGroup group = getMetricGroup();
         applied = group.counter("flixUpdates");
         flushes = group.counter("flixFlushes");
@@ -214,29 +215,11 @@ public final class DimensionWriterOperator<P> extends AbstractStreamOperator<Voi
         dimension.pending(count, firstPendingNanos);
         if (count >= batchSize) {
             flush();
-        } else if (count == 1 && flushIntervalMillis > 0) {
-            batchDueMillis = getProcessingTimeService().getCurrentProcessingTime() + flushIntervalMillis;
-            if (!flushTimerPending) {
-                registerFlushTimer(batchDueMillis);
-            }
+        } else {
+            deadline.recordBuffered(count);
         }
     }
 
-    /** One timer at a time; a timer that fires before the current batch is due moves to when it is. */
-    private void registerFlushTimer(long dueMillis) {
-        flushTimerPending = true;
-        getProcessingTimeService().registerTimer(dueMillis, timestamp -> {
-            flushTimerPending = false;
-            if (count == 0) {
-                return;
-            }
-            if (timestamp >= batchDueMillis) {
-                flush();
-            } else {
-                registerFlushTimer(batchDueMillis);
-            }
-        });
-    }
 
     /** Applies the held updates to the task manager's dimension. */
     void flush() throws Exception {

@@ -2,6 +2,7 @@ package io.flix.flink.shared;
 
 import io.flix.flink.Enriched;
 import io.flix.flink.FlixEnrichment;
+import io.flix.flink.BatchDeadline;
 import io.flix.flink.IndexSettings;
 import io.flix.flink.LookupKind;
 import io.flix.flink.Match;
@@ -88,8 +89,7 @@ public final class SharedLookupOperator<E, P> extends AbstractStreamOperator<Enr
     private transient long[] keysOut;
     /** Per lookup of the batch being answered: its result, or the reason it is rejected. */
     private transient Object[] answers;
-    private transient boolean flushTimerPending;
-    private transient long batchDueMillis;
+    private transient BatchDeadline deadline;
     private transient StreamRecord<Enriched<E, P>> outputRecord;
 
     private transient Counter lookups;
@@ -145,6 +145,7 @@ public final class SharedLookupOperator<E, P> extends AbstractStreamOperator<Enr
         keysOut = new long[capacity];
         answers = new Object[capacity];
         outputRecord = new StreamRecord<>(null);
+        deadline = new BatchDeadline(getProcessingTimeService(), flushIntervalMillis, () -> count, this::flush);
         final MetricGroup group = getMetricGroup();
         lookups = group.counter("flixLookups");
         rejected = group.counter("flixRejected");
@@ -202,11 +203,8 @@ public final class SharedLookupOperator<E, P> extends AbstractStreamOperator<Enr
         lookups.inc();
         if (count >= batchSize) {
             flush();
-        } else if (count == 1 && flushIntervalMillis > 0) {
-            batchDueMillis = getProcessingTimeService().getCurrentProcessingTime() + flushIntervalMillis;
-            if (!flushTimerPending) {
-                registerFlushTimer(batchDueMillis);
-            }
+        } else {
+            deadline.recordBuffered(count);
         }
     }
 
@@ -224,20 +222,6 @@ public final class SharedLookupOperator<E, P> extends AbstractStreamOperator<Enr
         answers = new Object[capacity];
     }
 
-    private void registerFlushTimer(long dueMillis) {
-        flushTimerPending = true;
-        getProcessingTimeService().registerTimer(dueMillis, timestamp -> {
-            flushTimerPending = false;
-            if (count == 0) {
-                return;
-            }
-            if (timestamp >= batchDueMillis) {
-                flush();
-            } else {
-                registerFlushTimer(batchDueMillis);
-            }
-        });
-    }
 
     /** Answers the buffered lookups with one index call and emits them in arrival order. */
     void flush() throws Exception {
