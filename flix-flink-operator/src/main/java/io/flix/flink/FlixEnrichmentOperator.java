@@ -412,9 +412,7 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
 
     private void reject(String input, String reason, Object record, boolean hasTimestamp, long timestamp) {
         rejected.inc();
-        final Rejected value = new Rejected(input, reason, record);
-        output.collect(FlixEnrichment.REJECTED, hasTimestamp
-                ? new StreamRecord<>(value, timestamp) : new StreamRecord<>(value));
+        output.collect(FlixEnrichment.REJECTED, Rejected.of(input, reason, record, hasTimestamp, timestamp));
     }
 
     // ---- flushing ----

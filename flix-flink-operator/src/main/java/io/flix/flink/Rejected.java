@@ -1,5 +1,7 @@
 package io.flix.flink;
 
+import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+
 import java.util.Objects;
 
 /** A record the enrichment could not use, with the reason; goes to the side output {@link FlixEnrichment#REJECTED}. */
@@ -19,6 +21,13 @@ public final class Rejected {
         this.reason = reason;
         final String text = String.valueOf(record);
         this.record = text.length() > 1000 ? text.substring(0, 1000) : text;
+    }
+
+    /** A rejection as the side output's record, with the rejected record's timestamp where it had one. */
+    public static StreamRecord<Rejected> of(String input, String reason, Object record, boolean hasTimestamp,
+                                            long timestamp) {
+        final Rejected value = new Rejected(input, reason, record);
+        return hasTimestamp ? new StreamRecord<>(value, timestamp) : new StreamRecord<>(value);
     }
 
     @Override

@@ -331,9 +331,7 @@ public final class SharedLookupOperator<E, P> extends AbstractStreamOperator<Enr
 
     private void reject(String reason, Object record, boolean withTimestamp, long timestamp) {
         rejected.inc();
-        final Rejected value = new Rejected("lookup", reason, record);
-        output.collect(FlixEnrichment.REJECTED, withTimestamp ? new StreamRecord<>(value, timestamp)
-                : new StreamRecord<>(value));
+        output.collect(FlixEnrichment.REJECTED, Rejected.of("lookup", reason, record, withTimestamp, timestamp));
     }
 
     @Override

@@ -97,13 +97,4 @@ final class TaskManagerDimensions {
                     .filter(TaskManagerDimension::isStarted).toList();
         }
     }
-
-    /** The keys held by each started dimension open in this JVM for a dimension id; for tests. */
-    static java.util.List<Long> sizes(String dimension) {
-        synchronized (OPEN) {
-            return OPEN.entrySet().stream().filter(e -> e.getKey().dimension().equals(dimension))
-                    .filter(e -> e.getValue().dimension.isStarted())
-                    .map(e -> e.getValue().dimension.size()).toList();
-        }
-    }
 }

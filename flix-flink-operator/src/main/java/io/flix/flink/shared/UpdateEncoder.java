@@ -111,8 +111,7 @@ public final class UpdateEncoder<U, P> extends AbstractStreamOperator<EncodedUpd
 
     private void reject(String reason, Object record, StreamRecord<?> element) {
         rejected.inc();
-        final Rejected value = new Rejected("update", reason, record);
-        output.collect(FlixEnrichment.REJECTED, element.hasTimestamp()
-                ? new StreamRecord<>(value, element.getTimestamp()) : new StreamRecord<>(value));
+        output.collect(FlixEnrichment.REJECTED,
+                Rejected.of("update", reason, record, element.hasTimestamp(), element.getTimestamp()));
     }
 }

@@ -1,5 +1,6 @@
 package io.flix.flink.dimension;
 
+import io.flix.flink.testing.Eventually;
 import io.flix.index.Backend;
 import io.flix.index.FlixConfig;
 import io.flix.index.FlixIndex;
@@ -161,11 +162,7 @@ class GatheredLookupsTest {
         assertSame(1, lookups.lastGathered());
     }
 
-    private static void awaitQueued(GatheredLookups lookups, int batches) throws InterruptedException {
-        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
-        while (lookups.queued() < batches) {
-            assertTrue(System.nanoTime() < deadline, "batches were not queued");
-            Thread.sleep(1);
-        }
+    private static void awaitQueued(GatheredLookups lookups, int batches) throws Exception {
+        Eventually.await(batches + " batches queued", () -> lookups.queued() >= batches);
     }
 }

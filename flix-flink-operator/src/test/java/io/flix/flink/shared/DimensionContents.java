@@ -1,5 +1,6 @@
 package io.flix.flink.shared;
 
+import io.flix.flink.testing.Eventually;
 import io.flix.flink.PayloadStore;
 import io.flix.index.FlixIndex;
 
@@ -15,7 +16,7 @@ import java.util.concurrent.TimeUnit;
 final class DimensionContents {
 
     /** A safety net for waits on events that must happen; never reached when the code works. */
-    static final long SAFETY_NET_SECONDS = 300;
+    static final long SAFETY_NET_SECONDS = Eventually.SAFETY_NET_SECONDS;
 
     private DimensionContents() {
     }
@@ -55,18 +56,30 @@ final class DimensionContents {
      */
     static List<TaskManagerDimension<?>> await(String dimensionId, int taskManagers, Condition condition, String what)
             throws Exception {
-        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(SAFETY_NET_SECONDS);
-        while (true) {
+        Eventually.await(what + " (on " + taskManagers + " task managers)", () -> {
             final List<TaskManagerDimension<?>> started = TaskManagerDimensions.started(dimensionId);
-            if (started.size() == taskManagers && allHold(started, condition)) {
-                return started;
+            return started.size() == taskManagers && allHold(started, condition);
+        });
+        return TaskManagerDimensions.started(dimensionId);
+    }
+
+    /**
+     * A future that completes once the dimension, started on {@code taskManagers} task managers, holds {@code keys}
+     * keys on each (the updates are all applied); for gating a job's lookups from a thread of its own.
+     */
+    static java.util.concurrent.CompletableFuture<Void> loaded(String dimensionId, int taskManagers, long keys) {
+        final java.util.concurrent.CompletableFuture<Void> loaded = new java.util.concurrent.CompletableFuture<>();
+        final Thread waiter = new Thread(() -> {
+            try {
+                await(dimensionId, taskManagers, d -> d.size() == keys, keys + " keys in every dimension");
+                loaded.complete(null);
+            } catch (Throwable t) {
+                loaded.completeExceptionally(t);
             }
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("not reached within the safety net: " + what + " (dimensions started: "
-                        + started.size() + " of " + taskManagers + ")");
-            }
-            Thread.sleep(2);
-        }
+        }, "loaded-" + dimensionId);
+        waiter.setDaemon(true);
+        waiter.start();
+        return loaded;
     }
 
     private static boolean allHold(List<TaskManagerDimension<?>> dimensions, Condition condition) throws Exception {

@@ -2,6 +2,7 @@ package io.flix.flink.shared;
 
 import io.flix.flink.Enriched;
 import io.flix.flink.FlixEnrichment;
+import io.flix.flink.testing.Eventually;
 import io.flix.flink.testing.Savepoints;
 import io.flix.flink.Update;
 import io.flix.index.Backend;
@@ -277,12 +278,8 @@ class SharedDimensionRescaleITCase {
         };
     }
 
-    private static void awaitAnswers(int phase, int count) throws InterruptedException {
-        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(DimensionContents.SAFETY_NET_SECONDS);
-        while (ANSWERS.get(phase).size() < count) {
-            assertTrue(System.nanoTime() < deadline, "lookups answered: " + ANSWERS.get(phase).size() + " of " + count);
-            Thread.sleep(2);
-        }
+    private static void awaitAnswers(int phase, int count) throws Exception {
+        Eventually.await(count + " lookups answered in phase " + phase, () -> ANSWERS.get(phase).size() >= count);
     }
 
     private static void assertHolds(TreeMap<Long, String> oracle, List<Long> everSeen,

@@ -55,7 +55,7 @@ class SharedEnrichmentFailoverITCase {
     private static final String DIMENSION = "failover-after-the-updates-end";
     static final Set<String> OUT = ConcurrentHashMap.newKeySet();
     /** The dimension is loaded on both task managers; then a checkpoint taken after it has completed. */
-    static final CompletableFuture<Void> LOADED = new CompletableFuture<>();
+    static volatile CompletableFuture<Void> loaded = new CompletableFuture<>();
     static final CompletableFuture<Void> CHECKPOINTED_AFTER_LOAD = new CompletableFuture<>();
     static final AtomicLong FIRST_CHECKPOINT_AFTER_LOAD = new AtomicLong(Long.MAX_VALUE);
     static final AtomicBoolean FAILED_ONCE = new AtomicBoolean();
@@ -76,6 +76,7 @@ class SharedEnrichmentFailoverITCase {
         conf.set(RestartStrategyOptions.RESTART_STRATEGY, "fixed-delay");
         conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_ATTEMPTS, 1);
         conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY, Duration.ofMillis(10));
+        loaded = DimensionContents.loaded(DIMENSION, 2, keys);
         final StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
         env.setParallelism(4);
         env.enableCheckpointing(50);
@@ -99,7 +100,6 @@ class SharedEnrichmentFailoverITCase {
                 OUT.add(value);
             }
         });
-        startPoller(keys);
         env.execute();
 
         assertTrue(FAILED_ONCE.get(), "the job failed once after a checkpoint that followed the load");
@@ -110,21 +110,6 @@ class SharedEnrichmentFailoverITCase {
             expected.add(i + "->" + floor.getKey() + ":" + floor.getValue());
         }
         assertEquals(expected, new TreeSet<>(OUT));
-    }
-
-    /** Completes {@link #LOADED} once both task managers' dimensions hold every key. */
-    private static void startPoller(int keys) {
-        final Thread poller = new Thread(() -> {
-            while (!LOADED.isDone()) {
-                final List<Long> sizes = TaskManagerDimensions.sizes(DIMENSION);
-                if (sizes.size() == 2 && sizes.stream().allMatch(s -> s == keys)) {
-                    LOADED.complete(null);
-                }
-                Thread.onSpinWait();
-            }
-        }, "loaded-poller");
-        poller.setDaemon(true);
-        poller.start();
     }
 
     /** Lookups wait for a checkpoint that completed after the load: the restore point holds the whole dimension. */
@@ -153,7 +138,7 @@ class SharedEnrichmentFailoverITCase {
 
         @Override
         public void snapshotState(FunctionSnapshotContext context) {
-            if (LOADED.isDone()) {
+            if (loaded.isDone()) {
                 FIRST_CHECKPOINT_AFTER_LOAD.accumulateAndGet(context.getCheckpointId(), Math::min);
             }
         }

@@ -41,7 +41,6 @@ class SharedEnrichmentITCase {
                     .build());
 
     static final ConcurrentLinkedQueue<String> OUT = new ConcurrentLinkedQueue<>();
-    static final Map<String, CompletableFuture<Void>> GATES = new java.util.concurrent.ConcurrentHashMap<>();
 
     @Test
     void floorLookupsOnEveryTaskManagerSeeTheWholeDimension() throws Exception {
@@ -49,7 +48,7 @@ class SharedEnrichmentITCase {
         final int lookups = 3000;
         final String dimension = "floor-two-task-managers";
         OUT.clear();
-        GATES.put(dimension, new CompletableFuture<>());
+        loaded = DimensionContents.loaded(dimension, 2, keys);
         final TreeMap<Long, String> oracle = new TreeMap<>();
         final List<Long> updateKeys = new ArrayList<>();
         for (long k = 0; k < keys; k++) {
@@ -60,7 +59,7 @@ class SharedEnrichmentITCase {
         env.setParallelism(4);
         final DataStream<Long> updates = env.fromData(updateKeys).setParallelism(1);
         final DataStream<Long> probes = env.fromSource(new DataGeneratorSource<>(i -> i - 10, lookups,
-                        gate(dimension, 2, keys), Types.LONG), WatermarkStrategy.noWatermarks(), "probes");
+                        gate(), Types.LONG), WatermarkStrategy.noWatermarks(), "probes");
         final FlixEnrichment<Long, Long, String> enrichment = FlixEnrichment.shared(updates, probes)
                 .key(u -> u, p -> p)
                 .payload(u -> "v" + u, Types.STRING)
@@ -96,32 +95,16 @@ class SharedEnrichmentITCase {
         assertEquals(expected.size(), got.size());
     }
 
-    /**
-     * Holds a source back until {@code taskManagers} dimensions hold {@code keys} keys each (the updates are all
-     * applied): a poller completes the gate, which every reader waits on.
-     */
-    static RateLimiterStrategy<?> gate(String dimension, int taskManagers, long keys) {
+    /** The running test's updates are all applied on every task manager: the job reaches it through this static. */
+    static volatile CompletableFuture<Void> loaded = new CompletableFuture<>();
+
+    /** Holds a source back until {@link #loaded}. */
+    static RateLimiterStrategy<?> gate() {
         return parallelism -> new RateLimiter<>() {
             @Override
             public CompletionStage<Void> acquire(int permits) {
-                final CompletableFuture<Void> gate = GATES.get(dimension);
-                if (!gate.isDone() && POLLERS.add(dimension)) {
-                    final Thread poller = new Thread(() -> {
-                        while (!gate.isDone()) {
-                            final List<Long> sizes = TaskManagerDimensions.sizes(dimension);
-                            if (sizes.size() == taskManagers && sizes.stream().allMatch(s -> s == keys)) {
-                                gate.complete(null);
-                            }
-                            Thread.onSpinWait();
-                        }
-                    }, "gate-" + dimension);
-                    poller.setDaemon(true);
-                    poller.start();
-                }
-                return gate;
+                return loaded;
             }
         };
     }
-
-    static final java.util.Set<String> POLLERS = java.util.concurrent.ConcurrentHashMap.newKeySet();
 }

@@ -1,5 +1,6 @@
 package io.flix.flink.table;
 
+import io.flix.flink.testing.Eventually;
 import io.flix.flink.testing.KafkaBrokerExtension;
 
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
@@ -100,7 +101,7 @@ class FlixLookupJoinITCase {
 
                 // both lookup subtasks of this task manager share one dimension (the second may still be opening:
                 // the orders reach only the first)
-                TestTables.await("both lookup subtasks hold a dimension", () -> SharedDimensions.openOn(productsTopic)
+                Eventually.await("both lookup subtasks hold a dimension", () -> SharedDimensions.openOn(productsTopic)
                         .stream().mapToInt(SharedDimensions::references).sum() == 2);
                 final List<SharedDimension> open = SharedDimensions.openOn(productsTopic);
                 assertEquals(1, open.size());
@@ -121,7 +122,7 @@ class FlixLookupJoinITCase {
                 }
                 flush(producer);
                 final long applied = bootstrapRecords + changes;
-                TestTables.await("the dimension applies the product changes",
+                Eventually.await("the dimension applies the product changes",
                         () -> dimension.appliedRecords() >= applied);
                 assertEquals(applied, dimension.appliedRecords());
                 assertEquals(PRODUCTS - 5 + 3, dimension.indexSize());
@@ -131,7 +132,7 @@ class FlixLookupJoinITCase {
                 assertEquals(expected2, read(rows, expected2.size()), "phase 2");
             }
             // cancelling the job closes both lookup subtasks: the last one frees the dimension
-            TestTables.await("the dimension is closed with the job",
+            Eventually.await("the dimension is closed with the job",
                     () -> SharedDimensions.openOn(productsTopic).isEmpty());
         }
     }

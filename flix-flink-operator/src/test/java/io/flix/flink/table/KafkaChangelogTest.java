@@ -1,5 +1,6 @@
 package io.flix.flink.table;
 
+import io.flix.flink.testing.Eventually;
 import io.flix.flink.testing.KafkaBrokerExtension;
 
 import org.apache.flink.table.api.DataTypes;
@@ -77,8 +78,8 @@ class KafkaChangelogTest {
         return row.getString(1) + "," + row.getDouble(2);
     }
 
-    private static void awaitApplied(SharedDimension dimension, long records) throws InterruptedException {
-        TestTables.await("the dimension applies " + records + " records", () -> dimension.appliedRecords() >= records);
+    private static void awaitApplied(SharedDimension dimension, long records) throws Exception {
+        Eventually.await("the dimension applies " + records + " records", () -> dimension.appliedRecords() >= records);
     }
 
     /**
@@ -89,7 +90,7 @@ class KafkaChangelogTest {
         try (Admin admin = Admin.create(BROKER.clientProperties())) {
             final Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
             expected.keySet().forEach(p -> latest.put(new TopicPartition(topic, p), OffsetSpec.latest()));
-            TestTables.await("the transactions of " + topic + " settle", () -> {
+            Eventually.await("the transactions of " + topic + " settle", () -> {
                 try {
                     final var stable = admin.listOffsets(latest,
                             new ListOffsetsOptions(IsolationLevel.READ_COMMITTED)).all().get();

@@ -1,5 +1,6 @@
 package io.flix.flink.table;
 
+import io.flix.flink.testing.Eventually;
 import io.flix.index.FlixIndex;
 
 import org.apache.flink.core.memory.DataOutputSerializer;
@@ -142,8 +143,8 @@ class SharedDimensionConcurrencyTest {
     }
 
     /** Until the thread waits (on the dimension's lock, the only place it can), or has answered its batch. */
-    private static void awaitWaiting(Thread thread, String what) throws InterruptedException {
-        TestTables.await(what, () -> thread.getState() == Thread.State.WAITING || !thread.isAlive());
+    private static void awaitWaiting(Thread thread, String what) throws Exception {
+        Eventually.await(what, () -> thread.getState() == Thread.State.WAITING || !thread.isAlive());
     }
 
     @Test
@@ -186,7 +187,7 @@ class SharedDimensionConcurrencyTest {
             });
             updater = reader;
             reader.start();
-            TestTables.await("the update batch waits for the lookups reading, or runs",
+            Eventually.await("the update batch waits for the lookups reading, or runs",
                     () -> reader.getState() == Thread.State.WAITING || deleteEntered.getCount() == 0);
             assertEquals(1, deleteEntered.getCount(), "the update batch ran while lookups were reading");
             releaseReads.countDown();

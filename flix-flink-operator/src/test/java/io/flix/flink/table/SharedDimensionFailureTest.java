@@ -1,5 +1,6 @@
 package io.flix.flink.table;
 
+import io.flix.flink.testing.Eventually;
 import io.flix.index.FlixIndex;
 
 import org.apache.flink.core.memory.DataOutputSerializer;
@@ -143,7 +144,7 @@ class SharedDimensionFailureTest {
         final AtomicReference<CompletableFuture<Collection<RowData>>> pending = new AtomicReference<>();
         final Thread lookup = new Thread(() -> pending.set(function.asyncLookup(GenericRowData.of(1L))));
         lookup.start();
-        TestTables.await("the lookup waits for the update batch",
+        Eventually.await("the lookup waits for the update batch",
                 () -> lookup.getState() == Thread.State.WAITING || !lookup.isAlive());
         failUpsert.countDown();
 

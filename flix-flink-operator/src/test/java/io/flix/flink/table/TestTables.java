@@ -31,20 +31,6 @@ final class TestTables {
         return lookup.get(NET_SECONDS, TimeUnit.SECONDS);
     }
 
-    /**
-     * Waits for something that must happen (a record applied, a subtask opened); the limit is a net against a hang,
-     * never what a test asserts.
-     */
-    static void await(String what, java.util.function.BooleanSupplier happened) throws InterruptedException {
-        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(NET_SECONDS);
-        while (!happened.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("waited " + NET_SECONDS + " s in vain for: " + what);
-            }
-            Thread.sleep(10);
-        }
-    }
-
     /** The cause a lookup that must fail failed with. */
     static Throwable failure(CompletableFuture<?> lookup) throws Exception {
         try {
