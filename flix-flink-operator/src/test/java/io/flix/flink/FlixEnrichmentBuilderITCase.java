@@ -1,5 +1,6 @@
 package io.flix.flink;
 
+import io.flix.flink.testing.CommittedOutput;
 import io.flix.index.Backend;
 
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
@@ -56,9 +57,9 @@ class FlixEnrichmentBuilderITCase {
                 .flushInterval(Duration.ofMillis(10))
                 .backend(Backend.CPU)
                 .threads(1);
-        enrichment.build().transform("enriched", Types.VOID, new JobParts.CollectingOperator<>(run))
+        enrichment.build().transform("enriched", Types.VOID, new CommittedOutput<>(run))
                 .setParallelism(1);
-        enrichment.rejected().transform("rejected", Types.VOID, new JobParts.CollectingOperator<>(run + "-rejected"))
+        enrichment.rejected().transform("rejected", Types.VOID, new CommittedOutput<>(run + "-rejected"))
                 .setParallelism(1);
         JobParts.COLLECTED.remove(run + "-rejected");
         env.execute();
@@ -101,7 +102,7 @@ class FlixEnrichmentBuilderITCase {
                     .backend(Backend.CPU);
             enrichment = kind == LookupKind.RANGE ? enrichment.range(l -> l.hi, 2) : enrichment.lookup(kind);
             enrichment.build().rebalance()
-                    .transform("collect", Types.VOID, new JobParts.CollectingOperator<>(run)).setParallelism(1);
+                    .transform("collect", Types.VOID, new CommittedOutput<>(run)).setParallelism(1);
             env.execute();
             final List<String> out = new ArrayList<>(JobParts.COLLECTED.get(run));
             Collections.sort(out);

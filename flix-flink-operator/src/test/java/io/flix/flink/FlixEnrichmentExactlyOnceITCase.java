@@ -1,5 +1,6 @@
 package io.flix.flink;
 
+import io.flix.flink.testing.CommittedOutput;
 import io.flix.index.Backend;
 
 import org.apache.flink.api.common.functions.MapFunction;
@@ -92,7 +93,7 @@ class FlixEnrichmentExactlyOnceITCase {
                 .backend(Backend.CPU)
                 .threads(1)
                 .build()
-                .transform("collect", Types.VOID, new JobParts.CollectingOperator<>(run)).setParallelism(1);
+                .transform("collect", Types.VOID, new CommittedOutput<>(run)).setParallelism(1);
         env.execute(run);
         final List<String> out = new ArrayList<>(JobParts.COLLECTED.get(run));
         Collections.sort(out);

@@ -1,5 +1,6 @@
 package io.flix.flink;
 
+import io.flix.flink.testing.CommittedOutput;
 import io.flix.flink.testing.Savepoints;
 import io.flix.index.Backend;
 
@@ -64,7 +65,7 @@ class FlixEnrichmentSavepointRescaleITCase {
         enrichment(second.fromData(Update.upsert(Long.MIN_VALUE, "unrelated")).uid("updates-2"),
                 TestJobs.lookups(second, KEYS, KEYS, resume, 1_000_000, "lookups-2"),
                 JobParts.countingPayload(resume, 1), 3)
-                .build().transform("collect", Types.VOID, new JobParts.CollectingOperator<>(resume))
+                .build().transform("collect", Types.VOID, new CommittedOutput<>(resume))
                 .setParallelism(1);
         second.execute("resume");
 

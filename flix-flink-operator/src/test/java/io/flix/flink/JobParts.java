@@ -1,17 +1,9 @@
 package io.flix.flink;
 
-import org.apache.flink.api.common.state.ListState;
-import org.apache.flink.api.common.state.ListStateDescriptor;
-import org.apache.flink.api.common.typeinfo.Types;
+import io.flix.flink.testing.CommittedOutput;
 import org.apache.flink.api.connector.source.util.ratelimit.RateLimiter;
 import org.apache.flink.api.connector.source.util.ratelimit.RateLimiterStrategy;
-import org.apache.flink.runtime.state.StateInitializationContext;
-import org.apache.flink.runtime.state.StateSnapshotContext;
-import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
-import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
-import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -38,7 +30,8 @@ final class JobParts {
         /** And a checkpoint taken after that has completed: any restore starts from the whole dimension. */
         CHECKPOINTED_AFTER_LOAD
     }
-    static final Map<String, List<String>> COLLECTED = new ConcurrentHashMap<>();
+    /** What each run's {@link CommittedOutput} committed. */
+    static final Map<String, List<String>> COLLECTED = CommittedOutput.PUBLISHED;
 
     static void reset(String run) {
         PAYLOAD_CALLS.put(run, new AtomicLong());
@@ -77,48 +70,5 @@ final class JobParts {
                 return open.isDone() ? rate.acquire(permits) : open;
             }
         };
-    }
-
-    /**
-     * A sink whose contents are checkpointed operator state, published when the job finishes: what it publishes
-     * is what an exactly-once sink would have committed.
-     */
-    static final class CollectingOperator<T> extends AbstractStreamOperator<Void>
-            implements OneInputStreamOperator<T, Void> {
-        private final String run;
-        private transient List<String> seen;
-        private transient ListState<String> state;
-
-        CollectingOperator(String run) {
-            this.run = run;
-        }
-
-        @Override
-        public void initializeState(StateInitializationContext context) throws Exception {
-            super.initializeState(context);
-            state = context.getOperatorStateStore().getListState(new ListStateDescriptor<>("seen", Types.STRING));
-            seen = new ArrayList<>();
-            for (String s : state.get()) {
-                seen.add(s);
-            }
-        }
-
-        @Override
-        public void processElement(StreamRecord<T> element) {
-            seen.add(String.valueOf(element.getValue()));
-        }
-
-        @Override
-        public void snapshotState(StateSnapshotContext context) throws Exception {
-            super.snapshotState(context);
-            state.update(seen);
-        }
-
-        @Override
-        public void finish() throws Exception {
-            COLLECTED.computeIfAbsent(run, r -> java.util.Collections.synchronizedList(new ArrayList<>()))
-                    .addAll(seen);
-            super.finish();
-        }
     }
 }

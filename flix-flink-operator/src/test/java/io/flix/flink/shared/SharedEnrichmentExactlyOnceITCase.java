@@ -1,5 +1,6 @@
 package io.flix.flink.shared;
 
+import io.flix.flink.testing.CommittedOutput;
 import io.flix.flink.FlixEnrichment;
 import io.flix.flink.Update;
 import io.flix.index.Backend;

@@ -1,4 +1,4 @@
-package io.flix.flink.shared;
+package io.flix.flink.testing;
 
 import org.apache.flink.api.common.state.ListState;
 import org.apache.flink.api.common.state.ListStateDescriptor;
@@ -21,18 +21,18 @@ import java.util.concurrent.ConcurrentHashMap;
  *
  * @param <T> records
  */
-final class CommittedOutput<T> extends AbstractStreamOperator<Void> implements OneInputStreamOperator<T, Void> {
+public final class CommittedOutput<T> extends AbstractStreamOperator<Void> implements OneInputStreamOperator<T, Void> {
 
     private static final long serialVersionUID = 1L;
 
     /** Per run: the records committed, once its job has finished. */
-    static final Map<String, List<String>> PUBLISHED = new ConcurrentHashMap<>();
+    public static final Map<String, List<String>> PUBLISHED = new ConcurrentHashMap<>();
 
     private final String run;
     private transient List<String> seen;
     private transient ListState<String> state;
 
-    CommittedOutput(String run) {
+    public CommittedOutput(String run) {
         this.run = run;
     }
 
