@@ -1,7 +1,7 @@
 package io.flix.flink;
 
 import io.flix.flink.shared.DimensionWriterOperator;
-import io.flix.flink.shared.EncodedUpdate;
+import io.flix.flink.shared.EncodedUpdates;
 import io.flix.flink.shared.SharedLookupOperator;
 import io.flix.flink.shared.UpdateEncoder;
 import io.flix.index.Backend;
@@ -67,6 +67,11 @@ public final class FlixEnrichment<U, E, P> {
     /** The side output of records that could not be used. */
     public static final OutputTag<Rejected> REJECTED = new OutputTag<>("flix-rejected",
             TypeInformation.of(Rejected.class));
+    /**
+     * Shared mode: the most updates broadcast to the writers in one record. Larger blocks save the writers little
+     * more and hold updates longer at a slow source (the flush interval bounds that too).
+     */
+    private static final int UPDATE_BLOCK_MAX = 4096;
 
     private final DataStream<U> updates;
     private final DataStream<E> lookups;
@@ -88,7 +93,7 @@ public final class FlixEnrichment<U, E, P> {
     private int parallelism = -1;
     private SingleOutputStreamOperator<Enriched<E, P>> built;
     /** Shared mode: the update encoder, whose side output holds the rejected updates. */
-    private SingleOutputStreamOperator<EncodedUpdate> encoded;
+    private SingleOutputStreamOperator<EncodedUpdates> encoded;
 
     private FlixEnrichment(DataStream<U> updates, DataStream<E> lookups, PayloadFunction<U, P> payload,
                            TypeInformation<P> payloadType, boolean shared) {
@@ -293,8 +298,9 @@ public final class FlixEnrichment<U, E, P> {
     private SingleOutputStreamOperator<Enriched<E, P>> buildShared(SerializerConfig serializerConfig) {
         final TypeSerializer<P> payloadSerializer = payloadType.createSerializer(serializerConfig);
         final String dimensionId = uid != null ? uid : "flix-" + UUID.randomUUID();
-        encoded = updates.transform(name + ": encode updates", TypeInformation.of(EncodedUpdate.class),
-                new UpdateEncoder<>(updateKey, payload, payloadSerializer));
+        encoded = updates.transform(name + ": encode updates", TypeInformation.of(EncodedUpdates.class),
+                new UpdateEncoder<>(updateKey, payload, payloadSerializer, Math.min(batchSize, UPDATE_BLOCK_MAX),
+                        flushInterval.toMillis()));
         // chained to the update source, so each source subtask's order reaches the writers as it was
         encoded.setParallelism(updates.getParallelism());
         built = lookups.transform(name, enrichedType(lookups.getType(), payloadType),

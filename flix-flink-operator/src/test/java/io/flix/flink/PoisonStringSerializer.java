@@ -10,14 +10,15 @@ import org.apache.flink.core.memory.DataOutputView;
 import java.io.IOException;
 
 /**
- * Strings, except that {@link #POISON} fails to serialize (an update the operator must reject), and a string
+ * Strings, except that {@link #POISON} fails to serialize, after writing part of its bytes (an update the operator
+ * must reject, leaving nothing of it behind), and a string
  * starting with {@link #CURSE} serializes but does not deserialize (a stored payload a lookup cannot read).
  */
 public final class PoisonStringSerializer extends TypeSerializerSingleton<String> {
 
-    static final String POISON = "poison";
+    public static final String POISON = "poison";
     static final String CURSE = "cursed";
-    static final PoisonStringSerializer INSTANCE = new PoisonStringSerializer();
+    public static final PoisonStringSerializer INSTANCE = new PoisonStringSerializer();
 
     @Override
     public boolean isImmutableType() {
@@ -47,6 +48,7 @@ public final class PoisonStringSerializer extends TypeSerializerSingleton<String
     @Override
     public void serialize(String record, DataOutputView target) throws IOException {
         if (POISON.equals(record)) {
+            target.writeLong(0x0102030405060708L);
             throw new IOException("cannot serialize " + record);
         }
         StringSerializer.INSTANCE.serialize(record, target);

@@ -32,15 +32,14 @@ import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 
 import java.io.BufferedInputStream;
 import java.io.InputStream;
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.FutureTask;
 import java.util.concurrent.RunnableFuture;
 
 /**
- * Keeps a shared-mode dimension current on each task manager: receives every {@link EncodedUpdate} (the update
- * stream is broadcast to it) and, where this subtask is its task manager's applier (see
+ * Keeps a shared-mode dimension current on each task manager: receives every block of {@link EncodedUpdates} (the
+ * update stream is broadcast to it) and, where this subtask is its task manager's applier (see
  * {@link TaskManagerDimension}), applies them to the task manager's dimension in batches, in the order received.
  * Batches are applied when {@code batchSize} updates are held, when the processing-time flush interval has passed
  * since the first, before a watermark is forwarded, before a checkpoint barrier and at end of input.
@@ -68,7 +67,7 @@ import java.util.concurrent.RunnableFuture;
  * @param <P> payloads
  */
 public final class DimensionWriterOperator<P> extends AbstractStreamOperator<Void>
-        implements TwoInputStreamOperator<EncodedUpdate, Void, Void>, BoundedMultiInput {
+        implements TwoInputStreamOperator<EncodedUpdates, Void, Void>, BoundedMultiInput {
 
     private static final long serialVersionUID = 1L;
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(DimensionWriterOperator.class);
@@ -84,9 +83,8 @@ public final class DimensionWriterOperator<P> extends AbstractStreamOperator<Voi
     private transient int subtask;
     private transient int attempt;
     private transient boolean applier;
-    private transient long[] keys;
-    private transient byte[][] payloads;
-    private transient int count;
+    /** The updates held, decoded: views of the blocks received. */
+    private transient EncodedUpdates.Decoded pending;
     private transient long firstPendingNanos;
     private transient BatchDeadline deadline;
     /** This checkpoint's raw operator state holds the dimension: mark it for union redistribution. */
@@ -128,8 +126,7 @@ public final class DimensionWriterOperator<P> extends AbstractStreamOperator<Voi
         subtask = getRuntimeContext().getTaskInfo().getIndexOfThisSubtask();
         attempt = getRuntimeContext().getTaskInfo().getAttemptNumber();
         final int capacity = batchCapacity();
-        keys = new long[capacity];
-        payloads = new byte[capacity][];
+        pending = new EncodedUpdates.Decoded(capacity);
         dimension = TaskManagerDimensions.acquire(getContainingTask().getEnvironment().getTaskManagerInfo(),
                 getRuntimeContext().getJobInfo().getJobId(), dimensionId, settings, payloadSerializer, capacity);
         applier = dimension.registerWriter(subtask, attempt);
@@ -145,7 +142,7 @@ public final class DimensionWriterOperator<P> extends AbstractStreamOperator<Voi
     @Override
     public void open() throws Exception {
         super.open();
-        deadline = new BatchDeadline(getProcessingTimeService(), flushIntervalMillis, () -> count, this::flush);
+        deadline = new BatchDeadline(getProcessingTimeService(), flushIntervalMillis, pending::size, this::flush);
         final MetricGroup group = getMetricGroup();
         applied = group.counter("flixUpdates");
         flushes = group.counter("flixFlushes");
@@ -197,39 +194,39 @@ public final class DimensionWriterOperator<P> extends AbstractStreamOperator<Voi
     }
 
     @Override
-    public void processElement1(StreamRecord<EncodedUpdate> element) throws Exception {
+    public void processElement1(StreamRecord<EncodedUpdates> element) throws Exception {
         if (!applier) {
             return;
         }
-        final EncodedUpdate update = element.getValue();
-        if (count == keys.length) {
-            keys = Arrays.copyOf(keys, count * 2);
-            payloads = Arrays.copyOf(payloads, count * 2);
+        final boolean wasEmpty = pending.size() == 0;
+        element.getValue().decodeInto(pending);
+        final int count = pending.size();
+        if (count == 0) {
+            return;
         }
-        keys[count] = update.key;
-        payloads[count] = update.payload;
-        count++;
-        if (count == 1) {
+        if (wasEmpty) {
             firstPendingNanos = System.nanoTime();
         }
         dimension.pending(count, firstPendingNanos);
         if (count >= batchSize) {
             flush();
-        } else {
-            deadline.recordBuffered(count);
+        } else if (wasEmpty) {
+            deadline.recordBuffered(1);
         }
     }
 
 
     /** Applies the held updates to the task manager's dimension. */
     void flush() throws Exception {
-        if (count == 0) {
+        final int n = pending.size();
+        if (n == 0) {
             return;
         }
-        final int n = count;
-        count = 0;
-        dimension.apply(keys, payloads, n);
-        Arrays.fill(payloads, 0, n, null);
+        try {
+            dimension.apply(pending);
+        } finally {
+            pending.clear();
+        }
         dimension.pending(0, 0);
         applied.inc(n);
         flushes.inc();

@@ -99,8 +99,8 @@ public final class TaskManagerDimension<P> implements AutoCloseable {
     }
 
     /** Applies updates (a null payload deletes its key), in order, as one batch: see {@link LocalDimension#apply}. */
-    void apply(long[] keys, byte[][] serializedPayloads, int n) throws IOException {
-        dimension.apply(keys, serializedPayloads, n);
+    void apply(LocalDimension.Updates updates) throws IOException {
+        dimension.apply(updates);
     }
 
     /** What the applier holds but has not applied yet, for the lag gauges. */

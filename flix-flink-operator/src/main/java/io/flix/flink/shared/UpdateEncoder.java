@@ -1,5 +1,6 @@
 package io.flix.flink.shared;
 
+import io.flix.flink.BatchDeadline;
 import io.flix.flink.FlixEnrichment;
 import io.flix.flink.PayloadFunction;
 import io.flix.flink.Rejected;
@@ -7,52 +8,71 @@ import io.flix.flink.RowStore;
 
 import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.api.java.functions.KeySelector;
-import org.apache.flink.core.memory.DataOutputSerializer;
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
+import org.apache.flink.streaming.api.operators.BoundedOneInput;
 import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
+import org.apache.flink.streaming.api.watermark.Watermark;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 
 /**
  * The first step of the shared mode's update path, chained to the update stream's source: takes each update's index
- * key and payload, serializes the payload, and passes on an {@link EncodedUpdate} to be broadcast to the dimension's
- * writers. An update without a usable key, whose payload function throws, or whose payload does not serialize (or
- * serializes to a length its serializer does not declare, or larger than a row may be) goes to
- * {@link FlixEnrichment#REJECTED} with the reason, once, here.
+ * key and payload, serializes the payload, and passes the updates on in {@link EncodedUpdates} blocks, in the order
+ * received, to be broadcast to the dimension's writers. An update without a usable key, whose payload function
+ * throws, or whose payload does not serialize (or serializes to a length its serializer does not declare, or larger
+ * than a row may be) goes to {@link FlixEnrichment#REJECTED} with the reason, once, here.
+ *
+ * <p>A block is sent when it holds {@code blockUpdates} updates or {@link #BLOCK_BYTES} bytes, when the
+ * processing-time flush interval has passed since its first update, before a watermark is forwarded, before a
+ * checkpoint barrier and at end of input: nothing held crosses a barrier or a watermark. Blocks carry no timestamp
+ * (the writers emit nothing).
  *
  * @param <U> update records
  * @param <P> payloads
  */
-public final class UpdateEncoder<U, P> extends AbstractStreamOperator<EncodedUpdate>
-        implements OneInputStreamOperator<U, EncodedUpdate> {
+public final class UpdateEncoder<U, P> extends AbstractStreamOperator<EncodedUpdates>
+        implements OneInputStreamOperator<U, EncodedUpdates>, BoundedOneInput {
 
     private static final long serialVersionUID = 1L;
+    /** A block is sent once it holds this many bytes: a few network buffers. */
+    static final int BLOCK_BYTES = 64 * 1024;
 
     private final KeySelector<U, Long> updateKey;
     private final PayloadFunction<U, P> payloadFunction;
     private final TypeSerializer<P> payloadSerializerTemplate;
+    private final int blockUpdates;
+    /** Processing-time flush interval; 0 for none. */
+    private final long flushIntervalMillis;
 
     private transient TypeSerializer<P> payloadSerializer;
-    private transient DataOutputSerializer buffer;
-    private transient StreamRecord<EncodedUpdate> out;
+    private transient EncodedUpdates.Builder block;
+    private transient StreamRecord<EncodedUpdates> out;
+    private transient BatchDeadline deadline;
     private transient Counter rejected;
 
     public UpdateEncoder(KeySelector<U, Long> updateKey, PayloadFunction<U, P> payloadFunction,
-                         TypeSerializer<P> payloadSerializer) {
+                         TypeSerializer<P> payloadSerializer, int blockUpdates, long flushIntervalMillis) {
         if (updateKey == null || payloadFunction == null || payloadSerializer == null) {
             throw new IllegalArgumentException("the update key, the payload function and its serializer are required");
+        }
+        if (blockUpdates < 1 || flushIntervalMillis < 0) {
+            throw new IllegalArgumentException("blockUpdates must be >= 1 and flushIntervalMillis >= 0, were "
+                    + blockUpdates + " and " + flushIntervalMillis);
         }
         this.updateKey = updateKey;
         this.payloadFunction = payloadFunction;
         this.payloadSerializerTemplate = payloadSerializer;
+        this.blockUpdates = blockUpdates;
+        this.flushIntervalMillis = flushIntervalMillis;
     }
 
     @Override
     public void open() throws Exception {
         super.open();
         payloadSerializer = payloadSerializerTemplate.duplicate();
-        buffer = new DataOutputSerializer(256);
+        block = new EncodedUpdates.Builder(BLOCK_BYTES + 1024);
         out = new StreamRecord<>(null);
+        deadline = new BatchDeadline(getProcessingTimeService(), flushIntervalMillis, block::count, this::send);
         rejected = getMetricGroup().counter("flixRejected");
     }
 
@@ -77,36 +97,75 @@ public final class UpdateEncoder<U, P> extends AbstractStreamOperator<EncodedUpd
             reject("the payload function failed: " + e, update, element);
             return;
         }
-        byte[] bytes = null;
-        if (payload != null) {
-            buffer.clear();
-            try {
-                payloadSerializer.serialize(payload, buffer);
-            } catch (Exception | StackOverflowError e) {
-                reject("the payload failed to serialize: " + e, update, element);
-                return;
-            }
-            final int declared = payloadSerializer.getLength();
-            if (declared > 0 && buffer.length() != declared) {
-                reject("the payload serializer declares " + declared + " bytes and wrote " + buffer.length(),
-                        update, element);
-                return;
-            }
-            if (buffer.length() > RowStore.MAX_ROW_BYTES) {
-                reject("the payload has " + buffer.length() + " bytes, more than a row holds ("
-                        + RowStore.MAX_ROW_BYTES + ")", update, element);
-                return;
-            }
-            bytes = buffer.getCopyOfBuffer();
+        if (payload == null) {
+            block.delete(key);
+        } else if (!encodeUpsert(key, payload, update, element)) {
+            return;
         }
-        final EncodedUpdate encoded = new EncodedUpdate(key, bytes);
-        if (element.hasTimestamp()) {
-            out.replace(encoded, element.getTimestamp());
+        if (block.count() >= blockUpdates || block.bytes() >= BLOCK_BYTES) {
+            send();
         } else {
-            out.replace(encoded);
-            out.eraseTimestamp();
+            deadline.recordBuffered(block.count());
         }
+    }
+
+    /** Adds the upsert to the block; false where it was rejected instead. */
+    private boolean encodeUpsert(long key, P payload, U update, StreamRecord<U> element) throws Exception {
+        block.startUpsert(key);
+        try {
+            payloadSerializer.serialize(payload, block.payloadOutput());
+        } catch (Exception | StackOverflowError e) {
+            block.abandonUpsert();
+            reject("the payload failed to serialize: " + e, update, element);
+            return false;
+        }
+        final int length = block.payloadLength();
+        final int declared = payloadSerializer.getLength();
+        if (declared > 0 && length != declared) {
+            block.abandonUpsert();
+            reject("the payload serializer declares " + declared + " bytes and wrote " + length, update, element);
+            return false;
+        }
+        if (length > RowStore.MAX_ROW_BYTES) {
+            block.abandonUpsert();
+            reject("the payload has " + length + " bytes, more than a row holds (" + RowStore.MAX_ROW_BYTES + ")",
+                    update, element);
+            return false;
+        }
+        block.endUpsert();
+        return true;
+    }
+
+    /** Sends the block held, if any. */
+    private void send() {
+        if (block.count() == 0) {
+            return;
+        }
+        out.replace(block.build());
         output.collect(out);
+    }
+
+    @Override
+    public void processWatermark(Watermark mark) throws Exception {
+        send();
+        super.processWatermark(mark);
+    }
+
+    @Override
+    public void prepareSnapshotPreBarrier(long checkpointId) throws Exception {
+        send();
+        super.prepareSnapshotPreBarrier(checkpointId);
+    }
+
+    @Override
+    public void endInput() {
+        send();
+    }
+
+    @Override
+    public void finish() throws Exception {
+        send();
+        super.finish();
     }
 
     private void reject(String reason, Object record, StreamRecord<?> element) {

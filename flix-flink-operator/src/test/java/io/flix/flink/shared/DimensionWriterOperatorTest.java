@@ -78,7 +78,7 @@ class DimensionWriterOperatorTest {
             final long key = !everSeen.isEmpty() && random.nextInt(3) == 0
                     ? everSeen.get(random.nextInt(everSeen.size())) : random.nextLong();
             everSeen.add(key);
-            final EncodedUpdate update;
+            final EncodedUpdates update;
             if (random.nextInt(4) == 0) {
                 update = SimulatedJob.delete(key);
                 oracle.remove(key);
@@ -265,7 +265,7 @@ class DimensionWriterOperatorTest {
             final DimensionWriterOperator<String> other = two.writers().get(1);
             assertFalse(other.isApplier());
             for (int i = 0; i < 120; i++) {
-                final EncodedUpdate update = SimulatedJob.upsert(i, "v" + i);
+                final EncodedUpdates update = SimulatedJob.upsert(i, "v" + i);
                 for (var harness : two.harnesses()) {
                     harness.processElement(new StreamRecord<>(update));
                 }

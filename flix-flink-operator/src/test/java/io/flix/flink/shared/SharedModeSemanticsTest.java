@@ -57,9 +57,9 @@ class SharedModeSemanticsTest {
         return answer(harness, key).payload;
     }
 
-    private static void write(WriterHarness writer, EncodedUpdate... updates)
+    private static void write(WriterHarness writer, EncodedUpdates... updates)
             throws Exception {
-        for (EncodedUpdate update : updates) {
+        for (EncodedUpdates update : updates) {
             writer.processElement(new StreamRecord<>(update));
         }
     }

@@ -73,14 +73,20 @@ final class SimulatedJob implements AutoCloseable {
         return new DimensionWriterOperator<>(dimensionId, CPU, StringSerializer.INSTANCE, batchSize, 0);
     }
 
-    static EncodedUpdate upsert(long key, String payload) throws IOException {
+    /** A block of one upsert, as the update encoder would send it. */
+    static EncodedUpdates upsert(long key, String payload) throws IOException {
         final DataOutputSerializer out = new DataOutputSerializer(32);
         StringSerializer.INSTANCE.serialize(payload, out);
-        return new EncodedUpdate(key, out.getCopyOfBuffer());
+        final EncodedUpdates.Builder block = new EncodedUpdates.Builder(64);
+        block.upsert(key, out.getCopyOfBuffer());
+        return block.build();
     }
 
-    static EncodedUpdate delete(long key) {
-        return new EncodedUpdate(key, null);
+    /** A block of one delete. */
+    static EncodedUpdates delete(long key) throws IOException {
+        final EncodedUpdates.Builder block = new EncodedUpdates.Builder(16);
+        block.delete(key);
+        return block.build();
     }
 
     /** Closes one harness now (its operator lets go of its dimension). */

@@ -19,7 +19,7 @@ final class WriterHarness extends AbstractStreamOperatorTestHarness<Void> {
         this.writer = writer;
     }
 
-    void processElement(StreamRecord<EncodedUpdate> update) throws Exception {
+    void processElement(StreamRecord<EncodedUpdates> update) throws Exception {
         writer.processElement1(update);
     }
 
