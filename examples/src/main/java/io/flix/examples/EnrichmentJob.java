@@ -14,11 +14,14 @@ import org.apache.flink.api.connector.sink2.WriterInitContext;
 import org.apache.flink.api.connector.source.lib.NumberSequenceSource.NumberSequenceSplit;
 import org.apache.flink.api.connector.source.util.ratelimit.RateLimiter;
 import org.apache.flink.api.connector.source.util.ratelimit.RateLimiterStrategy;
+import org.apache.flink.configuration.Configuration;
 import org.apache.flink.connector.datagen.source.DataGeneratorSource;
+import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 
 import java.time.Duration;
+import java.util.BitSet;
 import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -28,13 +31,16 @@ import java.util.concurrent.atomic.LongAdder;
 
 /**
  * The embedded demo: a local Flink job (no cluster, no Kafka, no GPU needed) that keeps a catalog of one million
- * generated products in FliX ({@link FlixEnrichment}, the GPU backend where one is present) and enriches a stream
- * of generated orders with each order's product, while prices change and products are withdrawn. It prints a few
+ * generated products in FliX ({@link FlixEnrichment}, the GPU backend where one is present), changes prices and
+ * withdraws products, then enriches a stream of generated orders with each order's product. It prints a few
  * enriched orders and, as its last line, {@code enriched=<count> throughput=<events/s> backend=<cpu|gpu>}.
  *
- * <p>Arguments (all optional): {@code --products N --orders N --parallelism N}. In this local job the orders wait
- * until the catalog is loaded, so every order of a listed product finds it; a production job would bootstrap the
- * catalog from a savepoint instead.
+ * <p>Arguments (all optional): {@code --products N --orders N --parallelism N --mode shared|keyed}. The shared mode
+ * ({@code FlixEnrichment.shared}, the default: the catalog fits one task manager, and its lookups need no shuffle)
+ * holds the catalog once in the task manager; the keyed mode ({@code FlixEnrichment.of}) splits it by product over
+ * the subtasks. In the shared mode the orders wait until every catalog change is applied
+ * ({@link SharedDimensionGate}), so each order has one right answer; in the keyed mode they wait until every product
+ * is listed, while the changes go on. A production job would bootstrap the catalog from a savepoint instead.
  */
 public final class EnrichmentJob {
 
@@ -49,15 +55,32 @@ public final class EnrichmentJob {
     private EnrichmentJob() {
     }
 
+    /** The shared mode's enrichment: the name its gate knows it by. */
+    static final String NAME = "product enrichment";
+    /** Only a safety net for the local demo's load, should the job hang. */
+    private static final Duration SAFETY_NET = Duration.ofMinutes(10);
+
     public static void main(String[] args) throws Exception {
         final long products = option(args, "--products", 1_000_000);
         final long orders = option(args, "--orders", 3_000_000);
         final int parallelism = (int) option(args, "--parallelism", 2);
-        run(products, orders, parallelism);
+        if (products < 1 || products > Integer.MAX_VALUE || orders < 0 || parallelism < 1) {
+            throw new IllegalArgumentException("--products must be 1 to " + Integer.MAX_VALUE + ", --orders >= 0 and "
+                    + "--parallelism >= 1; were " + products + ", " + orders + " and " + parallelism);
+        }
+        final String mode = text(args, "--mode", "shared");
+        if (!mode.equals("shared") && !mode.equals("keyed")) {
+            throw new IllegalArgumentException("--mode must be shared or keyed, was " + mode);
+        }
+        run(products, orders, parallelism, mode.equals("shared"));
     }
 
-    /** Runs the job and prints its lines; returns the number of enriched orders. */
-    static long run(long products, long orders, int parallelism) throws Exception {
+    /** What a run enriched. */
+    record Summary(long enriched, long matched) {
+    }
+
+    /** Runs the job and prints its lines. */
+    static Summary run(long products, long orders, int parallelism, boolean shared) throws Exception {
         final long changes = products / 10;
         final Backend backend = Backend.AUTO;
         catalogLoaded = new CompletableFuture<>();
@@ -66,25 +89,33 @@ public final class EnrichmentJob {
         MATCHED.reset();
         PRINTED.set(0);
 
-        final StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+        if (shared) {
+            SharedDimensionGate.reset(NAME);
+        }
+        final StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(
+                shared ? SharedDimensionGate.addTo(new Configuration()) : new Configuration());
         env.setParallelism(parallelism);
 
         // the catalog: every product listed once, then price changes and withdrawals (one source: in order)
-        final DataStream<Product> catalog = env.fromSource(new DataGeneratorSource<>(
-                        i -> i < products ? listing(i) : change(i, products), products + changes,
-                        TypeInformation.of(Product.class)),
-                WatermarkStrategy.noWatermarks(), "products").setParallelism(1);
+        final DataGeneratorSource<Product> catalogSource = shared
+                ? new DataGeneratorSource<>(i -> i < products ? listing(i) : change(i, products), products + changes,
+                        SharedDimensionGate.updatesAfterLookupsOpen(NAME), TypeInformation.of(Product.class))
+                : new DataGeneratorSource<>(i -> i < products ? listing(i) : change(i, products), products + changes,
+                        TypeInformation.of(Product.class));
+        final DataStream<Product> catalog = env.fromSource(catalogSource, WatermarkStrategy.noWatermarks(), "products")
+                .setParallelism(1);
         final long catalogListings = products;
         final DataStream<Order> orderStream = env.fromSource(new DataGeneratorSource<>(
-                        i -> new Order(i, productId(Math.floorMod(i * 0x2545F4914F6CDD1DL, products + products / 20)),
-                                1 + (int) (i % 5)),
-                        orders, afterCatalog(), TypeInformation.of(Order.class)),
+                        i -> new Order(i, orderedProduct(i, products), 1 + (int) (i % 5)), orders,
+                        shared ? SharedDimensionGate.lookupsAfterLoad(NAME) : afterCatalog(),
+                        TypeInformation.of(Order.class)),
                 WatermarkStrategy.noWatermarks(), "orders");
 
-        final FlixEnrichment<Product, Order, Product> enrichment = FlixEnrichment.of(catalog, orderStream)
+        final FlixEnrichment<Product, Order, Product> enrichment = (shared
+                ? FlixEnrichment.shared(catalog, orderStream) : FlixEnrichment.of(catalog, orderStream))
                 .key(p -> p.id, o -> o.productId)
                 .payload(p -> {
-                    if (PRODUCTS_STORED.incrementAndGet() == catalogListings) {
+                    if (!shared && PRODUCTS_STORED.incrementAndGet() == catalogListings) {
                         ORDERS_START_NANOS.set(System.nanoTime());
                         catalogLoaded.complete(null);
                     }
@@ -93,12 +124,19 @@ public final class EnrichmentJob {
                 .batchSize(20_000)
                 .flushInterval(Duration.ofMillis(50))
                 .backend(backend)
+                .name(NAME)
                 .uid("product-enrichment");
         enrichment.build().sinkTo(new CountingSink()).name("count");
         enrichment.rejected().print("rejected");
 
         final long start = System.nanoTime();
-        env.execute("FliX enrichment demo");
+        final JobClient job = env.executeAsync("FliX enrichment demo");
+        if (shared) {
+            SharedDimensionGate.release(job, NAME, parallelism, products + changes, listedAtTheEnd(products).cardinality(),
+                    SAFETY_NET);
+            ORDERS_START_NANOS.set(System.nanoTime());
+        }
+        job.getJobExecutionResult().get();
         final long end = System.nanoTime();
         final double loadSeconds = (ORDERS_START_NANOS.get() - start) / 1e9;
         final double orderSeconds = (end - ORDERS_START_NANOS.get()) / 1e9;
@@ -107,7 +145,27 @@ public final class EnrichmentJob {
                 parallelism);
         System.out.printf(Locale.ROOT, "enriched=%d throughput=%.0f backend=%s%n", ENRICHED.sum(),
                 ENRICHED.sum() / orderSeconds, backendName(backend));
-        return ENRICHED.sum();
+        return new Summary(ENRICHED.sum(), MATCHED.sum());
+    }
+
+    /** The product order {@code i} asks for: one in 21 is not in the catalog. */
+    static long orderedProduct(long i, long products) {
+        return productId(orderedOrdinal(i, products));
+    }
+
+    /** The ordinal of the product order {@code i} asks for; those from {@code products} on are not in the catalog. */
+    static long orderedOrdinal(long i, long products) {
+        return Math.floorMod(i * 0x2545F4914F6CDD1DL, products + products / 20);
+    }
+
+    /** The product ordinals listed once every change is applied. */
+    static BitSet listedAtTheEnd(long products) {
+        final BitSet listed = new BitSet((int) products);
+        listed.set(0, (int) products);
+        for (long i = products; i < products + products / 10; i++) {
+            listed.set((int) changedOrdinal(i, products), !withdraws(i));
+        }
+        return listed;
     }
 
     /** Product ids are spread over the key space, as hashed ids are. */
@@ -122,11 +180,19 @@ public final class EnrichmentJob {
 
     /** Change {@code i}: a new price, every tenth a withdrawal. */
     static Product change(long i, long products) {
-        final long ordinal = Math.floorMod(i * 0x9E3779B97F4A7C15L, products);
-        final Product p = listing(ordinal);
+        final Product p = listing(changedOrdinal(i, products));
         p.priceCents = 100 + Math.floorMod(i * 104_729, 100_000);
-        p.withdrawn = i % 10 == 0;
+        p.withdrawn = withdraws(i);
         return p;
+    }
+
+    /** The product ordinal change {@code i} changes. */
+    private static long changedOrdinal(long i, long products) {
+        return Math.floorMod(i * 0x9E3779B97F4A7C15L, products);
+    }
+
+    private static boolean withdraws(long change) {
+        return change % 10 == 0;
     }
 
     private static final String[] CATEGORIES = {"books", "garden", "kitchen", "toys", "music", "tools"};
@@ -173,6 +239,15 @@ public final class EnrichmentJob {
         try (FlixIndex probe = FlixIndex.open(FlixConfig.builder().backend(requested).threads(1).build())) {
             return probe.backend().name().toLowerCase(Locale.ROOT);
         }
+    }
+
+    static String text(String[] args, String name, String fallback) {
+        for (int i = 0; i + 1 < args.length; i++) {
+            if (args[i].equals(name)) {
+                return args[i + 1];
+            }
+        }
+        return fallback;
     }
 
     static long option(String[] args, String name, long fallback) {
