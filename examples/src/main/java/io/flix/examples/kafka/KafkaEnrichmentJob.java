@@ -59,7 +59,15 @@ import java.util.Properties;
  * {@code --idle-timeout-ms} (10000), {@code --transactional-id-prefix} (flix-enrichment),
  * {@code --starting-offsets} (earliest | latest | committed), {@code --bounded} (stop at the offsets that were the
  * latest at start, and finish), {@code --checkpoint-dir} (a URI such as {@code file:///tmp/checkpoints}; default:
- * the cluster's {@code execution.checkpointing.dir}).
+ * the cluster's {@code execution.checkpointing.dir}), {@code --mode} (shared | keyed).
+ *
+ * <h2>The mode</h2>
+ * {@code shared} (the default; {@code FlixEnrichment.shared}): every task manager holds the whole product dimension
+ * once, the orders are looked up where they are parsed (no shuffle), every product update is applied once per task
+ * manager. {@code keyed} ({@code FlixEnrichment.of}): the dimension is split by product over the subtasks, and each
+ * order is sent to the subtask of its product. Choose keyed for a dimension one task manager cannot hold. Their
+ * states differ (the operators have different uids), so a savepoint of one mode does not restore into the other:
+ * Flink refuses it, naming the state it cannot map.
  *
  * <p>The checkpoints hold the whole dimension (the FliX operator's state): give them a checkpoint directory.
  * Without one, Flink keeps checkpoints in the job manager's memory, which takes at most 5 MB per state, about
@@ -71,8 +79,9 @@ import java.util.Properties;
  * FliX operator flushes its micro-batches on each watermark and the enriched order keeps the order's timestamp.
  * <ul>
  *   <li>Updates of one product are applied in their topic order: one key, one partition, one subtask.</li>
- *   <li>An order is enriched with its product as it stood when the order reached the operator: each lookup sees
- *       exactly the updates that arrived before it (micro-batches change nothing there).</li>
+ *   <li>An order is enriched with its product as it stood when the order's micro-batch was answered: in the keyed
+ *       mode, every update that reached the operator before the order; in the shared mode, every update its task
+ *       manager had applied (see docs/shared-mode.md).</li>
  *   <li>The two topics are <em>not</em> aligned in event time. An order is not held back until the product
  *       updates with earlier timestamps have arrived, so when both topics are read from the beginning the first
  *       orders may find no product yet ({@code "product": null}), and an update racing an order may or may not
@@ -101,6 +110,9 @@ public final class KafkaEnrichmentJob {
     static final OutputTag<DeadLetter> DEAD_LETTERS = new OutputTag<>("dead-letters",
             TypeInformation.of(DeadLetter.class));
 
+    /** The enrichment's name: its lookups' operator; in the shared mode its writers' is this with ": dimension". */
+    public static final String ENRICHMENT = "FliX product enrichment";
+
     private KafkaEnrichmentJob() {
     }
 
@@ -109,12 +121,12 @@ public final class KafkaEnrichmentJob {
                           String deadLetterTopic, String groupId, int parallelism, long checkpointIntervalMs,
                           Backend backend, int batchSize, long flushIntervalMs, long outOfOrdernessMs,
                           long idleTimeoutMs, String transactionalIdPrefix, String startingOffsets,
-                          boolean bounded, String checkpointDir) implements Serializable {
+                          boolean bounded, String checkpointDir, String mode) implements Serializable {
 
         public static Options defaults() {
             return new Options("localhost:9092", "orders", "products", "orders-enriched", "orders-dlq",
                     "flix-enrichment", 2, 10_000, Backend.AUTO, 10_000, 100, 5_000, 10_000, "flix-enrichment",
-                    "earliest", false, null);
+                    "earliest", false, null, "shared");
         }
 
         public static Options parse(String[] args) {
@@ -140,7 +152,7 @@ public final class KafkaEnrichmentJob {
             long ci = checkpointIntervalMs, fi = flushIntervalMs, ooo = outOfOrdernessMs, idle = idleTimeoutMs;
             Backend b = backend;
             boolean bd = bounded;
-            String cd = checkpointDir;
+            String cd = checkpointDir, m = mode;
             switch (name) {
                 case "--bootstrap-servers" -> bs = v;
                 case "--orders-topic" -> ot = v;
@@ -159,9 +171,15 @@ public final class KafkaEnrichmentJob {
                 case "--starting-offsets" -> so = v;
                 case "--bounded" -> bd = Boolean.parseBoolean(v);
                 case "--checkpoint-dir" -> cd = v;
+                case "--mode" -> {
+                    if (!v.equals("shared") && !v.equals("keyed")) {
+                        throw new IllegalArgumentException("--mode must be shared or keyed, was " + v);
+                    }
+                    m = v;
+                }
                 default -> throw new IllegalArgumentException("unknown option " + name);
             }
-            return new Options(bs, ot, pt, et, dt, g, p, ci, b, bsz, fi, ooo, idle, tx, so, bd, cd);
+            return new Options(bs, ot, pt, et, dt, g, p, ci, b, bsz, fi, ooo, idle, tx, so, bd, cd, m);
         }
 
         OffsetsInitializer startingOffsetsInitializer() {
@@ -212,14 +230,17 @@ public final class KafkaEnrichmentJob {
         final DataStream<Order> orders = orderTap == null ? parsedOrders
                 : parsedOrders.map(orderTap, TypeInformation.of(Order.class)).name("order tap").uid("order-tap");
 
-        final FlixEnrichment<Product, Order, Product> enrichment = FlixEnrichment.of(products, orders)
+        final boolean shared = options.mode().equals("shared");
+        final FlixEnrichment<Product, Order, Product> enrichment = (shared
+                ? FlixEnrichment.shared(products, orders) : FlixEnrichment.of(products, orders))
                 .key(p -> p.id, o -> o.productId)
                 .payload(p -> p.withdrawn ? null : p, Product.class)
                 .batchSize(options.batchSize())
                 .flushInterval(Duration.ofMillis(options.flushIntervalMs()))
                 .backend(options.backend())
-                .name("FliX product enrichment")
-                .uid("product-enrichment");
+                .name(ENRICHMENT)
+                // the modes' states differ: a savepoint of one is not restored into the other
+                .uid(shared ? "product-enrichment-shared" : "product-enrichment");
         final SingleOutputStreamOperator<Tuple2<byte[], byte[]>> enriched = enrichment.build()
                 .process(new EncodeEnriched(), Types.TUPLE(Types.PRIMITIVE_ARRAY(Types.BYTE),
                         Types.PRIMITIVE_ARRAY(Types.BYTE)))

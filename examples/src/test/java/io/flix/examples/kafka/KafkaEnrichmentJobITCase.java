@@ -35,8 +35,9 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.TopicConfig;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -111,15 +112,28 @@ class KafkaEnrichmentJobITCase {
                     .setNumberSlotsPerTaskManager(PARALLELISM)
                     .build());
 
-    @Test
-    void enrichedTopicHoldsEachOrderExactlyOnceAfterAFailure() throws Exception {
+    /** This run's topics: each mode's run has its own, on the one broker. */
+    private static String ordersTopic;
+    private static String productsTopic;
+    private static String enrichedTopic;
+    private static String deadLetterTopic;
+    private static String mode;
+
+    @ParameterizedTest(name = "{0} mode")
+    @ValueSource(strings = {"shared", "keyed"})
+    void enrichedTopicHoldsEachOrderExactlyOnceAfterAFailure(String enrichmentMode) throws Exception {
+        mode = enrichmentMode;
+        ordersTopic = "orders-" + mode;
+        productsTopic = "products-" + mode;
+        enrichedTopic = "orders-enriched-" + mode;
+        deadLetterTopic = "orders-dlq-" + mode;
         try (Admin admin = Admin.create(KAFKA.clientProperties())) {
             admin.createTopics(List.of(
-                    new NewTopic("orders", 2, (short) 1).configs(Map.of(TopicConfig.MAX_MESSAGE_BYTES_CONFIG,
+                    new NewTopic(ordersTopic, 2, (short) 1).configs(Map.of(TopicConfig.MAX_MESSAGE_BYTES_CONFIG,
                             Integer.toString(LARGE_RECORD_LIMIT))),
-                    new NewTopic("products", 2, (short) 1),
-                    new NewTopic("orders-enriched", 2, (short) 1),
-                    new NewTopic("orders-dlq", 1, (short) 1))).all().get(SAFETY_NET.toSeconds(), TimeUnit.SECONDS);
+                    new NewTopic(productsTopic, 2, (short) 1),
+                    new NewTopic(enrichedTopic, 2, (short) 1),
+                    new NewTopic(deadLetterTopic, 1, (short) 1))).all().get(SAFETY_NET.toSeconds(), TimeUnit.SECONDS);
         }
 
         // the changelog: listings, price changes, tombstones, withdrawals, re-listings, and bad records
@@ -135,10 +149,10 @@ class KafkaEnrichmentJobITCase {
                 changelog.add(product(new Product(id, "product-" + id + "-v2", 5000 + id, category(id), false)));
             }
             for (long id = 11; id <= PRODUCTS; id += 11) {
-                changelog.add(new ProducerRecord<>("products", null, ORDER_TIME_BASE - 1, key(id), (byte[]) null));
+                changelog.add(new ProducerRecord<>(productsTopic, null, ORDER_TIME_BASE - 1, key(id), (byte[]) null));
             }
             for (long id = 13; id <= PRODUCTS; id += 13) {
-                changelog.add(new ProducerRecord<>("products", null, ORDER_TIME_BASE - 1, key(id),
+                changelog.add(new ProducerRecord<>(productsTopic, null, ORDER_TIME_BASE - 1, key(id),
                         ("{\"id\":" + id + ",\"withdrawn\":true}").getBytes(StandardCharsets.UTF_8)));
             }
             for (long id = 55; id <= PRODUCTS; id += 55) {
@@ -168,7 +182,7 @@ class KafkaEnrichmentJobITCase {
         for (long orderId = 1; orderId <= ORDERS; orderId++) {
             final Order order = new Order(orderId, 1 + (orderId * 7919) % (PRODUCTS + 50), 1 + (int) (orderId % 5));
             final long time = ORDER_TIME_BASE + orderId;
-            (orderId <= FIRST_HALF ? firstHalf : secondHalf).add(new ProducerRecord<>("orders",
+            (orderId <= FIRST_HALF ? firstHalf : secondHalf).add(new ProducerRecord<>(ordersTopic,
                     (int) (orderId % 2), time, key(orderId), JsonCodec.orderJson(order)));
             expectedEnriched.add(expected(order, time, dimension.get(order.productId)));
         }
@@ -178,25 +192,25 @@ class KafkaEnrichmentJobITCase {
                 expectedDeadLetters);
         badOrder(secondHalf, 1, "[1,2,3]", "not a JSON object", expectedDeadLetters);
         final Order costly = new Order(ORDERS + 1, COSTLY_PRODUCT, 2);
-        secondHalf.add(new ProducerRecord<>("orders", 1, ORDER_TIME_BASE + costly.orderId, key(costly.orderId),
+        secondHalf.add(new ProducerRecord<>(ordersTopic, 1, ORDER_TIME_BASE + costly.orderId, key(costly.orderId),
                 JsonCodec.orderJson(costly)));
         expectedDeadLetters.add("enrichment|" + new String(JsonCodec.orderJson(costly), StandardCharsets.UTF_8)
                 + "|is beyond");
         // records whose whole bytes in a letter would be over the producer's 1 MiB default request size
         final byte[] controlCharacters = new byte[900 * 1024];
         Arrays.fill(controlCharacters, (byte) 0x01);
-        final ProducerRecord<byte[], byte[]> largeControl = new ProducerRecord<>("orders", 0, ORDER_TIME_BASE, null,
+        final ProducerRecord<byte[], byte[]> largeControl = new ProducerRecord<>(ordersTopic, 0, ORDER_TIME_BASE, null,
                 controlCharacters);
         firstHalf.add(firstHalf.size() / 3, largeControl);
         final byte[] binary = new byte[5 * 1000 * 1000];
         new SplittableRandom(7).nextBytes(binary);
-        final ProducerRecord<byte[], byte[]> largeBinary = new ProducerRecord<>("orders", 1, ORDER_TIME_BASE, null,
+        final ProducerRecord<byte[], byte[]> largeBinary = new ProducerRecord<>(ordersTopic, 1, ORDER_TIME_BASE, null,
                 binary);
         secondHalf.add(secondHalf.size() / 3, largeBinary);
         final Map<TopicPartition, Long> orderEnd = new HashMap<>();
         for (List<ProducerRecord<byte[], byte[]>> half : List.of(firstHalf, secondHalf)) {
             for (ProducerRecord<byte[], byte[]> r : half) {
-                orderEnd.merge(new TopicPartition("orders", r.partition()), 1L, Long::sum);
+                orderEnd.merge(new TopicPartition(ordersTopic, r.partition()), 1L, Long::sum);
             }
         }
 
@@ -211,10 +225,16 @@ class KafkaEnrichmentJobITCase {
         env.enableCheckpointing(200);
         final KafkaEnrichmentJob.Options options = KafkaEnrichmentJob.Options.defaults()
                 .with("--bootstrap-servers", KAFKA.bootstrapServers())
-                .with("--group-id", "it-enrichment")
                 .with("--batch-size", "256")
                 .with("--flush-interval-ms", "20")
-                .with("--backend", Backend.AUTO.name());
+                .with("--backend", Backend.AUTO.name())
+                .with("--mode", mode)
+                .with("--orders-topic", ordersTopic)
+                .with("--products-topic", productsTopic)
+                .with("--enriched-topic", enrichedTopic)
+                .with("--dead-letter-topic", deadLetterTopic)
+                .with("--group-id", "it-enrichment-" + mode)
+                .with("--transactional-id-prefix", "it-enrichment-" + mode);
         KafkaEnrichmentJob.define(env, options, OffsetsInitializer.latest(), OffsetsInitializer.offsets(orderEnd),
                 new FailingTap());
         final JobClient job = env.executeAsync("kafka enrichment, failed once");
@@ -231,7 +251,7 @@ class KafkaEnrichmentJobITCase {
         job.getJobExecutionResult().get(SAFETY_NET.toSeconds(), TimeUnit.SECONDS);
         assertTrue(FailingTap.FAILED.get(), "the injected failure happened");
 
-        final List<ConsumerRecord<byte[], byte[]>> committed = readAll("orders-enriched", "read_committed");
+        final List<ConsumerRecord<byte[], byte[]>> committed = readAll(enrichedTopic, "read_committed");
         final List<String> actual = new ArrayList<>();
         for (ConsumerRecord<byte[], byte[]> r : committed) {
             actual.add(canonical(JsonCodec.tree(r.value())));
@@ -243,7 +263,7 @@ class KafkaEnrichmentJobITCase {
         assertEquals(expectedEnriched, actual, "the enriched topic, each order exactly once");
 
         final List<String> letters = new ArrayList<>();
-        for (ConsumerRecord<byte[], byte[]> r : readAll("orders-dlq", "read_committed")) {
+        for (ConsumerRecord<byte[], byte[]> r : readAll(deadLetterTopic, "read_committed")) {
             assertTrue(r.value().length <= DeadLetter.MAX_ENCODED_BYTES, "a letter of " + r.value().length + " bytes");
             final JsonNode n = JsonCodec.tree(r.value());
             final String reason = n.path("reason").asText();
@@ -264,7 +284,7 @@ class KafkaEnrichmentJobITCase {
         Collections.sort(expectedDeadLetters);
         assertEquals(expectedDeadLetters, letters, "the dead-letter topic, each bad record once with its reason");
 
-        final int physical = readAll("orders-enriched", "read_uncommitted").size();
+        final int physical = readAll(enrichedTopic, "read_uncommitted").size();
         System.out.printf("KafkaEnrichmentJobITCase: %d product records (%d bad), %d orders (%d bad); enriched "
                         + "read_committed=%d (%d distinct, %d with a product), records in the log incl. aborted=%d, "
                         + "dead letters=%d%n", productRecords + 5, 5, ORDERS + 7, 7, committed.size(),
@@ -326,7 +346,7 @@ class KafkaEnrichmentJobITCase {
     // ---- Kafka helpers ----
 
     private static ProducerRecord<byte[], byte[]> product(Product p) {
-        return new ProducerRecord<>("products", null, ORDER_TIME_BASE - 1, key(p.id), JsonCodec.productJson(p));
+        return new ProducerRecord<>(productsTopic, null, ORDER_TIME_BASE - 1, key(p.id), JsonCodec.productJson(p));
     }
 
     private static String category(long id) {
@@ -339,14 +359,14 @@ class KafkaEnrichmentJobITCase {
 
     private static void badProduct(KafkaProducer<byte[], byte[]> producer, String key, String value, String reason,
                                    List<String> expected) {
-        producer.send(new ProducerRecord<>("products", null, ORDER_TIME_BASE - 1,
+        producer.send(new ProducerRecord<>(productsTopic, null, ORDER_TIME_BASE - 1,
                 key == null ? null : key.getBytes(StandardCharsets.UTF_8), value.getBytes(StandardCharsets.UTF_8)));
         expected.add("products|" + value + "|" + reason);
     }
 
     private static void badOrder(List<ProducerRecord<byte[], byte[]>> half, int partition, String value,
                                  String reason, List<String> expected) {
-        half.add(half.size() / 2, new ProducerRecord<>("orders", partition, ORDER_TIME_BASE, null,
+        half.add(half.size() / 2, new ProducerRecord<>(ordersTopic, partition, ORDER_TIME_BASE, null,
                 value.getBytes(StandardCharsets.UTF_8)));
         expected.add("orders|" + value + "|" + reason);
     }
@@ -401,9 +421,14 @@ class KafkaEnrichmentJobITCase {
 
     // ---- the job's progress ----
 
+    /**
+     * The product updates the enrichment applied: its writers' in the shared mode (only the applier of the one task
+     * manager counts them), its subtasks' in the keyed mode.
+     */
     private static long updatesReceived(JobID job) {
         long sum = 0;
-        for (OperatorMetricGroup group : METRICS.findOperatorMetricGroups(job, "FliX product enrichment")) {
+        for (OperatorMetricGroup group : METRICS.findOperatorMetricGroups(job,
+                KafkaEnrichmentJob.ENRICHMENT + (mode.equals("shared") ? ": dimension" : ""))) {
             if (METRICS.getMetricsByGroup(group).get("flixUpdates") instanceof Counter c) {
                 sum += c.getCount();
             }
