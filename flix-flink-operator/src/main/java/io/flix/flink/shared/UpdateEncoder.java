@@ -34,8 +34,11 @@ public final class UpdateEncoder<U, P> extends AbstractStreamOperator<EncodedUpd
         implements OneInputStreamOperator<U, EncodedUpdates>, BoundedOneInput {
 
     private static final long serialVersionUID = 1L;
-    /** A block is sent once it holds this many bytes: a few network buffers. */
-    static final int BLOCK_BYTES = 64 * 1024;
+    /**
+     * A block is sent once it holds this many bytes: a quarter of a network buffer (32 KiB by default), so that few
+     * blocks span two buffers (a receiver copies a spanning record whole before it reads it).
+     */
+    static final int BLOCK_BYTES = 8 * 1024;
 
     private final KeySelector<U, Long> updateKey;
     private final PayloadFunction<U, P> payloadFunction;
