@@ -48,6 +48,10 @@ import java.util.concurrent.atomic.AtomicReference;
  *   <li><b>Net effect</b>: one sorted bulk upsert of the keys whose last update is an upsert (with that value),
  *       one sorted bulk delete of the keys whose last update is a delete.</li>
  * </ol>
+ * A batch of upserts only (or deletes only) needs none of this: it goes to the index as it is, in one unsorted
+ * call, whose own sort and last-occurrence-wins rule ({@link FlixIndex}) give the same net effect. The index sorts
+ * where it sorts best (the GPU backend on the device, the CPU backend on its worker threads), which keeps a bulk
+ * load off the calling thread's single-threaded sort.
  * So a batch makes at most one call each of get, ceiling, floor, upsert and delete, and a few range calls (one per
  * group above); a batch of only updates and gets makes at most one get, one upsert and one delete call; an empty
  * batch makes none. Lookups run before the updates: if the index throws during the final writes, the results are
@@ -189,6 +193,14 @@ public final class MicroBatchEngine {
             return results;
         }
         final int[] counts = batch.kindCounts;
+        if (counts[OperationBatch.UPSERT] == n) {
+            index.upsert(batch.keys, batch.values, n, false);
+            return results;
+        }
+        if (counts[OperationBatch.DELETE] == n) {
+            index.delete(batch.keys, n, false);
+            return results;
+        }
         final int exactCount = counts[OperationBatch.UPSERT] + counts[OperationBatch.DELETE]
                 + counts[OperationBatch.GET];
         final boolean ordered = counts[OperationBatch.CEILING] + counts[OperationBatch.FLOOR]
