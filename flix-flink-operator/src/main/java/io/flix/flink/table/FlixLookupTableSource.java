@@ -5,7 +5,6 @@ import io.flix.flink.IndexSettings;
 import org.apache.flink.api.common.serialization.DeserializationSchema;
 import org.apache.flink.table.api.DataTypes;
 import org.apache.flink.table.api.TableException;
-import org.apache.flink.table.connector.format.DecodingFormat;
 import org.apache.flink.table.connector.source.DynamicTableSource;
 import org.apache.flink.table.connector.source.LookupTableSource;
 import org.apache.flink.table.connector.source.lookup.AsyncLookupFunctionProvider;
@@ -16,52 +15,29 @@ import org.apache.flink.table.types.logical.RowType;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Map;
 
 /** The {@code 'flix'} table: lookups only, by the BIGINT primary key (see the package documentation). */
 public final class FlixLookupTableSource implements LookupTableSource {
 
+    /** The table's resolved options, schema and key, as one string: equal tables share one dimension. */
     private final String identity;
     private final DataType physicalType;
+    /** Position of the BIGINT primary key among the physical columns. */
     private final int keyIndex;
-    private final String changelog;
-    private final String topic;
-    private final Map<String, String> consumerProperties;
-    /** Kafka only; decodes into a row of the key column. */
-    private final DecodingFormat<DeserializationSchema<RowData>> keyFormat;
-    private final DecodingFormat<DeserializationSchema<RowData>> valueFormat;
-    private final int[] valueFields;
-    private final String filePath;
-    private final long pollTimeoutMillis;
-    private final int changelogBatchSize;
+    private final ChangelogOptions changelog;
+    private final ChangelogFormats formats;
     private final IndexSettings indexSettings;
-    private final int lookupBatchSize;
-    private final long lingerNanos;
-    private final long bootstrapTimeoutMillis;
+    private final LookupOptions lookup;
 
-    FlixLookupTableSource(String identity, DataType physicalType, int keyIndex, String changelog, String topic,
-                          Map<String, String> consumerProperties,
-                          DecodingFormat<DeserializationSchema<RowData>> keyFormat,
-                          DecodingFormat<DeserializationSchema<RowData>> valueFormat, int[] valueFields,
-                          String filePath, long pollTimeoutMillis, int changelogBatchSize,
-                          IndexSettings indexSettings, int lookupBatchSize, long lingerNanos,
-                          long bootstrapTimeoutMillis) {
+    FlixLookupTableSource(String identity, DataType physicalType, int keyIndex, ChangelogOptions changelog,
+                          ChangelogFormats formats, IndexSettings indexSettings, LookupOptions lookup) {
         this.identity = identity;
         this.physicalType = physicalType;
         this.keyIndex = keyIndex;
         this.changelog = changelog;
-        this.topic = topic;
-        this.consumerProperties = consumerProperties;
-        this.keyFormat = keyFormat;
-        this.valueFormat = valueFormat;
-        this.valueFields = valueFields;
-        this.filePath = filePath;
-        this.pollTimeoutMillis = pollTimeoutMillis;
-        this.changelogBatchSize = changelogBatchSize;
+        this.formats = formats;
         this.indexSettings = indexSettings;
-        this.lookupBatchSize = lookupBatchSize;
-        this.lingerNanos = lingerNanos;
-        this.bootstrapTimeoutMillis = bootstrapTimeoutMillis;
+        this.lookup = lookup;
     }
 
     @Override
@@ -100,19 +76,20 @@ public final class FlixLookupTableSource implements LookupTableSource {
         }
         final DeserializationSchema<RowData> keyDecoder;
         final DeserializationSchema<RowData> valueDecoder;
-        if (changelog.equals(DimensionSpec.KAFKA)) {
+        if (changelog.isKafka()) {
             final DataType keyType = projected(new int[] {keyIndex});
-            keyDecoder = keyFormat.createRuntimeDecoder(context, keyType);
-            valueDecoder = valueFormat.createRuntimeDecoder(context, projected(valueFields));
+            keyDecoder = formats.keyFormat().createRuntimeDecoder(context, keyType);
+            valueDecoder = formats.valueFormat().createRuntimeDecoder(context, projected(formats.valueFields()));
         } else {
             keyDecoder = null;
-            valueDecoder = valueFormat.createRuntimeDecoder(context, physicalType);
+            valueDecoder = formats.valueFormat().createRuntimeDecoder(context, physicalType);
         }
-        final DimensionSpec spec = new DimensionSpec(identity, rowType, keyIndex, changelog, topic,
-                consumerProperties, keyDecoder, valueDecoder, valueFields, filePath, pollTimeoutMillis,
-                changelogBatchSize, indexSettings, bootstrapTimeoutMillis);
+        final DimensionSpec spec = new DimensionSpec(identity, rowType, keyIndex, changelog.changelog(),
+                changelog.topic(), changelog.consumerProperties(), keyDecoder, valueDecoder, formats.valueFields(),
+                changelog.filePath(), changelog.pollTimeout().toMillis(), changelog.batchSize(), indexSettings,
+                lookup.bootstrapTimeout().toMillis());
         return AsyncLookupFunctionProvider.of(new FlixAsyncLookupFunction(spec, lookupFields, keyPosition,
-                lookupBatchSize, lingerNanos));
+                lookup.batchSize(), lookup.linger().toNanos()));
     }
 
     /** A row of the given physical columns. */
@@ -127,14 +104,12 @@ public final class FlixLookupTableSource implements LookupTableSource {
 
     @Override
     public DynamicTableSource copy() {
-        return new FlixLookupTableSource(identity, physicalType, keyIndex, changelog, topic, consumerProperties,
-                keyFormat, valueFormat, valueFields, filePath, pollTimeoutMillis, changelogBatchSize, indexSettings,
-                lookupBatchSize, lingerNanos, bootstrapTimeoutMillis);
+        return new FlixLookupTableSource(identity, physicalType, keyIndex, changelog, formats, indexSettings, lookup);
     }
 
     @Override
     public String asSummaryString() {
-        return "FliX(" + (changelog.equals(DimensionSpec.KAFKA) ? "topic=" + topic : "file=" + filePath) + ")";
+        return "FliX(" + (changelog.isKafka() ? "topic=" + changelog.topic() : "file=" + changelog.filePath()) + ")";
     }
 
     // ---- for tests ----
@@ -143,31 +118,23 @@ public final class FlixLookupTableSource implements LookupTableSource {
         return identity;
     }
 
-    String changelog() {
-        return changelog;
-    }
-
     int keyIndex() {
         return keyIndex;
     }
 
-    int[] valueFields() {
-        return valueFields.clone();
+    ChangelogOptions changelog() {
+        return changelog;
+    }
+
+    ChangelogFormats formats() {
+        return formats;
     }
 
     IndexSettings indexSettings() {
         return indexSettings;
     }
 
-    int lookupBatchSize() {
-        return lookupBatchSize;
-    }
-
-    long lingerNanos() {
-        return lingerNanos;
-    }
-
-    Map<String, String> consumerProperties() {
-        return consumerProperties;
+    LookupOptions lookup() {
+        return lookup;
     }
 }

@@ -12,6 +12,7 @@ import org.apache.flink.table.connector.source.lookup.AsyncLookupFunctionProvide
 import org.apache.flink.table.factories.utils.FactoryMocks;
 import org.junit.jupiter.api.Test;
 
+import java.time.Duration;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
@@ -74,13 +75,13 @@ class FlixDynamicTableFactoryTest {
     @Test
     void kafkaTableWithDefaults() {
         final FlixLookupTableSource source = create(SCHEMA, kafkaOptions());
-        assertEquals("kafka", source.changelog());
+        assertEquals("kafka", source.changelog().changelog());
         assertEquals(1, source.keyIndex());
-        assertArrayEquals(new int[] {0, 1, 2}, source.valueFields(), "ALL: the value holds every column");
+        assertArrayEquals(new int[] {0, 1, 2}, source.formats().valueFields(), "ALL: the value holds every column");
         assertEquals(Map.of("bootstrap.servers", "broker:9092", "security.protocol", "PLAINTEXT"),
-                source.consumerProperties());
-        assertEquals(1024, source.lookupBatchSize());
-        assertEquals(2_000_000L, source.lingerNanos());
+                source.changelog().consumerProperties());
+        assertEquals(1024, source.lookup().batchSize());
+        assertEquals(Duration.ofMillis(2), source.lookup().linger());
         assertEquals(Backend.AUTO, source.indexSettings().backend());
         assertEquals(32, source.indexSettings().nodeSize());
     }
@@ -99,9 +100,9 @@ class FlixDynamicTableFactoryTest {
             o.put("index.node-size", "64");
             o.put("index.threads", "2");
         }));
-        assertArrayEquals(new int[] {0, 2}, source.valueFields(), "EXCEPT_KEY: the value holds the other columns");
-        assertEquals(64, source.lookupBatchSize());
-        assertEquals(5_000_000L, source.lingerNanos());
+        assertArrayEquals(new int[] {0, 2}, source.formats().valueFields(), "EXCEPT_KEY: the value holds the other columns");
+        assertEquals(64, source.lookup().batchSize());
+        assertEquals(Duration.ofMillis(5), source.lookup().linger());
         assertEquals(Backend.CPU, source.indexSettings().backend());
         assertEquals(64, source.indexSettings().nodeSize());
         assertEquals(2, source.indexSettings().threads());
@@ -110,8 +111,8 @@ class FlixDynamicTableFactoryTest {
     @Test
     void fileTable() {
         final FlixLookupTableSource source = create(SCHEMA, fileOptions());
-        assertEquals("file", source.changelog());
-        assertArrayEquals(new int[] {0, 1, 2}, source.valueFields());
+        assertEquals("file", source.changelog().changelog());
+        assertArrayEquals(new int[] {0, 1, 2}, source.formats().valueFields());
     }
 
     @Test
