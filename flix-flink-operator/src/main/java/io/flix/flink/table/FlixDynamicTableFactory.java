@@ -1,6 +1,7 @@
 package io.flix.flink.table;
 
 import io.flix.flink.IndexSettings;
+import io.flix.flink.LookupKind;
 import io.flix.index.Backend;
 
 import org.apache.flink.api.common.serialization.DeserializationSchema;
@@ -39,6 +40,7 @@ import static io.flix.flink.table.FlixConnectorOptions.KEY_FORMAT;
 import static io.flix.flink.table.FlixConnectorOptions.LOOKUP_BATCH_SIZE;
 import static io.flix.flink.table.FlixConnectorOptions.LOOKUP_BOOTSTRAP_TIMEOUT;
 import static io.flix.flink.table.FlixConnectorOptions.LOOKUP_LINGER;
+import static io.flix.flink.table.FlixConnectorOptions.LOOKUP_MATCH;
 import static io.flix.flink.table.FlixConnectorOptions.PROPERTIES_PREFIX;
 import static io.flix.flink.table.FlixConnectorOptions.PROPS_BOOTSTRAP_SERVERS;
 import static io.flix.flink.table.FlixConnectorOptions.TOPIC;
@@ -64,7 +66,8 @@ public final class FlixDynamicTableFactory implements DynamicTableSourceFactory 
     public Set<ConfigOption<?>> optionalOptions() {
         return Set.of(CHANGELOG, TOPIC, PROPS_BOOTSTRAP_SERVERS, KEY_FORMAT, VALUE_FORMAT, VALUE_FIELDS_INCLUDE,
                 CHANGELOG_POLL_TIMEOUT, CHANGELOG_BATCH_SIZE, FILE_PATH, LOOKUP_BATCH_SIZE, LOOKUP_LINGER,
-                LOOKUP_BOOTSTRAP_TIMEOUT, INDEX_BACKEND, INDEX_NODE_SIZE, INDEX_INITIAL_FILL, INDEX_THREADS);
+                LOOKUP_BOOTSTRAP_TIMEOUT, LOOKUP_MATCH, INDEX_BACKEND, INDEX_NODE_SIZE, INDEX_INITIAL_FILL,
+                INDEX_THREADS);
     }
 
     @Override
@@ -147,7 +150,19 @@ public final class FlixDynamicTableFactory implements DynamicTableSourceFactory 
                     + linger + ".");
         }
         positive(options, LOOKUP_BOOTSTRAP_TIMEOUT);
-        return new LookupOptions(options.get(LOOKUP_BATCH_SIZE), linger, options.get(LOOKUP_BOOTSTRAP_TIMEOUT));
+        return new LookupOptions(options.get(LOOKUP_BATCH_SIZE), linger, options.get(LOOKUP_BOOTSTRAP_TIMEOUT),
+                lookupMatch(options));
+    }
+
+    private static LookupKind lookupMatch(ReadableConfig options) {
+        final String match = options.get(LOOKUP_MATCH).trim().toUpperCase(Locale.ROOT);
+        return switch (match) {
+            case "EXACT" -> LookupKind.EXACT;
+            case "FLOOR" -> LookupKind.FLOOR;
+            case "CEILING" -> LookupKind.CEILING;
+            default -> throw new ValidationException("Option '" + LOOKUP_MATCH.key() + "' must be 'exact', 'floor' "
+                    + "or 'ceiling', was '" + options.get(LOOKUP_MATCH) + "'.");
+        };
     }
 
     /** The position among the physical columns of the primary key: exactly one BIGINT column. */
