@@ -20,8 +20,9 @@ import java.util.concurrent.TimeUnit;
  * The {@code 'flix'} table's lookups: gathers the lookups of this subtask into a batch, answers it against the task
  * manager's shared dimension when it holds {@code lookup.batch-size} lookups (on the subtask's thread) or when its
  * first lookup has waited {@code lookup.linger} (on the dimension's linger timer thread), and completes each lookup's
- * future with the key's row (a collection of 0 or 1 rows). The batch sees every changelog update applied before it
- * was answered.
+ * future with the key's row (a collection of 0 or 1 rows): with {@code 'lookup.match'} = 'floor' or 'ceiling', the
+ * row of the largest key {@code <=} it or the smallest key {@code >=} it, over the whole dimension. The batch sees
+ * every changelog update applied before it was answered.
  *
  * <p>Lookups by the primary key only; a join that also equates other columns of the table passes them as further
  * lookup keys, and the row is returned only where those are equal too, by SQL equality ({@link SqlEquality}). A
@@ -41,8 +42,8 @@ public final class FlixAsyncLookupFunction extends AsyncLookupFunction {
     private final int[] lookupFields;
     /** Position of the primary key in the key row. */
     private final int keyPosition;
-    private final int batchSize;
-    private final long lingerNanos;
+    /** Batch size, linger and match. */
+    private final LookupOptions lookup;
 
     /** Runs the linger of a batch; the dimension's timer unless a test sets one before {@link #open}. */
     private transient ScheduledExecutorService lingerTimer;
@@ -67,13 +68,11 @@ public final class FlixAsyncLookupFunction extends AsyncLookupFunction {
     private transient Histogram latencies;
     private transient SharedDimension.LookupMetrics answered;
 
-    FlixAsyncLookupFunction(DimensionSpec spec, int[] lookupFields, int keyPosition, int batchSize,
-                            long lingerNanos) {
+    FlixAsyncLookupFunction(DimensionSpec spec, int[] lookupFields, int keyPosition, LookupOptions lookup) {
         this.spec = spec;
         this.lookupFields = lookupFields;
         this.keyPosition = keyPosition;
-        this.batchSize = batchSize;
-        this.lingerNanos = lingerNanos;
+        this.lookup = lookup;
     }
 
     @Override
@@ -81,8 +80,8 @@ public final class FlixAsyncLookupFunction extends AsyncLookupFunction {
     public void open(FunctionContext context) throws Exception {
         super.open(context);
         lock = new Object();
-        keys = new long[batchSize];
-        futures = new CompletableFuture[batchSize];
+        keys = new long[lookup.batchSize()];
+        futures = new CompletableFuture[lookup.batchSize()];
         extraGetters = new RowData.FieldGetter[lookupFields.length - 1];
         extraKeyGetters = new RowData.FieldGetter[lookupFields.length - 1];
         extraEqualities = new SqlEquality[lookupFields.length - 1];
@@ -160,12 +159,13 @@ public final class FlixAsyncLookupFunction extends AsyncLookupFunction {
             if (count == 0) {
                 firstNanos = System.nanoTime();
                 final long batchGeneration = generation;
-                lingerTimer.schedule(() -> lingerExpired(batchGeneration), lingerNanos, TimeUnit.NANOSECONDS);
+                lingerTimer.schedule(() -> lingerExpired(batchGeneration), lookup.linger().toNanos(),
+                        TimeUnit.NANOSECONDS);
             }
             keys[count] = key;
             futures[count] = found;
             count++;
-            if (count < batchSize) {
+            if (count < lookup.batchSize()) {
                 return result;
             }
             full = takeBatchLocked();
@@ -219,8 +219,8 @@ public final class FlixAsyncLookupFunction extends AsyncLookupFunction {
 
     /** The lookups gathered, as a batch to answer; the next lookup starts a new one. */
     private SharedDimension.LookupBatch takeBatchLocked() {
-        final SharedDimension.LookupBatch batch = new SharedDimension.LookupBatch(Arrays.copyOf(keys, count),
-                Arrays.copyOf(futures, count), count, firstNanos, answered);
+        final SharedDimension.LookupBatch batch = new SharedDimension.LookupBatch(lookup.match(),
+                Arrays.copyOf(keys, count), Arrays.copyOf(futures, count), count, firstNanos, answered);
         Arrays.fill(futures, 0, count, null);
         batches.inc();
         batchSizes.update(count);

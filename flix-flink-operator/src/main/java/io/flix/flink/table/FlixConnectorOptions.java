@@ -101,6 +101,16 @@ public final class FlixConnectorOptions {
                     + "that first open, which bounds every broker call of the bootstrap too. Otherwise the open "
                     + "fails, naming the changelog (topic and bootstrap servers, or file) and the cause.");
 
+    public static final ConfigOption<String> LOOKUP_MATCH = ConfigOptions.key("lookup.match")
+            .stringType()
+            .defaultValue("exact")
+            .withDescription("Which row a lookup of key x answers with: 'exact' (the row of key x), 'floor' (the "
+                    + "row of the largest key <= x) or 'ceiling' (the row of the smallest key >= x), over the whole "
+                    + "table. With 'floor' or 'ceiling' the join's equality on the primary key stands for that match: "
+                    + "IP ranges join as ON c.ip = r.start_ip AND c.ip <= r.end_ip. The join must equate the primary "
+                    + "key only, and no other condition may name the key column or the probe column equated with "
+                    + "it; a join that does is refused when it is planned (see the package documentation).");
+
     // ---- index ----
 
     public static final ConfigOption<String> INDEX_BACKEND = ConfigOptions.key("index.backend")

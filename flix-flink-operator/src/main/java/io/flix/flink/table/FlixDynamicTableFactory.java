@@ -1,6 +1,7 @@
 package io.flix.flink.table;
 
 import io.flix.flink.IndexSettings;
+import io.flix.flink.LookupKind;
 import io.flix.index.Backend;
 
 import org.apache.flink.api.common.serialization.DeserializationSchema;
@@ -39,6 +40,7 @@ import static io.flix.flink.table.FlixConnectorOptions.KEY_FORMAT;
 import static io.flix.flink.table.FlixConnectorOptions.LOOKUP_BATCH_SIZE;
 import static io.flix.flink.table.FlixConnectorOptions.LOOKUP_BOOTSTRAP_TIMEOUT;
 import static io.flix.flink.table.FlixConnectorOptions.LOOKUP_LINGER;
+import static io.flix.flink.table.FlixConnectorOptions.LOOKUP_MATCH;
 import static io.flix.flink.table.FlixConnectorOptions.PROPERTIES_PREFIX;
 import static io.flix.flink.table.FlixConnectorOptions.PROPS_BOOTSTRAP_SERVERS;
 import static io.flix.flink.table.FlixConnectorOptions.TOPIC;
@@ -64,7 +66,8 @@ public final class FlixDynamicTableFactory implements DynamicTableSourceFactory 
     public Set<ConfigOption<?>> optionalOptions() {
         return Set.of(CHANGELOG, TOPIC, PROPS_BOOTSTRAP_SERVERS, KEY_FORMAT, VALUE_FORMAT, VALUE_FIELDS_INCLUDE,
                 CHANGELOG_POLL_TIMEOUT, CHANGELOG_BATCH_SIZE, FILE_PATH, LOOKUP_BATCH_SIZE, LOOKUP_LINGER,
-                LOOKUP_BOOTSTRAP_TIMEOUT, INDEX_BACKEND, INDEX_NODE_SIZE, INDEX_INITIAL_FILL, INDEX_THREADS);
+                LOOKUP_BOOTSTRAP_TIMEOUT, LOOKUP_MATCH, INDEX_BACKEND, INDEX_NODE_SIZE, INDEX_INITIAL_FILL,
+                INDEX_THREADS);
     }
 
     @Override
@@ -72,12 +75,12 @@ public final class FlixDynamicTableFactory implements DynamicTableSourceFactory 
         final FactoryUtil.TableFactoryHelper helper = FactoryUtil.createTableFactoryHelper(this, context);
         final ReadableConfig options = helper.getOptions();
 
-        final String changelog = options.get(CHANGELOG).trim().toLowerCase(Locale.ROOT);
-        if (!changelog.equals(DimensionSpec.KAFKA) && !changelog.equals(DimensionSpec.FILE)) {
+        final String changelogKind = options.get(CHANGELOG).trim().toLowerCase(Locale.ROOT);
+        if (!changelogKind.equals(DimensionSpec.KAFKA) && !changelogKind.equals(DimensionSpec.FILE)) {
             throw new ValidationException("Option '" + CHANGELOG.key() + "' must be 'kafka' or 'file', was '"
                     + options.get(CHANGELOG) + "'.");
         }
-        final boolean kafka = changelog.equals(DimensionSpec.KAFKA);
+        final boolean kafka = changelogKind.equals(DimensionSpec.KAFKA);
         final DecodingFormat<DeserializationSchema<RowData>> keyFormat =
                 kafka ? helper.discoverDecodingFormat(DeserializationFormatFactory.class, KEY_FORMAT) : null;
         final DecodingFormat<DeserializationSchema<RowData>> valueFormat =
@@ -87,14 +90,26 @@ public final class FlixDynamicTableFactory implements DynamicTableSourceFactory 
         final ResolvedSchema schema = context.getCatalogTable().getResolvedSchema();
         final DataType physicalType = context.getPhysicalRowDataType();
         final int keyIndex = primaryKeyIndex(schema, physicalType);
-        final List<String> fieldNames = DataType.getFieldNames(physicalType);
-
         final Map<String, String> tableOptions = context.getCatalogTable().getOptions();
-        final Map<String, String> consumerProperties = new HashMap<>();
+
+        final ChangelogOptions changelog = changelogOptions(options, tableOptions, changelogKind);
+        final ChangelogFormats formats = new ChangelogFormats(keyFormat, valueFormat,
+                valueFields(options, kafka, DataType.getFieldNames(physicalType).size(), keyIndex));
+        final LookupOptions lookup = lookupOptions(options);
+        final IndexSettings indexSettings = indexSettings(options);
+
+        // equal tables (options, columns, key) share one dimension per task manager
+        final String identity = new TreeMap<>(tableOptions) + "|" + physicalType.getLogicalType().asSerializableString()
+                + "|key=" + keyIndex;
+        return new FlixLookupTableSource(identity, physicalType, keyIndex, changelog, formats, indexSettings, lookup);
+    }
+
+    private static ChangelogOptions changelogOptions(ReadableConfig options, Map<String, String> tableOptions,
+                                                     String changelog) {
         String topic = null;
         String filePath = null;
-        int[] valueFields;
-        if (kafka) {
+        final Map<String, String> consumerProperties = new HashMap<>();
+        if (changelog.equals(DimensionSpec.KAFKA)) {
             topic = required(options, TOPIC, changelog);
             required(options, PROPS_BOOTSTRAP_SERVERS, changelog);
             tableOptions.forEach((k, v) -> {
@@ -102,38 +117,52 @@ public final class FlixDynamicTableFactory implements DynamicTableSourceFactory 
                     consumerProperties.put(k.substring(PROPERTIES_PREFIX.length()), v);
                 }
             });
-            final String include = options.get(VALUE_FIELDS_INCLUDE).trim().toUpperCase(Locale.ROOT);
-            if (include.equals("ALL")) {
-                valueFields = allFields(fieldNames.size(), -1);
-            } else if (include.equals("EXCEPT_KEY")) {
-                valueFields = allFields(fieldNames.size(), keyIndex);
-            } else {
-                throw new ValidationException("Option '" + VALUE_FIELDS_INCLUDE.key()
-                        + "' must be 'ALL' or 'EXCEPT_KEY', was '" + options.get(VALUE_FIELDS_INCLUDE) + "'.");
-            }
         } else {
             filePath = required(options, FILE_PATH, changelog);
-            valueFields = allFields(fieldNames.size(), -1);
         }
-
-        atLeast(options, LOOKUP_BATCH_SIZE, 1);
         atLeast(options, CHANGELOG_BATCH_SIZE, 1);
+        positive(options, CHANGELOG_POLL_TIMEOUT);
+        return new ChangelogOptions(changelog, topic, consumerProperties, filePath,
+                options.get(CHANGELOG_POLL_TIMEOUT), options.get(CHANGELOG_BATCH_SIZE));
+    }
+
+    /** The columns a changelog value holds: every one from a file; for kafka, as 'value.fields-include' says. */
+    private static int[] valueFields(ReadableConfig options, boolean kafka, int columns, int keyIndex) {
+        if (!kafka) {
+            return allFields(columns, -1);
+        }
+        final String include = options.get(VALUE_FIELDS_INCLUDE).trim().toUpperCase(Locale.ROOT);
+        if (include.equals("ALL")) {
+            return allFields(columns, -1);
+        }
+        if (include.equals("EXCEPT_KEY")) {
+            return allFields(columns, keyIndex);
+        }
+        throw new ValidationException("Option '" + VALUE_FIELDS_INCLUDE.key()
+                + "' must be 'ALL' or 'EXCEPT_KEY', was '" + options.get(VALUE_FIELDS_INCLUDE) + "'.");
+    }
+
+    private static LookupOptions lookupOptions(ReadableConfig options) {
+        atLeast(options, LOOKUP_BATCH_SIZE, 1);
         final Duration linger = options.get(LOOKUP_LINGER);
         if (linger.isNegative()) {
             throw new ValidationException("Option '" + LOOKUP_LINGER.key() + "' must not be negative, was "
                     + linger + ".");
         }
         positive(options, LOOKUP_BOOTSTRAP_TIMEOUT);
-        positive(options, CHANGELOG_POLL_TIMEOUT);
-        final IndexSettings indexSettings = indexSettings(options);
+        return new LookupOptions(options.get(LOOKUP_BATCH_SIZE), linger, options.get(LOOKUP_BOOTSTRAP_TIMEOUT),
+                lookupMatch(options));
+    }
 
-        // equal tables (options, columns, key) share one dimension per task manager
-        final String identity = new TreeMap<>(tableOptions) + "|" + physicalType.getLogicalType().asSerializableString()
-                + "|key=" + keyIndex;
-        return new FlixLookupTableSource(identity, physicalType, keyIndex, changelog, topic, consumerProperties,
-                keyFormat, valueFormat, valueFields, filePath, options.get(CHANGELOG_POLL_TIMEOUT).toMillis(),
-                options.get(CHANGELOG_BATCH_SIZE), indexSettings, options.get(LOOKUP_BATCH_SIZE), linger.toNanos(),
-                options.get(LOOKUP_BOOTSTRAP_TIMEOUT).toMillis());
+    private static LookupKind lookupMatch(ReadableConfig options) {
+        final String match = options.get(LOOKUP_MATCH).trim().toUpperCase(Locale.ROOT);
+        return switch (match) {
+            case "EXACT" -> LookupKind.EXACT;
+            case "FLOOR" -> LookupKind.FLOOR;
+            case "CEILING" -> LookupKind.CEILING;
+            default -> throw new ValidationException("Option '" + LOOKUP_MATCH.key() + "' must be 'exact', 'floor' "
+                    + "or 'ceiling', was '" + options.get(LOOKUP_MATCH) + "'.");
+        };
     }
 
     /** The position among the physical columns of the primary key: exactly one BIGINT column. */

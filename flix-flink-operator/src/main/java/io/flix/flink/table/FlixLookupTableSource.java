@@ -1,67 +1,48 @@
 package io.flix.flink.table;
 
 import io.flix.flink.IndexSettings;
+import io.flix.flink.LookupKind;
 
 import org.apache.flink.api.common.serialization.DeserializationSchema;
 import org.apache.flink.table.api.DataTypes;
 import org.apache.flink.table.api.TableException;
-import org.apache.flink.table.connector.format.DecodingFormat;
 import org.apache.flink.table.connector.source.DynamicTableSource;
 import org.apache.flink.table.connector.source.LookupTableSource;
+import org.apache.flink.table.connector.source.abilities.SupportsFilterPushDown;
 import org.apache.flink.table.connector.source.lookup.AsyncLookupFunctionProvider;
 import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.expressions.FieldReferenceExpression;
+import org.apache.flink.table.expressions.ResolvedExpression;
 import org.apache.flink.table.types.DataType;
 import org.apache.flink.table.types.logical.RowType;
 
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Map;
+import java.util.Locale;
 
 /** The {@code 'flix'} table: lookups only, by the BIGINT primary key (see the package documentation). */
-public final class FlixLookupTableSource implements LookupTableSource {
+public final class FlixLookupTableSource implements LookupTableSource, SupportsFilterPushDown {
 
+    /** The table's resolved options, schema and key, as one string: equal tables share one dimension. */
     private final String identity;
     private final DataType physicalType;
+    /** Position of the BIGINT primary key among the physical columns. */
     private final int keyIndex;
-    private final String changelog;
-    private final String topic;
-    private final Map<String, String> consumerProperties;
-    /** Kafka only; decodes into a row of the key column. */
-    private final DecodingFormat<DeserializationSchema<RowData>> keyFormat;
-    private final DecodingFormat<DeserializationSchema<RowData>> valueFormat;
-    private final int[] valueFields;
-    private final String filePath;
-    private final long pollTimeoutMillis;
-    private final int changelogBatchSize;
+    private final ChangelogOptions changelog;
+    private final ChangelogFormats formats;
     private final IndexSettings indexSettings;
-    private final int lookupBatchSize;
-    private final long lingerNanos;
-    private final long bootstrapTimeoutMillis;
+    private final LookupOptions lookup;
 
-    FlixLookupTableSource(String identity, DataType physicalType, int keyIndex, String changelog, String topic,
-                          Map<String, String> consumerProperties,
-                          DecodingFormat<DeserializationSchema<RowData>> keyFormat,
-                          DecodingFormat<DeserializationSchema<RowData>> valueFormat, int[] valueFields,
-                          String filePath, long pollTimeoutMillis, int changelogBatchSize,
-                          IndexSettings indexSettings, int lookupBatchSize, long lingerNanos,
-                          long bootstrapTimeoutMillis) {
+    FlixLookupTableSource(String identity, DataType physicalType, int keyIndex, ChangelogOptions changelog,
+                          ChangelogFormats formats, IndexSettings indexSettings, LookupOptions lookup) {
         this.identity = identity;
         this.physicalType = physicalType;
         this.keyIndex = keyIndex;
         this.changelog = changelog;
-        this.topic = topic;
-        this.consumerProperties = consumerProperties;
-        this.keyFormat = keyFormat;
-        this.valueFormat = valueFormat;
-        this.valueFields = valueFields;
-        this.filePath = filePath;
-        this.pollTimeoutMillis = pollTimeoutMillis;
-        this.changelogBatchSize = changelogBatchSize;
+        this.formats = formats;
         this.indexSettings = indexSettings;
-        this.lookupBatchSize = lookupBatchSize;
-        this.lingerNanos = lingerNanos;
-        this.bootstrapTimeoutMillis = bootstrapTimeoutMillis;
+        this.lookup = lookup;
     }
 
     @Override
@@ -86,6 +67,21 @@ public final class FlixLookupTableSource implements LookupTableSource {
                     + Arrays.deepToString(keys));
         }
         final RowType rowType = (RowType) physicalType.getLogicalType();
+        if (lookup.match() != LookupKind.EXACT && keys.length > 1) {
+            final List<String> others = new ArrayList<>();
+            for (int field : lookupFields) {
+                if (field != keyIndex) {
+                    others.add("'" + rowType.getFieldNames().get(field) + "'");
+                }
+            }
+            throw new TableException("a lookup join on a 'flix' table with 'lookup.match' = '"
+                    + lookup.match().name().toLowerCase(Locale.ROOT) + "' must equate its primary key column '"
+                    + rowType.getFieldNames().get(keyIndex) + "' only: that equality stands for the "
+                    + lookup.match().name().toLowerCase(Locale.ROOT) + " match, but the join also equates the "
+                    + "columns " + others + ", so the lookup key is composite and those equalities would be held "
+                    + "against the row of another key than the probe's. Drop them from the join condition, or use "
+                    + "'lookup.match' = 'exact'.");
+        }
         for (int field : lookupFields) {
             if (field == keyIndex) {
                 continue;
@@ -100,19 +96,56 @@ public final class FlixLookupTableSource implements LookupTableSource {
         }
         final DeserializationSchema<RowData> keyDecoder;
         final DeserializationSchema<RowData> valueDecoder;
-        if (changelog.equals(DimensionSpec.KAFKA)) {
+        if (changelog.isKafka()) {
             final DataType keyType = projected(new int[] {keyIndex});
-            keyDecoder = keyFormat.createRuntimeDecoder(context, keyType);
-            valueDecoder = valueFormat.createRuntimeDecoder(context, projected(valueFields));
+            keyDecoder = formats.keyFormat().createRuntimeDecoder(context, keyType);
+            valueDecoder = formats.valueFormat().createRuntimeDecoder(context, projected(formats.valueFields()));
         } else {
             keyDecoder = null;
-            valueDecoder = valueFormat.createRuntimeDecoder(context, physicalType);
+            valueDecoder = formats.valueFormat().createRuntimeDecoder(context, physicalType);
         }
-        final DimensionSpec spec = new DimensionSpec(identity, rowType, keyIndex, changelog, topic,
-                consumerProperties, keyDecoder, valueDecoder, valueFields, filePath, pollTimeoutMillis,
-                changelogBatchSize, indexSettings, bootstrapTimeoutMillis);
-        return AsyncLookupFunctionProvider.of(new FlixAsyncLookupFunction(spec, lookupFields, keyPosition,
-                lookupBatchSize, lingerNanos));
+        final DimensionSpec spec = new DimensionSpec(identity, rowType, keyIndex, changelog.changelog(),
+                changelog.topic(), changelog.consumerProperties(), keyDecoder, valueDecoder, formats.valueFields(),
+                changelog.filePath(), changelog.pollTimeout().toMillis(), changelog.batchSize(), indexSettings,
+                lookup.bootstrapTimeout().toMillis());
+        return AsyncLookupFunctionProvider.of(new FlixAsyncLookupFunction(spec, lookupFields, keyPosition, lookup));
+    }
+
+    /**
+     * Accepts no filter: each stays with the planner, which evaluates it on the returned rows. With a floor or
+     * ceiling match, refuses a filter on the primary key column (see the package documentation).
+     */
+    @Override
+    public Result applyFilters(List<ResolvedExpression> filters) {
+        if (lookup.match() != LookupKind.EXACT) {
+            final String key = DataType.getFieldNames(physicalType).get(keyIndex);
+            for (ResolvedExpression filter : filters) {
+                if (references(filter, key)) {
+                    final String match = lookup.match().name().toLowerCase(Locale.ROOT);
+                    throw new TableException("a lookup join on a 'flix' table with 'lookup.match' = '" + match
+                            + "' cannot honour the condition " + filter.asSummaryString() + " on its primary key "
+                            + "column '" + key + "': Flink evaluates it on the returned row, whose key is the " + match
+                            + " of the probe, not the probe. Flink's planner also writes such conditions itself, "
+                            + "taking the join's equality for an exact one: with ON p.x = r." + key + ", WHERE "
+                            + "p.x > 120 adds r." + key + " > 120 and p.x = 150 adds r." + key + " = 150. Put no "
+                            + "condition on the key column nor on the probe column equated with it, or use "
+                            + "'lookup.match' = 'exact'.");
+                }
+            }
+        }
+        return Result.of(List.of(), filters);
+    }
+
+    private static boolean references(ResolvedExpression e, String column) {
+        if (e instanceof FieldReferenceExpression field && field.getName().equals(column)) {
+            return true;
+        }
+        for (ResolvedExpression child : e.getResolvedChildren()) {
+            if (references(child, column)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** A row of the given physical columns. */
@@ -127,14 +160,12 @@ public final class FlixLookupTableSource implements LookupTableSource {
 
     @Override
     public DynamicTableSource copy() {
-        return new FlixLookupTableSource(identity, physicalType, keyIndex, changelog, topic, consumerProperties,
-                keyFormat, valueFormat, valueFields, filePath, pollTimeoutMillis, changelogBatchSize, indexSettings,
-                lookupBatchSize, lingerNanos, bootstrapTimeoutMillis);
+        return new FlixLookupTableSource(identity, physicalType, keyIndex, changelog, formats, indexSettings, lookup);
     }
 
     @Override
     public String asSummaryString() {
-        return "FliX(" + (changelog.equals(DimensionSpec.KAFKA) ? "topic=" + topic : "file=" + filePath) + ")";
+        return "FliX(" + (changelog.isKafka() ? "topic=" + changelog.topic() : "file=" + changelog.filePath()) + ")";
     }
 
     // ---- for tests ----
@@ -143,31 +174,23 @@ public final class FlixLookupTableSource implements LookupTableSource {
         return identity;
     }
 
-    String changelog() {
-        return changelog;
-    }
-
     int keyIndex() {
         return keyIndex;
     }
 
-    int[] valueFields() {
-        return valueFields.clone();
+    ChangelogOptions changelog() {
+        return changelog;
+    }
+
+    ChangelogFormats formats() {
+        return formats;
     }
 
     IndexSettings indexSettings() {
         return indexSettings;
     }
 
-    int lookupBatchSize() {
-        return lookupBatchSize;
-    }
-
-    long lingerNanos() {
-        return lingerNanos;
-    }
-
-    Map<String, String> consumerProperties() {
-        return consumerProperties;
+    LookupOptions lookup() {
+        return lookup;
     }
 }

@@ -1,5 +1,6 @@
 package io.flix.flink.table;
 
+import io.flix.flink.LookupKind;
 import io.flix.flink.PayloadStore;
 import io.flix.flink.dimension.IndexLookups;
 import io.flix.flink.dimension.LocalDimension;
@@ -74,8 +75,13 @@ final class SharedDimension implements AutoCloseable {
     private volatile long bootstrapMillis = -1;
     private final long openedNanos = System.nanoTime();
 
-    /** Lookups of one subtask, gathered; each future completes with 0 or 1 row. */
+    /**
+     * Lookups of one subtask, gathered; each future completes with 0 or 1 row: the row of the key looked up
+     * ({@link LookupKind#EXACT}), or of the largest key {@code <=} it ({@link LookupKind#FLOOR}) or the smallest key
+     * {@code >=} it ({@link LookupKind#CEILING}) over the whole dimension.
+     */
     static final class LookupBatch {
+        final LookupKind match;
         final long[] keys;
         final CompletableFuture<Collection<RowData>>[] futures;
         final int size;
@@ -83,8 +89,19 @@ final class SharedDimension implements AutoCloseable {
         final long firstNanos;
         final LookupMetrics metrics;
 
+        /** Exact lookups. */
         LookupBatch(long[] keys, CompletableFuture<Collection<RowData>>[] futures, int size, long firstNanos,
                     LookupMetrics metrics) {
+            this(LookupKind.EXACT, keys, futures, size, firstNanos, metrics);
+        }
+
+        LookupBatch(LookupKind match, long[] keys, CompletableFuture<Collection<RowData>>[] futures, int size,
+                    long firstNanos, LookupMetrics metrics) {
+            if (match == LookupKind.RANGE) {
+                throw new IllegalArgumentException("a lookup batch answers one row per key: exact, floor or "
+                        + "ceiling, not " + match);
+            }
+            this.match = match;
             this.keys = keys;
             this.futures = futures;
             this.size = size;
@@ -229,7 +246,13 @@ final class SharedDimension implements AutoCloseable {
     /** Under the shared lock: each lookup's row (a collection of 0 or 1), or why its stored row cannot be read. */
     private void answer(LookupBatch l, IndexLookups index, PayloadStore<RowData> payloads, Object[] answers) {
         final long[] values = new long[l.size];
-        index.get(l.keys, l.size, values);
+        // the key each row is stored under: the one looked up, or the floor's or ceiling's
+        final long[] found = l.match == LookupKind.EXACT ? l.keys : new long[l.size];
+        switch (l.match) {
+            case FLOOR -> index.floor(l.keys, l.size, found, values);
+            case CEILING -> index.ceiling(l.keys, l.size, found, values);
+            default -> index.get(l.keys, l.size, values);
+        }
         PayloadStore.Reader<RowData> rowReader = rowReaders.poll();
         if (rowReader == null) {
             rowReader = payloads.reader();
@@ -241,9 +264,9 @@ final class SharedDimension implements AutoCloseable {
                     continue;
                 }
                 try {
-                    answers[i] = Collections.singletonList(rowReader.payload(values[i], l.keys[i]));
+                    answers[i] = Collections.singletonList(rowReader.payload(values[i], found[i]));
                 } catch (IOException e) {
-                    answers[i] = new IllegalStateException("the stored row of key " + l.keys[i]
+                    answers[i] = new IllegalStateException("the stored row of key " + found[i]
                             + " does not deserialize", e.getCause() != null ? e.getCause() : e);
                 }
             }

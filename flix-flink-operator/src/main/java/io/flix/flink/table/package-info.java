@@ -30,6 +30,47 @@
  * types that differ (another DECIMAL scale, another TIMESTAMP precision) is no lookup key: Flink evaluates it on
  * the returned row itself.
  *
+ * <h2>Floor and ceiling matches</h2>
+ * With {@code 'lookup.match' = 'floor'} a lookup of key x answers with the row of the largest key {@code <=} x,
+ * with {@code 'ceiling'} the row of the smallest key {@code >=} x, or nothing where there is none; over the whole
+ * table (every lookup subtask reads the task manager's whole dimension, see below). The row is the stored one: its
+ * key column holds its own key, not x. So IP ranges (disjoint {@code [start_ip, end_ip]}) join in plain SQL:
+ * <pre>{@code
+ * CREATE TABLE ip_ranges (start_ip BIGINT, end_ip BIGINT, country STRING, PRIMARY KEY (start_ip) NOT ENFORCED)
+ *   WITH ('connector' = 'flix', ..., 'lookup.match' = 'floor');
+ *
+ * SELECT c.click_id, c.ip, r.country
+ * FROM clicks AS c
+ * JOIN ip_ranges FOR SYSTEM_TIME AS OF c.proc_time AS r ON c.ip = r.start_ip AND c.ip <= r.end_ip;
+ * }</pre>
+ * (a {@code LEFT JOIN} keeps the clicks of no range, with nulls). Why this holds: Flink's planner
+ * ({@code CommonPhysicalLookupJoin}) makes the join's equalities on the table's columns its lookup keys, hands their
+ * values, taken from the probe row, to the lookup function ({@code LookupJoinCodeGenerator}), and leaves them out of
+ * the join condition it evaluates on the rows the function returns; every other condition ({@code c.ip <= r.end_ip})
+ * it evaluates on each returned row. So the equality stands for the match and Flink checks the rest. EXPLAIN shows
+ * it: {@code LookupJoin(..., lookup=[start_ip=ip], joinCondition=[<=(ip, end_ip)], select=[..., start_ip, ...])}.
+ * <p>Elsewhere the planner takes the equality for an exact one, and a join that would depend on it is refused when
+ * it is planned, with an error naming the column or the condition:
+ * <ul>
+ *   <li>A composite lookup key: a join that equates another column of the table besides the key (or sets it to a
+ *       constant). Its equality would be held against the row of another key.</li>
+ *   <li>A condition on the key column. Flink evaluates it on the returned row, whose key is not the probe; and the
+ *       planner writes such conditions itself from conditions on the probe column ({@code FlinkFilterJoinRule}
+ *       copies a condition on one side of an equi-join key onto the other: {@code WHERE c.ip > 120} adds
+ *       {@code r.start_ip > 120}, which would drop the floor row 100 of the probe 150), and a constant probe
+ *       ({@code WHERE c.ip = 150}, or {@code ON r.start_ip = 150}) becomes a constant lookup key with
+ *       {@code r.start_ip = 150} required of the row and 150 put in place of {@code r.start_ip} in the output.
+ *       Such conditions reach the table through filter push-down, where the connector accepts none (Flink evaluates
+ *       them all) and, with a floor or ceiling match, refuses one that names the key column. So no condition of the
+ *       query may name the key column nor the probe column equated with it; a condition of a {@code LEFT JOIN}'s
+ *       {@code ON} on the probe alone ({@code AND c.ip > 120}) is not copied and is fine.</li>
+ * </ul>
+ * Not detected, so mind it: equate the key column with one probe expression only. With
+ * {@code ON c.a = r.start_ip AND c.b = r.start_ip} the planner makes one of them the lookup key and checks the other
+ * on the returned row. The connector has no lookup cache (Flink's {@code 'lookup.cache'} options are refused as
+ * unknown options): a cache keyed by the probe would hold, but Flink's FULL cache indexes the rows by their own
+ * keys and answers exact matches only. {@code 'exact'}, the default, is the plain lookup join.
+ *
  * <h2>Changelog</h2>
  * <ul>
  *   <li>{@code 'changelog' = 'kafka'} (the default): an upsert topic, read by a Kafka consumer of the connector's

@@ -1,5 +1,6 @@
 package io.flix.flink.table;
 
+import io.flix.flink.LookupKind;
 import io.flix.index.Backend;
 
 import org.apache.flink.table.api.DataTypes;
@@ -8,10 +9,17 @@ import org.apache.flink.table.catalog.Column;
 import org.apache.flink.table.catalog.ResolvedSchema;
 import org.apache.flink.table.catalog.UniqueConstraint;
 import org.apache.flink.table.connector.source.DynamicTableSource;
+import org.apache.flink.table.connector.source.abilities.SupportsFilterPushDown;
 import org.apache.flink.table.connector.source.lookup.AsyncLookupFunctionProvider;
+import org.apache.flink.table.expressions.CallExpression;
+import org.apache.flink.table.expressions.FieldReferenceExpression;
+import org.apache.flink.table.expressions.ResolvedExpression;
+import org.apache.flink.table.expressions.ValueLiteralExpression;
 import org.apache.flink.table.factories.utils.FactoryMocks;
+import org.apache.flink.table.functions.BuiltInFunctionDefinitions;
 import org.junit.jupiter.api.Test;
 
+import java.time.Duration;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
@@ -74,15 +82,16 @@ class FlixDynamicTableFactoryTest {
     @Test
     void kafkaTableWithDefaults() {
         final FlixLookupTableSource source = create(SCHEMA, kafkaOptions());
-        assertEquals("kafka", source.changelog());
+        assertEquals("kafka", source.changelog().changelog());
         assertEquals(1, source.keyIndex());
-        assertArrayEquals(new int[] {0, 1, 2}, source.valueFields(), "ALL: the value holds every column");
+        assertArrayEquals(new int[] {0, 1, 2}, source.formats().valueFields(), "ALL: the value holds every column");
         assertEquals(Map.of("bootstrap.servers", "broker:9092", "security.protocol", "PLAINTEXT"),
-                source.consumerProperties());
-        assertEquals(1024, source.lookupBatchSize());
-        assertEquals(2_000_000L, source.lingerNanos());
+                source.changelog().consumerProperties());
+        assertEquals(1024, source.lookup().batchSize());
+        assertEquals(Duration.ofMillis(2), source.lookup().linger());
         assertEquals(Backend.AUTO, source.indexSettings().backend());
         assertEquals(32, source.indexSettings().nodeSize());
+        assertEquals(LookupKind.EXACT, source.lookup().match());
     }
 
     @Test
@@ -99,19 +108,65 @@ class FlixDynamicTableFactoryTest {
             o.put("index.node-size", "64");
             o.put("index.threads", "2");
         }));
-        assertArrayEquals(new int[] {0, 2}, source.valueFields(), "EXCEPT_KEY: the value holds the other columns");
-        assertEquals(64, source.lookupBatchSize());
-        assertEquals(5_000_000L, source.lingerNanos());
+        assertArrayEquals(new int[] {0, 2}, source.formats().valueFields(),
+                "EXCEPT_KEY: the value holds the other columns");
+        assertEquals(64, source.lookup().batchSize());
+        assertEquals(Duration.ofMillis(5), source.lookup().linger());
         assertEquals(Backend.CPU, source.indexSettings().backend());
         assertEquals(64, source.indexSettings().nodeSize());
         assertEquals(2, source.indexSettings().threads());
+        assertEquals(LookupKind.FLOOR, create(SCHEMA, with(kafkaOptions(), o -> o.put("lookup.match", "floor")))
+                .lookup().match());
+        assertEquals(LookupKind.CEILING, create(SCHEMA, with(kafkaOptions(), o -> o.put("lookup.match", " Ceiling")))
+                .lookup().match());
+    }
+
+    /**
+     * With a floor or ceiling match, a join equating another column besides the key is refused, naming both: the
+     * other equality would be held against the row of another key.
+     */
+    @Test
+    void anOrderedMatchRefusesACompositeLookupKey() {
+        for (String match : List.of("floor", "ceiling")) {
+            final FlixLookupTableSource source =
+                    create(SCHEMA, with(kafkaOptions(), o -> o.put("lookup.match", match)));
+            source.getLookupRuntimeProvider(new TestLookupContext(new int[] {1}));
+            final TableException e = assertThrows(TableException.class,
+                    () -> source.getLookupRuntimeProvider(new TestLookupContext(new int[] {0}, new int[] {1})));
+            assertTrue(e.getMessage().contains("'lookup.match' = '" + match + "' must equate its primary key column "
+                    + "'id' only") && e.getMessage().contains("['name']"), e.getMessage());
+        }
+    }
+
+    /**
+     * Filters Flink pushes to the table: none is accepted (Flink evaluates each on the returned rows); with a floor
+     * or ceiling match one naming the key column is refused, naming it, and others are left to Flink.
+     */
+    @Test
+    void anOrderedMatchRefusesConditionsOnTheKeyColumn() {
+        final ResolvedExpression onKey = CallExpression.permanent(BuiltInFunctionDefinitions.GREATER_THAN,
+                List.of(new FieldReferenceExpression("id", DataTypes.BIGINT(), 0, 1),
+                        new ValueLiteralExpression(120L)), DataTypes.BOOLEAN());
+        final ResolvedExpression onOther = CallExpression.permanent(BuiltInFunctionDefinitions.IS_NOT_NULL,
+                List.of(new FieldReferenceExpression("name", DataTypes.STRING(), 0, 0)), DataTypes.BOOLEAN());
+
+        final SupportsFilterPushDown.Result exact =
+                create(SCHEMA, kafkaOptions()).applyFilters(List.of(onKey, onOther));
+        assertEquals(List.of(), exact.getAcceptedFilters());
+        assertEquals(List.of(onKey, onOther), exact.getRemainingFilters());
+
+        final FlixLookupTableSource floor = create(SCHEMA, with(kafkaOptions(), o -> o.put("lookup.match", "floor")));
+        assertEquals(List.of(onOther), floor.applyFilters(List.of(onOther)).getRemainingFilters());
+        final TableException e = assertThrows(TableException.class, () -> floor.applyFilters(List.of(onOther, onKey)));
+        assertTrue(e.getMessage().contains("'lookup.match' = 'floor' cannot honour the condition "
+                + onKey.asSummaryString() + " on its primary key column 'id'"), e.getMessage());
     }
 
     @Test
     void fileTable() {
         final FlixLookupTableSource source = create(SCHEMA, fileOptions());
-        assertEquals("file", source.changelog());
-        assertArrayEquals(new int[] {0, 1, 2}, source.valueFields());
+        assertEquals("file", source.changelog().changelog());
+        assertArrayEquals(new int[] {0, 1, 2}, source.formats().valueFields());
     }
 
     @Test
@@ -182,6 +237,7 @@ class FlixDynamicTableFactoryTest {
         cases.put("index.initial-fill", "1.5");
         cases.put("index.threads", "-2");
         cases.put("value.fields-include", "SOME");
+        cases.put("lookup.match", "nearest");
         cases.forEach((option, value) -> {
             final String message = failure(SCHEMA, with(kafkaOptions(), o -> o.put(option, value)));
             assertTrue(message.contains("'" + option + "'"), option + " -> " + message);
