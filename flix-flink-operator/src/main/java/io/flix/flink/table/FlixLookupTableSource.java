@@ -98,6 +98,15 @@ public final class FlixLookupTableSource implements LookupTableSource {
                         + "cannot compare it as a lookup key: " + e.getMessage(), e);
             }
         }
+        return AsyncLookupFunctionProvider.of(new FlixAsyncLookupFunction(dimensionSpec(context), lookupFields,
+                keyPosition, lookupBatchSize, lingerNanos));
+    }
+
+    /**
+     * What a task manager needs to hold this table, its decoders made in {@code context}: for the lookup join and
+     * for the range function ({@link FlixRangeFunction}), which share one dimension per task manager.
+     */
+    DimensionSpec dimensionSpec(DynamicTableSource.Context context) {
         final DeserializationSchema<RowData> keyDecoder;
         final DeserializationSchema<RowData> valueDecoder;
         if (changelog.equals(DimensionSpec.KAFKA)) {
@@ -108,11 +117,9 @@ public final class FlixLookupTableSource implements LookupTableSource {
             keyDecoder = null;
             valueDecoder = valueFormat.createRuntimeDecoder(context, physicalType);
         }
-        final DimensionSpec spec = new DimensionSpec(identity, rowType, keyIndex, changelog, topic,
+        return new DimensionSpec(identity, (RowType) physicalType.getLogicalType(), keyIndex, changelog, topic,
                 consumerProperties, keyDecoder, valueDecoder, valueFields, filePath, pollTimeoutMillis,
                 changelogBatchSize, indexSettings, bootstrapTimeoutMillis);
-        return AsyncLookupFunctionProvider.of(new FlixAsyncLookupFunction(spec, lookupFields, keyPosition,
-                lookupBatchSize, lingerNanos));
     }
 
     /** A row of the given physical columns. */
