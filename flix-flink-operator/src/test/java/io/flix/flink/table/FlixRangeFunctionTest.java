@@ -2,6 +2,7 @@ package io.flix.flink.table;
 
 import io.flix.index.FlixIndex;
 
+import org.apache.flink.core.memory.DataOutputSerializer;
 import org.apache.flink.core.testutils.ManuallyTriggeredScheduledExecutorService;
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.metrics.Histogram;
@@ -13,8 +14,10 @@ import org.apache.flink.table.catalog.ResolvedSchema;
 import org.apache.flink.table.catalog.UniqueConstraint;
 import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.data.StringData;
 import org.apache.flink.table.factories.utils.FactoryMocks;
 import org.apache.flink.table.functions.FunctionContext;
+import org.apache.flink.table.runtime.typeutils.RowDataSerializer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -238,6 +241,26 @@ class FlixRangeFunctionTest {
         }
         range.close();
         assertEquals(1, SharedDimensions.references(held));
+    }
+
+    /** A probe's batch sees every changelog batch applied before it was answered, and none after. */
+    @Test
+    void aProbeSeesTheChangelogBatchesAppliedBeforeItsBatchIsAnswered() throws Exception {
+        final FlixRangeFunction function = open(false, 10, 2);
+        final CompletableFuture<Collection<RowData>> before = probe(function, 0L, 9L);
+        final RowDataSerializer serializer = new RowDataSerializer(function.spec().rowType());
+        final DataOutputSerializer out = new DataOutputSerializer(64);
+        final UpdateBatch updates = new UpdateBatch();
+        updates.delete(2);
+        serializer.serialize(GenericRowData.of(5L, StringData.fromString("five")), out);
+        updates.upsert(5, out.getSharedBuffer(), out.length());
+        out.clear();
+        serializer.serialize(GenericRowData.of(6L, StringData.fromString("six")), out);
+        updates.upsert(6, out.getSharedBuffer(), out.length());
+        held.apply(updates); // while the first probe is gathered, not yet answered
+        final CompletableFuture<Collection<RowData>> after = probe(function, 0L, 9L);
+        assertEquals(List.of("0:n0", "4:four", "5:five", "6:six", "8:n8"), names(TestTables.answer(before)));
+        assertEquals(names(TestTables.answer(before)), names(TestTables.answer(after)));
     }
 
     /** What fails in the index fails the batch's probes with the cause, and the dimension with them. */
