@@ -35,6 +35,7 @@ import java.util.Arrays;
 import java.util.Collection;
 import java.util.Collections;
 import java.util.List;
+import java.util.Locale;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledExecutorService;
@@ -70,7 +71,9 @@ import java.util.concurrent.ScheduledExecutorService;
  * joined. Use it where probes without rows must stay: Flink 2.2.0 drops the probe of an asynchronous table
  * function that answers no row even under {@code LEFT JOIN LATERAL ... ON TRUE} (its asynchronous correlate ignores
  * the join type: FLINK-37988), so {@code FLIX_RANGE} under a LEFT JOIN keeps only probes with rows.
- * {@code WHERE p.id IS NULL} finds the probes without rows.
+ * {@code WHERE p.id IS NULL} finds the probes without rows. (A synchronous table function, which Flink does pad
+ * under a LEFT JOIN, would cost an index call per probe: its rows must be out before its {@code eval} returns, so
+ * its probes cannot wait for a batch.)
  *
  * <h2>Batches</h2>
  * Both are {@link AsyncTableFunction}s: Flink 2.2's planner runs an asynchronous table function under
@@ -231,8 +234,8 @@ public final class FlixRangeFunction extends AsyncTableFunction<RowData> impleme
         if (catalog == null) {
             throw new ValidationException(sqlName() + " comes with a 'flix' catalog, which holds the tables it "
                     + "reads: CREATE CATALOG flix WITH ('type' = 'flix'), create the 'flix' table in it, and call "
-                    + "the function there (USE CATALOG flix, or flix.<database>." + sqlName().toLowerCase() + "); "
-                    + "it cannot be created by its class name");
+                    + "the function there (USE CATALOG flix, or flix.<database>."
+                    + sqlName().toLowerCase(Locale.ROOT) + "); it cannot be created by its class name");
         }
     }
 
@@ -261,8 +264,8 @@ public final class FlixRangeFunction extends AsyncTableFunction<RowData> impleme
             throw new ValidationException(sqlName() + " needs '"
                     + ExecutionConfigOptions.TABLE_EXEC_ASYNC_TABLE_RETRY_STRATEGY.key() + "' = 'NO_RETRY', was '"
                     + retries + "': Flink asks an asynchronous table function again whenever its answer is empty, "
-                    + "and an empty range is an answer. (" + OR_NULL_NAME.toUpperCase() + " runs under any retry "
-                    + "strategy: it answers an empty range with one row of NULLs.)");
+                    + "and an empty range is an answer. (" + OR_NULL_NAME.toUpperCase(Locale.ROOT)
+                    + " runs under any retry strategy: it answers an empty range with one row of NULLs.)");
         }
         final String name = call.getArgumentValue(TABLE, String.class).orElseThrow();
         final FlixLookupTableSource source = catalog.rangeSource(sqlName(), database, name, config, classLoader);
