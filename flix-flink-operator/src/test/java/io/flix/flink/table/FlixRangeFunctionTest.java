@@ -1,5 +1,7 @@
 package io.flix.flink.table;
 
+import io.flix.flink.testing.Eventually;
+import io.flix.index.Backend;
 import io.flix.index.FlixIndex;
 
 import org.apache.flink.core.memory.DataOutputSerializer;
@@ -33,6 +35,8 @@ import java.util.NavigableMap;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -62,6 +66,10 @@ class FlixRangeFunctionTest {
     private SharedDimension held;
     private final AtomicInteger rangeCalls = new AtomicInteger();
     private final AtomicReference<RuntimeException> failRanges = new AtomicReference<>();
+    /** The backend the index says it is: the GPU's makes the dimension gather the threads' calls. */
+    private Backend backend = Backend.CPU;
+    /** Holds the index's range calls until counted down; open unless a test closes it. */
+    private CountDownLatch firstRangeMayGo = new CountDownLatch(0);
     private final List<FlixRangeFunction> opened = new ArrayList<>();
     /** key -> name, as the file leaves it. */
     private final NavigableMap<Long, String> oracle = new TreeMap<>();
@@ -115,8 +123,11 @@ class FlixRangeFunctionTest {
                             if (failure != null) {
                                 throw failure;
                             }
+                            if (!firstRangeMayGo.await(TestTables.NET_SECONDS, TimeUnit.SECONDS)) {
+                                throw new AssertionError("the first range call was never let go");
+                            }
                         }
-                    }));
+                    }, backend));
         }
         function.setLingerTimer(linger);
         function.open(new FunctionContext(null) {
@@ -241,6 +252,45 @@ class FlixRangeFunctionTest {
         }
         range.close();
         assertEquals(1, SharedDimensions.references(held));
+    }
+
+    /**
+     * Where the index runs one call at a time (the GPU backend), the batches of two functions on one table (two
+     * queries, here with other limits) that arrive while a call runs meet in the next index call, each cut back to
+     * its own limit.
+     */
+    @Test
+    void onTheGatheringPathTheBatchesOfTwoFunctionsMeetInOneIndexCall() throws Exception {
+        backend = Backend.GPU;
+        firstRangeMayGo = new CountDownLatch(1);
+        final FlixRangeFunction first = open(false, 2, 1);
+        final FlixRangeFunction second = open(false, 4, 1);
+        final FlixRangeFunction third = open(true, 1, 1);
+        final Map<String, CompletableFuture<Collection<RowData>>> probes = new ConcurrentHashMap<>();
+        final List<Thread> senders = new ArrayList<>();
+        for (Map.Entry<String, FlixRangeFunction> f : Map.of("first", first, "second", second, "third", third)
+                .entrySet()) {
+            final CompletableFuture<Collection<RowData>> future = new CompletableFuture<>();
+            probes.put(f.getKey(), future);
+            senders.add(new Thread(() -> f.getValue().eval(future, "names", -10L,
+                    f.getKey().equals("third") ? -8L : 10L, f.getValue().maxRows()), f.getKey()));
+        }
+        senders.get(0).start(); // its batch of one goes to the index at once and is held there
+        Eventually.await("the first batch is in the index", () -> rangeCalls.get() == 1);
+        senders.get(1).start();
+        senders.get(2).start();
+        Eventually.await("the other two batches wait for the index call running", () ->
+                senders.get(1).getState() == Thread.State.WAITING && senders.get(2).getState() == Thread.State.WAITING);
+        firstRangeMayGo.countDown();
+        final Map<String, List<String>> answers = new TreeMap<>();
+        for (Map.Entry<String, CompletableFuture<Collection<RowData>>> p : probes.entrySet()) {
+            answers.put(p.getKey(), names(TestTables.answer(p.getValue())));
+        }
+        final String started = senders.get(0).getName();
+        assertEquals(2, rangeCalls.get(), "the " + started + " batch's call, then one call for the other two");
+        final Map<String, List<String>> expected = new TreeMap<>(Map.of(
+                "first", expected(-10, 10, 2), "second", expected(-10, 10, 4), "third", List.of("null")));
+        assertEquals(expected, answers);
     }
 
     /** A probe's batch sees every changelog batch applied before it was answered, and none after. */
