@@ -94,6 +94,15 @@ public final class FlixLookupTableSource implements LookupTableSource, SupportsF
                         + "cannot compare it as a lookup key: " + e.getMessage(), e);
             }
         }
+        return AsyncLookupFunctionProvider.of(new FlixAsyncLookupFunction(dimensionSpec(context), lookupFields,
+                keyPosition, lookup));
+    }
+
+    /**
+     * What a task manager needs to hold this table, its decoders made in {@code context}: for the lookup join and
+     * for the range function ({@link FlixRangeFunction}), which share one dimension per task manager.
+     */
+    DimensionSpec dimensionSpec(DynamicTableSource.Context context) {
         final DeserializationSchema<RowData> keyDecoder;
         final DeserializationSchema<RowData> valueDecoder;
         if (changelog.isKafka()) {
@@ -104,11 +113,10 @@ public final class FlixLookupTableSource implements LookupTableSource, SupportsF
             keyDecoder = null;
             valueDecoder = formats.valueFormat().createRuntimeDecoder(context, physicalType);
         }
-        final DimensionSpec spec = new DimensionSpec(identity, rowType, keyIndex, changelog.changelog(),
+        return new DimensionSpec(identity, (RowType) physicalType.getLogicalType(), keyIndex, changelog.changelog(),
                 changelog.topic(), changelog.consumerProperties(), keyDecoder, valueDecoder, formats.valueFields(),
                 changelog.filePath(), changelog.pollTimeout().toMillis(), changelog.batchSize(), indexSettings,
                 lookup.bootstrapTimeout().toMillis());
-        return AsyncLookupFunctionProvider.of(new FlixAsyncLookupFunction(spec, lookupFields, keyPosition, lookup));
     }
 
     /**

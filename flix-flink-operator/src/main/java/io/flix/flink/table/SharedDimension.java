@@ -243,6 +243,40 @@ final class SharedDimension implements AutoCloseable {
         }
     }
 
+    /**
+     * Runs {@code read} on this thread under the dimension's shared lock, with the index's lookups (gathered with
+     * other threads' on the GPU) and a reader of the stored rows: for lookups of other shapes than
+     * {@link #submit}'s (key ranges), under its rules. Where the dimension has failed, or fails during the read (what
+     * the read throws fails the dimension), this throws the cause; once it is closed, an error saying so.
+     */
+    <T> T read(RowsRead<T> read) throws Throwable {
+        final Throwable failed = failure;
+        if (failed != null || closing) {
+            throw failed != null ? failed : closed();
+        }
+        try {
+            return rows.read((index, payloads) -> {
+                PayloadStore.Reader<RowData> rowReader = rowReaders.poll();
+                if (rowReader == null) {
+                    rowReader = payloads.reader();
+                }
+                try {
+                    return read.run(index, rowReader);
+                } finally {
+                    rowReaders.offer(rowReader);
+                }
+            });
+        } catch (Throwable t) {
+            throw reasonFor(t);
+        }
+    }
+
+    /** A read of the index and the stored rows; see {@link #read}. */
+    @FunctionalInterface
+    interface RowsRead<T> {
+        T run(IndexLookups index, PayloadStore.Reader<RowData> rows) throws Exception;
+    }
+
     /** Under the shared lock: each lookup's row (a collection of 0 or 1), or why its stored row cannot be read. */
     private void answer(LookupBatch l, IndexLookups index, PayloadStore<RowData> payloads, Object[] answers) {
         final long[] values = new long[l.size];

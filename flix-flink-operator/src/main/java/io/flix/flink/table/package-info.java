@@ -153,6 +153,20 @@
  * the batch size, and {@code 'table.exec.async-lookup.output-mode' = 'ALLOW_UNORDERED'} where order need not be
  * kept. Nothing is cached in front of the index: every lookup reads it.
  *
+ * <h2>Range lookups</h2>
+ * {@code FLIX_RANGE(table, lo, hi, max_rows)} answers, per probe, the rows of a {@code 'flix'} table with keys in
+ * {@code [lo, hi]}, at most {@code max_rows}, in key order; {@code FLIX_RANGE_OR_NULL} answers one row of NULLs
+ * where the range holds none, so that a probe is never lost. Both are asynchronous table functions used with
+ * {@code LATERAL TABLE(...)}, held by the {@code 'flix'} catalog ({@link io.flix.flink.table.FlixCatalog},
+ * {@code CREATE CATALOG flix WITH ('type' = 'flix')}), and read the table of that name declared in it, sharing its
+ * dimension with the table's lookup joins; their probes are gathered into batches as the lookup join's are.
+ * <pre>{@code
+ * SELECT q.query_id, p.id, p.name
+ * FROM queries AS q, LATERAL TABLE(FLIX_RANGE('products', q.lo, q.hi, 10)) AS p;
+ * }</pre>
+ * Semantics, limits, the Flink options they need and why they come with a catalog:
+ * {@link io.flix.flink.table.FlixRangeFunction}.
+ *
  * <h2>Checkpoints</h2>
  * The table holds no Flink state: after a failure or a restore, its contents are read again from the changelog.
  *

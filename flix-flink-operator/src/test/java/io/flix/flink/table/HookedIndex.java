@@ -1,5 +1,6 @@
 package io.flix.flink.table;
 
+import io.flix.index.Backend;
 import io.flix.index.FlixIndex;
 
 import java.lang.reflect.InvocationTargetException;
@@ -18,9 +19,17 @@ final class HookedIndex {
     }
 
     static FlixIndex wrap(FlixIndex index, Hook hook) {
+        return wrap(index, hook, index.backend());
+    }
+
+    /** As {@link #wrap(FlixIndex, Hook)}, the index saying it runs on {@code backend}. */
+    static FlixIndex wrap(FlixIndex index, Hook hook, Backend backend) {
         return (FlixIndex) Proxy.newProxyInstance(FlixIndex.class.getClassLoader(), new Class<?>[] {FlixIndex.class},
                 (proxy, method, args) -> {
                     hook.before(method.getName());
+                    if (method.getName().equals("backend")) {
+                        return backend;
+                    }
                     try {
                         return method.invoke(index, args);
                     } catch (InvocationTargetException e) {
