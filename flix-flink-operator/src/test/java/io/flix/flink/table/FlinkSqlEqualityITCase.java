@@ -153,7 +153,7 @@ class FlinkSqlEqualityITCase {
         final StreamTableEnvironment tEnv = StreamTableEnvironment.create(env);
         tEnv.executeSql("CREATE TABLE dims (id BIGINT, code BYTES, score DOUBLE, ratio FLOAT, amount DECIMAL(10, 2), "
                 + "stamp TIMESTAMP(3), name STRING, PRIMARY KEY (id) NOT ENFORCED) WITH ('connector' = 'flix', "
-                + "'changelog' = 'file', 'file.path' = '" + file + "', 'index.backend' = 'cpu', "
+                + "'changelog' = 'file', 'file.path' = '" + file + "', 'index.backend' = 'auto', "
                 + "'lookup.batch-size' = '1')");
         final String[] fields = {"pid", "id", "code", "score", "ratio", "amount", "stamp", "name"};
         final List<Row> probes = List.of(

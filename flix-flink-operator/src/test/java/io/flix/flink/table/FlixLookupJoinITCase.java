@@ -89,7 +89,7 @@ class FlixLookupJoinITCase {
                     + "'connector' = 'flix', 'topic' = '" + productsTopic + "', "
                     + "'properties.bootstrap.servers' = '" + BROKER.bootstrapServers() + "', "
                     + "'key.format' = 'json', 'value.format' = 'json', "
-                    + "'lookup.batch-size' = '8', 'lookup.linger' = '5 ms', 'index.backend' = 'cpu')");
+                    + "'lookup.batch-size' = '8', 'lookup.linger' = '5 ms', 'index.backend' = 'auto')");
             final TableResult result = tEnv.executeSql("SELECT o.order_id, o.product_id, p.name, p.price "
                     + "FROM orders AS o " + join + " products FOR SYSTEM_TIME AS OF o.proc_time AS p "
                     + "ON o.product_id = p.id");

@@ -265,7 +265,7 @@ class FlixOrderedLookupJoinITCase {
         env.setParallelism(2);
         final StreamTableEnvironment tEnv = StreamTableEnvironment.create(env);
         final String options = "'connector' = 'flix', 'changelog' = 'file', 'file.path' = '" + file + "', "
-                + "'index.backend' = 'cpu', 'lookup.batch-size' = '64', 'lookup.linger' = '1 ms'";
+                + "'index.backend' = 'auto', 'lookup.batch-size' = '64', 'lookup.linger' = '1 ms'";
         tEnv.executeSql("CREATE TABLE ranges_by_start (start_ip BIGINT, end_ip BIGINT, name STRING, "
                 + "PRIMARY KEY (start_ip) NOT ENFORCED) WITH (" + options + ", 'lookup.match' = 'floor')");
         tEnv.executeSql("CREATE TABLE ranges_by_end (start_ip BIGINT, end_ip BIGINT, name STRING, "

@@ -106,7 +106,7 @@ class FlixRangeFunctionITCase {
         tEnv.useCatalog("flix");
         tEnv.executeSql("CREATE TABLE dim (id BIGINT, name STRING, price DOUBLE, PRIMARY KEY (id) NOT ENFORCED) "
                 + "WITH ('connector' = 'flix', 'changelog' = 'file', 'file.path' = '" + file + "', "
-                + "'lookup.batch-size' = '8', 'lookup.linger' = '5 ms', 'index.backend' = 'cpu')");
+                + "'lookup.batch-size' = '8', 'lookup.linger' = '5 ms', 'index.backend' = 'auto')");
         final List<Row> rows = new ArrayList<>();
         probes.forEach((probe, range) -> rows.add(Row.of(probe, range[0], range[1])));
         tEnv.createTemporaryView("probes", tEnv.fromValues(DataTypes.ROW(
