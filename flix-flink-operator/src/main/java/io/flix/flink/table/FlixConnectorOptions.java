@@ -79,6 +79,24 @@ public final class FlixConnectorOptions {
                     + "default), applied in file order. Rows a changelog format marks as deletes (for example "
                     + "'debezium-json') delete their key; others insert or replace it. Read once, not watched.");
 
+    // ---- snapshots ----
+
+    public static final ConfigOption<String> SNAPSHOT_PATH = ConfigOptions.key("snapshot.path")
+            .stringType()
+            .noDefaultValue()
+            .withDescription("changelog = 'kafka': a directory on a Flink file system (for example "
+                    + "'s3://bucket/flix/products', 'hdfs:///flix/products', 'file:///data/flix/products'), one per "
+                    + "table. The table periodically writes its rows there with the topic offsets they include; a "
+                    + "start loads the newest complete snapshot and reads the topic from those offsets instead of "
+                    + "from the beginning. Unset: no snapshots, every start reads the whole topic.");
+
+    public static final ConfigOption<Duration> SNAPSHOT_INTERVAL = ConfigOptions.key("snapshot.interval")
+            .durationType()
+            .defaultValue(Duration.ofMinutes(10))
+            .withDescription("With 'snapshot.path': how often a snapshot is written (by one task manager, where the "
+                    + "table changed since the last one). A start that read the whole topic writes one as soon as "
+                    + "its bootstrap ends.");
+
     // ---- lookups ----
 
     public static final ConfigOption<Integer> LOOKUP_BATCH_SIZE = ConfigOptions.key("lookup.batch-size")

@@ -41,6 +41,8 @@ import static io.flix.flink.table.FlixConnectorOptions.LOOKUP_BOOTSTRAP_TIMEOUT;
 import static io.flix.flink.table.FlixConnectorOptions.LOOKUP_LINGER;
 import static io.flix.flink.table.FlixConnectorOptions.PROPERTIES_PREFIX;
 import static io.flix.flink.table.FlixConnectorOptions.PROPS_BOOTSTRAP_SERVERS;
+import static io.flix.flink.table.FlixConnectorOptions.SNAPSHOT_INTERVAL;
+import static io.flix.flink.table.FlixConnectorOptions.SNAPSHOT_PATH;
 import static io.flix.flink.table.FlixConnectorOptions.TOPIC;
 import static io.flix.flink.table.FlixConnectorOptions.VALUE_FIELDS_INCLUDE;
 import static io.flix.flink.table.FlixConnectorOptions.VALUE_FORMAT;
@@ -64,7 +66,8 @@ public final class FlixDynamicTableFactory implements DynamicTableSourceFactory 
     public Set<ConfigOption<?>> optionalOptions() {
         return Set.of(CHANGELOG, TOPIC, PROPS_BOOTSTRAP_SERVERS, KEY_FORMAT, VALUE_FORMAT, VALUE_FIELDS_INCLUDE,
                 CHANGELOG_POLL_TIMEOUT, CHANGELOG_BATCH_SIZE, FILE_PATH, LOOKUP_BATCH_SIZE, LOOKUP_LINGER,
-                LOOKUP_BOOTSTRAP_TIMEOUT, INDEX_BACKEND, INDEX_NODE_SIZE, INDEX_INITIAL_FILL, INDEX_THREADS);
+                LOOKUP_BOOTSTRAP_TIMEOUT, INDEX_BACKEND, INDEX_NODE_SIZE, INDEX_INITIAL_FILL, INDEX_THREADS,
+                SNAPSHOT_PATH, SNAPSHOT_INTERVAL);
     }
 
     @Override
@@ -126,6 +129,8 @@ public final class FlixDynamicTableFactory implements DynamicTableSourceFactory 
         positive(options, LOOKUP_BOOTSTRAP_TIMEOUT);
         positive(options, CHANGELOG_POLL_TIMEOUT);
         final IndexSettings indexSettings = indexSettings(options);
+        final SnapshotSettings snapshots = SnapshotSettings.of(options, tableOptions, changelog, physicalType, keyIndex,
+                consumerProperties);
 
         // equal tables (options, columns, key) share one dimension per task manager
         final String identity = new TreeMap<>(tableOptions) + "|" + physicalType.getLogicalType().asSerializableString()
@@ -133,7 +138,7 @@ public final class FlixDynamicTableFactory implements DynamicTableSourceFactory 
         return new FlixLookupTableSource(identity, physicalType, keyIndex, changelog, topic, consumerProperties,
                 keyFormat, valueFormat, valueFields, filePath, options.get(CHANGELOG_POLL_TIMEOUT).toMillis(),
                 options.get(CHANGELOG_BATCH_SIZE), indexSettings, options.get(LOOKUP_BATCH_SIZE), linger.toNanos(),
-                options.get(LOOKUP_BOOTSTRAP_TIMEOUT).toMillis());
+                options.get(LOOKUP_BOOTSTRAP_TIMEOUT).toMillis(), snapshots);
     }
 
     /** The position among the physical columns of the primary key: exactly one BIGINT column. */

@@ -38,6 +38,8 @@ public final class FlixLookupTableSource implements LookupTableSource {
     private final int lookupBatchSize;
     private final long lingerNanos;
     private final long bootstrapTimeoutMillis;
+    /** Null where 'snapshot.path' is not set. */
+    private final SnapshotSettings snapshots;
 
     FlixLookupTableSource(String identity, DataType physicalType, int keyIndex, String changelog, String topic,
                           Map<String, String> consumerProperties,
@@ -45,7 +47,7 @@ public final class FlixLookupTableSource implements LookupTableSource {
                           DecodingFormat<DeserializationSchema<RowData>> valueFormat, int[] valueFields,
                           String filePath, long pollTimeoutMillis, int changelogBatchSize,
                           IndexSettings indexSettings, int lookupBatchSize, long lingerNanos,
-                          long bootstrapTimeoutMillis) {
+                          long bootstrapTimeoutMillis, SnapshotSettings snapshots) {
         this.identity = identity;
         this.physicalType = physicalType;
         this.keyIndex = keyIndex;
@@ -62,6 +64,7 @@ public final class FlixLookupTableSource implements LookupTableSource {
         this.lookupBatchSize = lookupBatchSize;
         this.lingerNanos = lingerNanos;
         this.bootstrapTimeoutMillis = bootstrapTimeoutMillis;
+        this.snapshots = snapshots;
     }
 
     @Override
@@ -110,7 +113,7 @@ public final class FlixLookupTableSource implements LookupTableSource {
         }
         final DimensionSpec spec = new DimensionSpec(identity, rowType, keyIndex, changelog, topic,
                 consumerProperties, keyDecoder, valueDecoder, valueFields, filePath, pollTimeoutMillis,
-                changelogBatchSize, indexSettings, bootstrapTimeoutMillis);
+                changelogBatchSize, indexSettings, bootstrapTimeoutMillis, snapshots);
         return AsyncLookupFunctionProvider.of(new FlixAsyncLookupFunction(spec, lookupFields, keyPosition,
                 lookupBatchSize, lingerNanos));
     }
@@ -129,7 +132,7 @@ public final class FlixLookupTableSource implements LookupTableSource {
     public DynamicTableSource copy() {
         return new FlixLookupTableSource(identity, physicalType, keyIndex, changelog, topic, consumerProperties,
                 keyFormat, valueFormat, valueFields, filePath, pollTimeoutMillis, changelogBatchSize, indexSettings,
-                lookupBatchSize, lingerNanos, bootstrapTimeoutMillis);
+                lookupBatchSize, lingerNanos, bootstrapTimeoutMillis, snapshots);
     }
 
     @Override
