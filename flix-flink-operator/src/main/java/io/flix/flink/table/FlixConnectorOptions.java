@@ -27,7 +27,7 @@ public final class FlixConnectorOptions {
             .stringType()
             .noDefaultValue()
             .withDescription("changelog = 'kafka': the upsert topic. All its partitions are read from the earliest "
-                    + "offset.");
+                    + "offset, or from a snapshot's offsets (see 'snapshot.path').");
 
     public static final ConfigOption<String> PROPS_BOOTSTRAP_SERVERS = ConfigOptions.key("properties.bootstrap.servers")
             .stringType()
