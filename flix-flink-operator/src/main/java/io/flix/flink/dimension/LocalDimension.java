@@ -107,6 +107,15 @@ public final class LocalDimension<P> implements AutoCloseable {
      * stored value. Clears a failure.
      */
     public void load(PayloadStore<P> restored, long[] keys, long[] values, int n) {
+        load(restored, keys, values, n, false);
+    }
+
+    /**
+     * As {@link #load(PayloadStore, long[], long[], int)}; where {@code keysSorted}, the keys are ascending (as
+     * {@link #writeSnapshotPages} writes them) and the index skips its sort (a broken promise fails the load with
+     * an {@link IllegalArgumentException}).
+     */
+    public void load(PayloadStore<P> restored, long[] keys, long[] values, int n, boolean keysSorted) {
         lock.writeLock().lock();
         try {
             checkOpen();
@@ -115,7 +124,7 @@ public final class LocalDimension<P> implements AutoCloseable {
             try {
                 batch.clear();
                 payloads = restored;
-                index.build(keys, values, n);
+                index.build(keys, values, n, keysSorted);
                 loads++;
                 refresh();
             } catch (Throwable t) {

@@ -359,21 +359,34 @@ final class SharedDimension implements AutoCloseable {
      * having changed nothing, where the data does not match its manifest.
      */
     void loadSnapshot(SnapshotDirectory directory, SnapshotManifest manifest) throws Exception {
-        final KeyGroupSnapshotCodec.Reader<RowData> read = new KeyGroupSnapshotCodec.Reader<>(
+        final long start = System.nanoTime();
+        final KeyGroupSnapshotCodec.Reader<RowData> payloads = new KeyGroupSnapshotCodec.Reader<>(
                 new RowDataSerializer(spec.rowType()), SharedDimension.class.getClassLoader(), batchCapacity());
         directory.read(manifest, in -> {
             final DataInputViewStreamWrapper view = new DataInputViewStreamWrapper(in);
             for (int page = 0; page < manifest.pages(); page++) {
-                read.readKeyGroup(page, view);
+                payloads.readKeyGroup(page, view);
             }
         });
-        if (read.count() != manifest.keys()) {
-            throw new SnapshotDirectory.CorruptSnapshotException("its data holds " + read.count() + " keys, the "
+        if (payloads.count() != manifest.keys()) {
+            throw new SnapshotDirectory.CorruptSnapshotException("its data holds " + payloads.count() + " keys, the "
                     + "manifest says " + manifest.keys());
         }
-        rows.load(read.payloads(), read.keys(), read.values(), read.count());
-        restoredKeys = read.count();
+        final long read = System.nanoTime();
+        try {
+            // the pages hold their keys in ascending order, each page after the one before
+            rows.load(payloads.payloads(), payloads.keys(), payloads.values(), payloads.count(), true);
+        } catch (RuntimeException e) {
+            // empty and whole again, for an older snapshot or the whole topic
+            rows.load(PayloadStore.of(new RowDataSerializer(spec.rowType()), batchCapacity()), new long[0],
+                    new long[0], 0);
+            throw e;
+        }
+        restoredKeys = payloads.count();
         snapshots.loaded(manifest);
+        LOG.info("FliX dimension {}: loaded snapshot {} from {}: {} keys, {} bytes read and checked in {} ms, the "
+                        + "index built in {} ms", describe(), manifest.sequence(), directory, restoredKeys,
+                manifest.dataBytes(), (read - start) / 1_000_000, (System.nanoTime() - read) / 1_000_000);
     }
 
     /**

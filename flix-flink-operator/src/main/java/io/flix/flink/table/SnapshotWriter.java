@@ -7,7 +7,10 @@ import org.apache.flink.metrics.MetricGroup;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.io.FilterOutputStream;
 import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.io.OutputStream;
 import java.net.InetAddress;
 import java.time.Instant;
 import java.util.List;
@@ -161,7 +164,7 @@ final class SnapshotWriter implements AutoCloseable {
         final long start = System.nanoTime();
         final LocalDimension.PagedSnapshot[] pages = new LocalDimension.PagedSnapshot[1];
         final SnapshotManifest manifest = directory.write(sequence, out -> {
-            pages[0] = dimension.writePages(out, PAGE_KEYS);
+            pages[0] = dimension.writePages(new StopsOnClose(out), PAGE_KEYS);
             return new SnapshotDirectory.Written(pages[0].keys(), pages[0].pages());
         }, (dataFile, bytes, crc, w) -> new SnapshotManifest(SnapshotManifest.FORMAT, sequence, spec.topic(), topicId,
                 spec.snapshots().definition(), new java.util.TreeMap<>(offsets), w.keys(), w.pages(), dataFile, bytes,
@@ -225,6 +228,21 @@ final class SnapshotWriter implements AutoCloseable {
 
     long lastWriteMillis() {
         return lastWriteMillis;
+    }
+
+    /** Ends a write at its next page once the dimension closes (a local file's write ignores interrupts). */
+    private final class StopsOnClose extends FilterOutputStream {
+        StopsOnClose(OutputStream out) {
+            super(out);
+        }
+
+        @Override
+        public void write(byte[] b, int off, int len) throws IOException {
+            if (dimension.isClosing() || Thread.currentThread().isInterrupted()) {
+                throw new InterruptedIOException("the dimension " + dimension.describe() + " is closing");
+            }
+            out.write(b, off, len);
+        }
     }
 
     /** The host name, for manifests; looked up once. */

@@ -106,8 +106,13 @@ class SnapshotRestartTest {
         final ManuallyTriggeredScheduledExecutorService snapshotThread = new ManuallyTriggeredScheduledExecutorService();
 
         Table(Map<String, String> options, SnapshotDirectory.Streams streams) throws Exception {
+            this(options, streams, FlixIndex::open);
+        }
+
+        Table(Map<String, String> options, SnapshotDirectory.Streams streams,
+              java.util.function.Function<io.flix.index.FlixConfig, FlixIndex> openIndex) throws Exception {
             function = TestTables.function(SCHEMA, options, new int[] {0});
-            dimension = SharedDimensions.acquire(function.spec(), FlixIndex::open,
+            dimension = SharedDimensions.acquire(function.spec(), openIndex,
                     new SnapshotWriter.Hooks(snapshotThread, streams));
             open.add(this);
             function.open(new FunctionContext(null));
@@ -580,6 +585,36 @@ class SnapshotRestartTest {
             try (Table table = open(options(changelog.topic))) {
                 assertEquals(100, table.dimension.restoredKeys(), "the snapshot before the damaged one");
                 assertEquals(15, table.dimension.recordsRead());
+                assertHolds(table.dimension, changelog, 100);
+            }
+        }
+    }
+
+    /**
+     * The index fails to build from the only snapshot's rows: the table is emptied again and reads the whole topic,
+     * as where there is no snapshot, rather than failing.
+     */
+    @Test
+    void aSnapshotTheIndexFailsToLoadGivesWayToTheWholeTopic() throws Exception {
+        try (Changelog changelog = new Changelog("snapshot-unbuildable", 2)) {
+            changelog.upsert(0, 100, 1).flush();
+            try (Table table = open(options(changelog.topic))) {
+                assertNotNull(table.snapshot());
+            }
+            changelog.upsert(0, 10, 2).flush();
+            final java.util.concurrent.atomic.AtomicBoolean failed = new java.util.concurrent.atomic.AtomicBoolean();
+            final HookedIndex.Hook firstBuildFails = method -> {
+                if (method.equals("build") && failed.compareAndSet(false, true)) {
+                    throw new IllegalStateException("the index could not build (simulated)");
+                }
+            };
+            try (Table table = new Table(options(changelog.topic), SnapshotDirectory.Streams.NONE,
+                    config -> HookedIndex.wrap(FlixIndex.open(config), firstBuildFails))) {
+                assertTrue(failed.get());
+                assertEquals(-1, table.dimension.restoredKeys());
+                final String reason = table.dimension.wholeTopicReason();
+                assertTrue(reason.contains("no complete snapshot loads") && reason.contains("simulated"), reason);
+                assertEquals(110, table.dimension.recordsRead());
                 assertHolds(table.dimension, changelog, 100);
             }
         }
