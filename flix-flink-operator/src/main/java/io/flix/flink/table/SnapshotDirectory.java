@@ -215,8 +215,10 @@ final class SnapshotDirectory {
                     + "says " + manifest.dataBytes());
         }
         final CRC32C crc = new CRC32C();
+        // the checksum below the buffer: it sums the file in the buffer's large reads, not the reader's small ones;
+        // reading on to the end (below) makes it sum every byte of the file
         try (FSDataInputStream file = fs.open(path);
-             CheckedInputStream in = new CheckedInputStream(new BufferedInputStream(file, 1 << 20), crc)) {
+             InputStream in = new BufferedInputStream(new CheckedInputStream(file, crc), 1 << 20)) {
             try {
                 reader.read(in);
             } catch (Exception e) {
