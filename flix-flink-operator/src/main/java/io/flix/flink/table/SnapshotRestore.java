@@ -110,8 +110,8 @@ final class SnapshotRestore {
         }
         if (!manifest.definition().equals(spec.snapshots().definition())) {
             return "it was written for another definition of the table (its columns, key, formats, their options or "
-                    + "the isolation level changed): the snapshot's is [" + manifest.definition() + "], the table's is ["
-                    + spec.snapshots().definition() + "]";
+                    + "the isolation level changed): the snapshot's is [" + manifest.definition() + "], the table's "
+                    + "is [" + spec.snapshots().definition() + "]";
         }
         if (manifest.topicId() != null && topic.topicId() != null && !manifest.topicId().equals(topic.topicId())) {
             return "topic '" + spec.topic() + "' has the id " + topic.topicId() + ", the snapshot's had "

@@ -105,8 +105,8 @@
  * records or answering a lookup batch (the index, the row store, a metrics callback, an
  * {@link java.lang.OutOfMemoryError}) or in the changelog reader is logged and fails the lookup batches not answered
  * yet (those waiting for the failed batch of records included) and every later one with that cause, which fails
- * the job; its restart gets a fresh table that reads the changelog afresh (from a snapshot, where they are on). Batches answered on other threads at
- * the moment of the failure complete with their (correct) rows. A stored row that does not deserialize fails its
+ * the job; its restart gets a fresh table that reads the changelog afresh (from a snapshot, where they are on).
+ * Batches answered on other threads at the moment of the failure complete with their (correct) rows. A stored row that does not deserialize fails its
  * own lookup only. A lookup after the function closed fails with an {@link java.lang.IllegalStateException}
  * saying so. Flink keeps at most
  * {@code 'table.exec.async-lookup.buffer-capacity'} lookups in flight per subtask (default 100): set it to at least
@@ -122,10 +122,10 @@
  * {@code file://}; one directory per table), the table writes its rows there every {@code 'snapshot.interval'}
  * (10 minutes by default) together with, per partition, the offset up to which they include the topic; and a start
  * that read the whole topic writes one as soon as its bootstrap ends. A start loads the newest complete snapshot and
- * reads the topic from its offsets: at 10^7 keys that is seconds instead of minutes (figures in
- * {@code docs/results/}). Snapshots need the Kafka changelog ('changelog' = 'file' with a path is refused: a file
- * is read whole at every open anyway). Metrics say what happened: {@code flixSnapshotRestoredKeys} (-1 where the
- * whole topic was read) and {@code flixChangelogRecordsRead}; the log says why a snapshot was not used.
+ * reads the topic from its offsets (measured: {@code docs/results/snapshot-bootstrap-cpu-2026-11-23.md}).
+ * Snapshots need the Kafka changelog ('changelog' = 'file' with a path is refused: a file is read whole at every
+ * open anyway). Metrics say what happened: {@code flixSnapshotRestoredKeys} (-1 where the whole topic was read) and
+ * {@code flixChangelogRecordsRead}; the log says why a snapshot was not used.
  * <ul>
  *   <li><b>Complete or absent.</b> A snapshot is a data file and a manifest (JSON: topic, topic id, the table's
  *       definition, offsets, the data file's length and CRC-32C). The manifest is written under a temporary name

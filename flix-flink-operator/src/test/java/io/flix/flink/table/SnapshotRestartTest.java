@@ -103,7 +103,8 @@ class SnapshotRestartTest {
     private final class Table implements AutoCloseable {
         final FlixAsyncLookupFunction function;
         final SharedDimension dimension;
-        final ManuallyTriggeredScheduledExecutorService snapshotThread = new ManuallyTriggeredScheduledExecutorService();
+        final ManuallyTriggeredScheduledExecutorService snapshotThread =
+                new ManuallyTriggeredScheduledExecutorService();
 
         Table(Map<String, String> options, SnapshotDirectory.Streams streams) throws Exception {
             this(options, streams, FlixIndex::open);
@@ -312,7 +313,8 @@ class SnapshotRestartTest {
      */
     @Test
     void aTableKilledMidSnapshotRestartsFromThePreviousCompleteOne() throws Exception {
-        final AtomicReference<SnapshotDirectory.Streams> failing = new AtomicReference<>(SnapshotDirectory.Streams.NONE);
+        final AtomicReference<SnapshotDirectory.Streams> failing =
+                new AtomicReference<>(SnapshotDirectory.Streams.NONE);
         try (Changelog changelog = new Changelog("snapshot-killed", 2)) {
             changelog.upsert(0, 1_000, 1).flush();
             final Table killed = new Table(options(changelog.topic), (name, out) -> failing.get().wrap(name, out));
@@ -664,7 +666,8 @@ class SnapshotRestartTest {
 
             try (Table table = open(options(changelog.topic))) {
                 assertEquals(10, table.dimension.restoredKeys());
-                final List<ScheduledFuture<?>> due = new ArrayList<>(table.snapshotThread.getActivePeriodicScheduledTask());
+                final List<ScheduledFuture<?>> due =
+                        new ArrayList<>(table.snapshotThread.getActivePeriodicScheduledTask());
                 assertEquals(1, due.size());
                 assertEquals(TimeUnit.HOURS.toMillis(1), due.get(0).getDelay(TimeUnit.MILLISECONDS),
                         "after a start from a snapshot, the first write is an interval away");
