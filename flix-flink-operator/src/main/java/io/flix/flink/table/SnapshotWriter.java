@@ -15,6 +15,7 @@ import java.net.InetAddress;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -167,7 +168,7 @@ final class SnapshotWriter implements AutoCloseable {
             pages[0] = dimension.writePages(new StopsOnClose(out), PAGE_KEYS);
             return new SnapshotDirectory.Written(pages[0].keys(), pages[0].pages());
         }, (dataFile, bytes, crc, w) -> new SnapshotManifest(SnapshotManifest.FORMAT, sequence, spec.topic(), topicId,
-                spec.snapshots().definition(), new java.util.TreeMap<>(offsets), w.keys(), w.pages(), dataFile, bytes,
+                spec.snapshots().definition(), new TreeMap<>(offsets), w.keys(), w.pages(), dataFile, bytes,
                 crc, Instant.now().toString(), HostName.NAME));
         lastOffsets = offsets;
         final long millis = (System.nanoTime() - start) / 1_000_000;

@@ -3,6 +3,7 @@ package io.flix.flink.table;
 import io.flix.flink.KeyGroupSnapshotCodec;
 import io.flix.flink.testing.Eventually;
 import io.flix.flink.testing.KafkaBrokerExtension;
+import io.flix.index.FlixConfig;
 import io.flix.index.FlixIndex;
 
 import org.apache.flink.core.memory.DataInputViewStreamWrapper;
@@ -15,6 +16,7 @@ import org.apache.flink.table.catalog.UniqueConstraint;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.functions.FunctionContext;
 import org.apache.flink.table.runtime.typeutils.RowDataSerializer;
+import org.apache.flink.table.types.logical.RowType;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.RecordsToDelete;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -39,6 +41,8 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
+import java.util.Properties;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
@@ -46,7 +50,9 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Function;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -111,7 +117,7 @@ class SnapshotRestartTest {
         }
 
         Table(Map<String, String> options, SnapshotDirectory.Streams streams,
-              java.util.function.Function<io.flix.index.FlixConfig, FlixIndex> openIndex) throws Exception {
+              Function<FlixConfig, FlixIndex> openIndex) throws Exception {
             function = TestTables.function(SCHEMA, options, new int[] {0});
             dimension = SharedDimensions.acquire(function.spec(), openIndex,
                     new SnapshotWriter.Hooks(snapshotThread, streams));
@@ -155,7 +161,7 @@ class SnapshotRestartTest {
             this.topic = topic;
             this.partitions = partitions;
             BROKER.createTopics(Map.of(topic, partitions));
-            final java.util.Properties properties = BROKER.clientProperties();
+            final Properties properties = BROKER.clientProperties();
             properties.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
             properties.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
             properties.put(ProducerConfig.ACKS_CONFIG, "all");
@@ -217,7 +223,7 @@ class SnapshotRestartTest {
             final String actual = rows.isEmpty() ? null
                     : rows.iterator().next().getString(1) + "," + rows.iterator().next().getDouble(2);
             final String want = changelog.expected.get((long) i);
-            if (!java.util.Objects.equals(want, actual)) {
+            if (!Objects.equals(want, actual)) {
                 if (wrong++ < 5) {
                     first.append(" key ").append(i).append(": expected ").append(want).append(", was ").append(actual);
                 }
@@ -421,7 +427,7 @@ class SnapshotRestartTest {
         final SnapshotDirectory directory = new SnapshotDirectory(dir.resolve("snapshots").toString(),
                 SnapshotDirectory.Streams.NONE);
         final KeyGroupSnapshotCodec.Reader<RowData> reader = new KeyGroupSnapshotCodec.Reader<>(
-                new RowDataSerializer((org.apache.flink.table.types.logical.RowType)
+                new RowDataSerializer((RowType)
                         SCHEMA.toPhysicalRowDataType().getLogicalType()), getClass().getClassLoader(), 1024);
         directory.read(manifest, in -> {
             final DataInputViewStreamWrapper view = new DataInputViewStreamWrapper(in);
@@ -604,7 +610,7 @@ class SnapshotRestartTest {
                 assertNotNull(table.snapshot());
             }
             changelog.upsert(0, 10, 2).flush();
-            final java.util.concurrent.atomic.AtomicBoolean failed = new java.util.concurrent.atomic.AtomicBoolean();
+            final AtomicBoolean failed = new AtomicBoolean();
             final HookedIndex.Hook firstBuildFails = method -> {
                 if (method.equals("build") && failed.compareAndSet(false, true)) {
                     throw new IllegalStateException("the index could not build (simulated)");
