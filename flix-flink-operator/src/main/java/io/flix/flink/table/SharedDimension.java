@@ -341,10 +341,10 @@ final class SharedDimension implements AutoCloseable {
         LOG.info("FliX dimension {} bootstrapped: {} keys, {} of them from a snapshot, and {} changelog records in "
                         + "{} ms ({} backend)", describe(), rows.size(), Math.max(0, restoredKeys),
                 rows.appliedUpdates(), bootstrapMillis, rows.backendName());
-        bootstrapped.complete(null);
         if (snapshots != null) {
-            snapshots.bootstrapped(restoredKeys < 0);
+            snapshots.bootstrapped(restoredKeys < 0); // before the subtasks go on: they find the schedule set
         }
+        bootstrapped.complete(null);
     }
 
     // ---- snapshots: called by the Kafka reader and the snapshot writer ----
