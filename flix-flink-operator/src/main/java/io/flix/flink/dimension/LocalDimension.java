@@ -9,6 +9,7 @@ import io.flix.index.batch.BatchResults;
 import io.flix.index.batch.MicroBatchEngine;
 import io.flix.index.batch.OperationBatch;
 
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.util.Locale;
@@ -106,6 +107,15 @@ public final class LocalDimension<P> implements AutoCloseable {
      * stored value. Clears a failure.
      */
     public void load(PayloadStore<P> restored, long[] keys, long[] values, int n) {
+        load(restored, keys, values, n, false);
+    }
+
+    /**
+     * As {@link #load(PayloadStore, long[], long[], int)}; where {@code keysSorted}, the keys are ascending (as
+     * {@link #writeSnapshotPages} writes them) and the index skips its sort (a broken promise fails the load with
+     * an {@link IllegalArgumentException}).
+     */
+    public void load(PayloadStore<P> restored, long[] keys, long[] values, int n, boolean keysSorted) {
         lock.writeLock().lock();
         try {
             checkOpen();
@@ -114,7 +124,7 @@ public final class LocalDimension<P> implements AutoCloseable {
             try {
                 batch.clear();
                 payloads = restored;
-                index.build(keys, values, n);
+                index.build(keys, values, n, keysSorted);
                 loads++;
                 refresh();
             } catch (Throwable t) {
@@ -258,6 +268,70 @@ public final class LocalDimension<P> implements AutoCloseable {
         } finally {
             lock.readLock().unlock();
         }
+    }
+
+    /** What {@link #writeSnapshotPages} wrote, and how long it held the shared lock. */
+    public record PagedSnapshot(long keys, int pages, long maxLockNanos, long totalLockNanos) {
+    }
+
+    /**
+     * Writes the whole dimension as {@link KeyGroupSnapshotCodec} chunks of at most {@code pageKeys} keys each, in
+     * key order, taking the shared lock for one page at a time: while it exports the page's pairs and copies their
+     * payloads into a buffer, never while it writes to {@code out} (a remote file system may be slow). So an apply
+     * waits for one page at most, and reads run beside it. Applies between pages make the pages come from
+     * different states of the dimension: each key is written once, as the state of its page held it (a key deleted
+     * before its page was taken is absent). Replaying, over what was written, every update applied since before the
+     * first page gives the dimension as it stands after them.
+     *
+     * @throws FailedException where an apply failed since the last load
+     * @throws ClosedException once {@link #close} ran (between two pages, say)
+     */
+    public PagedSnapshot writeSnapshotPages(OutputStream out, int pageKeys) throws IOException {
+        if (pageKeys < 1) {
+            throw new IllegalArgumentException("pageKeys must be positive, was " + pageKeys);
+        }
+        final long[] keys = new long[pageKeys];
+        final long[] values = new long[pageKeys];
+        final ByteArrayOutputStream page = new ByteArrayOutputStream(1 << 16);
+        KeyGroupSnapshotCodec.Writer<P> writer = null;
+        PayloadStore<P> writerPayloads = null;
+        long written = 0;
+        int pages = 0;
+        long maxLockNanos = 0;
+        long totalLockNanos = 0;
+        while (true) {
+            final int n;
+            lock.readLock().lock();
+            final long locked = System.nanoTime();
+            try {
+                checkUsable();
+                n = pages == 0 ? index.exportFrom(Long.MIN_VALUE, keys, values)
+                        : index.exportAfter(keys[pageKeys - 1], keys, values);
+                if (n > 0) {
+                    if (writerPayloads != payloads) { // a load replaced the store: its serializer may differ
+                        writer = new KeyGroupSnapshotCodec.Writer<>(payloads);
+                        writerPayloads = payloads;
+                    }
+                    page.reset();
+                    writer.writeKeyGroup(page, keys, values, 0, n);
+                }
+            } finally {
+                final long held = System.nanoTime() - locked;
+                lock.readLock().unlock();
+                maxLockNanos = Math.max(maxLockNanos, held);
+                totalLockNanos += held;
+            }
+            if (n == 0) {
+                break;
+            }
+            page.writeTo(out);
+            written += n;
+            pages++;
+            if (n < pageKeys) {
+                break;
+            }
+        }
+        return new PagedSnapshot(written, pages, maxLockNanos, totalLockNanos);
     }
 
     /** Holding the lock. */

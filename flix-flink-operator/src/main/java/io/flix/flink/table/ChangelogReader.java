@@ -43,6 +43,9 @@ abstract class ChangelogReader implements Runnable {
     record Progress(String description, Throwable cause) {
     }
 
+    /** Records read so far (Kafka: from where the reader started; the file: lines). */
+    abstract long recordsRead();
+
     /** Asks the reader to stop soon (a Kafka reader's poll is woken up). */
     void stop() {
         running = false;

@@ -28,12 +28,13 @@ import java.util.Map;
  * @param indexSettings     the index's backend and shape
  * @param bootstrapTimeoutMillis how long after the table opens on a task manager its changelog must be applied up
  *                          to its end at that time ('lookup.bootstrap-timeout')
+ * @param snapshots         kafka: where and how often snapshots are written, or null where they are off
  */
 record DimensionSpec(String identity, RowType rowType, int keyIndex, String changelog, String topic,
                      Map<String, String> consumerProperties, DeserializationSchema<RowData> keyDecoder,
                      DeserializationSchema<RowData> valueDecoder, int[] valueFields, String filePath,
                      long pollTimeoutMillis, int changelogBatchSize, IndexSettings indexSettings,
-                     long bootstrapTimeoutMillis)
+                     long bootstrapTimeoutMillis, SnapshotSettings snapshots)
         implements Serializable {
 
     static final String KAFKA = "kafka";

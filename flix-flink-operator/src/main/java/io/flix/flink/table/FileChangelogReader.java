@@ -41,6 +41,11 @@ final class FileChangelogReader extends ChangelogReader {
     }
 
     @Override
+    long recordsRead() {
+        return linesRead;
+    }
+
+    @Override
     Progress progress() {
         return new Progress(linesRead + " lines of the file read", null);
     }

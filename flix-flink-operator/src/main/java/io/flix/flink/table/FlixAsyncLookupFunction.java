@@ -4,6 +4,7 @@ import org.apache.flink.metrics.Counter;
 import org.apache.flink.metrics.Histogram;
 import org.apache.flink.metrics.MetricGroup;
 import org.apache.flink.runtime.metrics.DescriptiveStatisticsHistogram;
+import org.apache.flink.table.api.TableException;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.functions.AsyncLookupFunction;
 import org.apache.flink.table.functions.FunctionContext;
@@ -51,6 +52,8 @@ public final class FlixAsyncLookupFunction extends AsyncLookupFunction {
     private transient Object lock;
     /** The shared dimension while open; null before {@link #open} and after {@link #close}. */
     private transient SharedDimension dimension;
+    /** Whether this subtask makes its task manager write the table's snapshots ({@link SnapshotWriter}). */
+    private transient boolean snapshotRole;
     private transient long[] keys;
     private transient CompletableFuture<Collection<RowData>>[] futures;
     private transient int count;
@@ -98,10 +101,11 @@ public final class FlixAsyncLookupFunction extends AsyncLookupFunction {
         }
         final SharedDimension acquired = SharedDimensions.acquire(spec);
         registerMetrics(context.getMetricGroup(), acquired);
+        snapshotRole = acquired.snapshots() != null && acquired.snapshots().takeRole(isFirstSubtask(context));
         try {
             acquired.awaitBootstrap();
         } catch (Exception e) {
-            SharedDimensions.release(acquired);
+            release(acquired);
             throw e;
         }
         synchronized (lock) {
@@ -110,6 +114,23 @@ public final class FlixAsyncLookupFunction extends AsyncLookupFunction {
             }
             dimension = acquired;
         }
+    }
+
+    /** Whether this is subtask 0 of its lookup join; a function opened outside a job is alone, so it is. */
+    private static boolean isFirstSubtask(FunctionContext context) {
+        try {
+            return context.getTaskInfo().getIndexOfThisSubtask() == 0;
+        } catch (TableException e) {
+            return true;
+        }
+    }
+
+    private void release(SharedDimension held) throws InterruptedException {
+        if (snapshotRole) {
+            snapshotRole = false;
+            held.snapshots().dropRole();
+        }
+        SharedDimensions.release(held);
     }
 
     /** Sets the timer that runs batches' linger, in place of the dimension's; before {@link #open}, for tests. */
@@ -128,6 +149,8 @@ public final class FlixAsyncLookupFunction extends AsyncLookupFunction {
         group.gauge("flixChangelogRecordsApplied", d::appliedRecords);
         group.gauge("flixChangelogRecordsSkipped", d::skippedRecords);
         group.gauge("flixBootstrapMillis", d::bootstrapMillis);
+        group.gauge("flixChangelogRecordsRead", d::recordsRead);
+        SnapshotWriter.registerGauges(group, d);
         final Histogram latencyHistogram = latencies;
         answered = (size, latencyNanos) -> latencyHistogram.update(latencyNanos);
     }
@@ -251,7 +274,7 @@ public final class FlixAsyncLookupFunction extends AsyncLookupFunction {
             if (held != null) {
                 LOG.info("FliX lookup subtask closed: {} lookups in {} batches", lookups.getCount(),
                         batches.getCount());
-                SharedDimensions.release(held);
+                release(held);
             }
         }
     }

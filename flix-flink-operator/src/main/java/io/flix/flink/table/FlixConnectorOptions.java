@@ -27,7 +27,7 @@ public final class FlixConnectorOptions {
             .stringType()
             .noDefaultValue()
             .withDescription("changelog = 'kafka': the upsert topic. All its partitions are read from the earliest "
-                    + "offset.");
+                    + "offset, or from a snapshot's offsets (see 'snapshot.path').");
 
     public static final ConfigOption<String> PROPS_BOOTSTRAP_SERVERS = ConfigOptions.key("properties.bootstrap.servers")
             .stringType()
@@ -78,6 +78,24 @@ public final class FlixConnectorOptions {
             .withDescription("changelog = 'file': a local file, one row per line in 'value.format' (JSON lines by "
                     + "default), applied in file order. Rows a changelog format marks as deletes (for example "
                     + "'debezium-json') delete their key; others insert or replace it. Read once, not watched.");
+
+    // ---- snapshots ----
+
+    public static final ConfigOption<String> SNAPSHOT_PATH = ConfigOptions.key("snapshot.path")
+            .stringType()
+            .noDefaultValue()
+            .withDescription("changelog = 'kafka': a directory on a Flink file system (for example "
+                    + "'s3://bucket/flix/products', 'hdfs:///flix/products', 'file:///data/flix/products'), one per "
+                    + "table. The table periodically writes its rows there with the topic offsets they include; a "
+                    + "start loads the newest complete snapshot and reads the topic from those offsets instead of "
+                    + "from the beginning. Unset: no snapshots, every start reads the whole topic.");
+
+    public static final ConfigOption<Duration> SNAPSHOT_INTERVAL = ConfigOptions.key("snapshot.interval")
+            .durationType()
+            .defaultValue(Duration.ofMinutes(10))
+            .withDescription("With 'snapshot.path': how often a snapshot is written (by one task manager, where the "
+                    + "table changed since the last one). A start that read the whole topic writes one as soon as "
+                    + "its bootstrap ends.");
 
     // ---- lookups ----
 

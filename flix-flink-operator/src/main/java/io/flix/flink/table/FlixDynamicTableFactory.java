@@ -43,6 +43,8 @@ import static io.flix.flink.table.FlixConnectorOptions.LOOKUP_LINGER;
 import static io.flix.flink.table.FlixConnectorOptions.LOOKUP_MATCH;
 import static io.flix.flink.table.FlixConnectorOptions.PROPERTIES_PREFIX;
 import static io.flix.flink.table.FlixConnectorOptions.PROPS_BOOTSTRAP_SERVERS;
+import static io.flix.flink.table.FlixConnectorOptions.SNAPSHOT_INTERVAL;
+import static io.flix.flink.table.FlixConnectorOptions.SNAPSHOT_PATH;
 import static io.flix.flink.table.FlixConnectorOptions.TOPIC;
 import static io.flix.flink.table.FlixConnectorOptions.VALUE_FIELDS_INCLUDE;
 import static io.flix.flink.table.FlixConnectorOptions.VALUE_FORMAT;
@@ -67,7 +69,7 @@ public final class FlixDynamicTableFactory implements DynamicTableSourceFactory 
         return Set.of(CHANGELOG, TOPIC, PROPS_BOOTSTRAP_SERVERS, KEY_FORMAT, VALUE_FORMAT, VALUE_FIELDS_INCLUDE,
                 CHANGELOG_POLL_TIMEOUT, CHANGELOG_BATCH_SIZE, FILE_PATH, LOOKUP_BATCH_SIZE, LOOKUP_LINGER,
                 LOOKUP_BOOTSTRAP_TIMEOUT, LOOKUP_MATCH, INDEX_BACKEND, INDEX_NODE_SIZE, INDEX_INITIAL_FILL,
-                INDEX_THREADS);
+                INDEX_THREADS, SNAPSHOT_PATH, SNAPSHOT_INTERVAL);
     }
 
     @Override
@@ -97,11 +99,14 @@ public final class FlixDynamicTableFactory implements DynamicTableSourceFactory 
                 valueFields(options, kafka, DataType.getFieldNames(physicalType).size(), keyIndex));
         final LookupOptions lookup = lookupOptions(options);
         final IndexSettings indexSettings = indexSettings(options);
+        final SnapshotSettings snapshots = SnapshotSettings.of(options, tableOptions, changelogKind, physicalType,
+                keyIndex, changelog.consumerProperties());
 
         // equal tables (options, columns, key) share one dimension per task manager
         final String identity = new TreeMap<>(tableOptions) + "|" + physicalType.getLogicalType().asSerializableString()
                 + "|key=" + keyIndex;
-        return new FlixLookupTableSource(identity, physicalType, keyIndex, changelog, formats, indexSettings, lookup);
+        return new FlixLookupTableSource(identity, physicalType, keyIndex, changelog, formats, indexSettings, lookup,
+                snapshots);
     }
 
     private static ChangelogOptions changelogOptions(ReadableConfig options, Map<String, String> tableOptions,

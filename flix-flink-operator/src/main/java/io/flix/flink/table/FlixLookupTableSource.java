@@ -33,9 +33,12 @@ public final class FlixLookupTableSource implements LookupTableSource, SupportsF
     private final ChangelogFormats formats;
     private final IndexSettings indexSettings;
     private final LookupOptions lookup;
+    /** Null where 'snapshot.path' is not set. */
+    private final SnapshotSettings snapshots;
 
     FlixLookupTableSource(String identity, DataType physicalType, int keyIndex, ChangelogOptions changelog,
-                          ChangelogFormats formats, IndexSettings indexSettings, LookupOptions lookup) {
+                          ChangelogFormats formats, IndexSettings indexSettings, LookupOptions lookup,
+                          SnapshotSettings snapshots) {
         this.identity = identity;
         this.physicalType = physicalType;
         this.keyIndex = keyIndex;
@@ -43,6 +46,7 @@ public final class FlixLookupTableSource implements LookupTableSource, SupportsF
         this.formats = formats;
         this.indexSettings = indexSettings;
         this.lookup = lookup;
+        this.snapshots = snapshots;
     }
 
     @Override
@@ -116,7 +120,7 @@ public final class FlixLookupTableSource implements LookupTableSource, SupportsF
         return new DimensionSpec(identity, (RowType) physicalType.getLogicalType(), keyIndex, changelog.changelog(),
                 changelog.topic(), changelog.consumerProperties(), keyDecoder, valueDecoder, formats.valueFields(),
                 changelog.filePath(), changelog.pollTimeout().toMillis(), changelog.batchSize(), indexSettings,
-                lookup.bootstrapTimeout().toMillis());
+                lookup.bootstrapTimeout().toMillis(), snapshots);
     }
 
     /**
@@ -168,7 +172,8 @@ public final class FlixLookupTableSource implements LookupTableSource, SupportsF
 
     @Override
     public DynamicTableSource copy() {
-        return new FlixLookupTableSource(identity, physicalType, keyIndex, changelog, formats, indexSettings, lookup);
+        return new FlixLookupTableSource(identity, physicalType, keyIndex, changelog, formats, indexSettings, lookup,
+                snapshots);
     }
 
     @Override

@@ -1,5 +1,7 @@
 package io.flix.flink.table;
 
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
@@ -11,15 +13,21 @@ import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The Kafka changelog: one consumer with every partition of the topic assigned (no consumer group, no committed
@@ -32,11 +40,17 @@ import java.util.Properties;
  * under {@code read_committed} the last stable offset (where a transaction still open begins), so the bootstrap
  * never waits for an open transaction.
  *
+ * <p>Where 'snapshot.path' is set, the reader starts from the newest snapshot that serves ({@link SnapshotRestore}):
+ * it loads its rows and reads each partition from the snapshot's offset (partitions it does not hold, from their
+ * beginning), and after each batch it applies tells the dimension the offsets it has applied the topic up to.
+ *
  * <p>Every broker call of the bootstrap (the topic's partitions, its end offsets, positions) is bounded by what is
  * left of 'lookup.bootstrap-timeout'; when it runs out, the error names the bootstrap servers, the topic and, where
  * the brokers did not answer, why (a connection attempt to each bootstrap server: refused, unknown host, ...).
  */
 final class KafkaChangelogReader extends ChangelogReader {
+
+    private static final Logger LOG = LoggerFactory.getLogger(KafkaChangelogReader.class);
 
     /** Most bootstrap servers tried for the error message, and how long each connection attempt may take. */
     private static final int PROBED_SERVERS = 3;
@@ -72,12 +86,18 @@ final class KafkaChangelogReader extends ChangelogReader {
             consumer = c;
             final List<TopicPartition> partitions;
             final Map<TopicPartition, Long> endAtOpen;
+            // per partition, the offset every record before which is applied: kept only where snapshots are on
+            final Map<Integer, Long> applied = new HashMap<>();
             try {
                 partitions = partitions(c);
                 c.assign(partitions);
-                c.seekToBeginning(partitions);
                 waitForBrokers("the end offsets of topic '" + spec.topic() + "'");
                 endAtOpen = c.endOffsets(partitions, dimension.bootstrapTimeLeft());
+                if (dimension.snapshots() == null) {
+                    c.seekToBeginning(partitions);
+                } else {
+                    applied.putAll(startFromSnapshot(c, partitions, endAtOpen));
+                }
                 waitingForBrokers = false;
                 waitingFor = "reading the topic's " + partitions.size() + " partitions up to their end offsets at "
                         + "open";
@@ -113,16 +133,84 @@ final class KafkaChangelogReader extends ChangelogReader {
                 batch.clear();
                 for (ConsumerRecord<byte[], byte[]> record : records) {
                     decoder.addKafkaRecord(record.partition(), record.offset(), record.key(), record.value(), batch);
+                    if (!applied.isEmpty()) {
+                        applied.put(record.partition(), record.offset() + 1);
+                    }
                     if (batch.size() >= spec.changelogBatchSize()) {
-                        dimension.apply(batch);
-                        batch.clear();
+                        applyAndTell(batch, applied);
                     }
                 }
-                dimension.apply(batch);
+                applyAndTell(batch, applied);
                 recordsRead += records.count();
             }
         } finally {
             consumer = null;
+        }
+    }
+
+    /** Applies a batch (and clears it); then, where snapshots are on, tells the dimension how far the topic is. */
+    private void applyAndTell(UpdateBatch batch, Map<Integer, Long> applied) throws IOException {
+        dimension.apply(batch);
+        batch.clear();
+        if (!applied.isEmpty()) {
+            dimension.appliedThrough(applied);
+        }
+    }
+
+    /**
+     * Loads the newest snapshot that serves, seeks every partition to where the reader starts (the snapshot's offset,
+     * or the partition's beginning), tells the dimension, and returns those offsets.
+     */
+    private Map<Integer, Long> startFromSnapshot(KafkaConsumer<byte[], byte[]> c, List<TopicPartition> partitions,
+                                                 Map<TopicPartition, Long> endAtOpen) {
+        waitForBrokers("the beginning offsets and the id of topic '" + spec.topic() + "'");
+        final Map<TopicPartition, Long> beginning = c.beginningOffsets(partitions, dimension.bootstrapTimeLeft());
+        final String topicId = topicId();
+        waitingForBrokers = false;
+        final Map<Integer, Long> beginningOf = new HashMap<>();
+        final Map<Integer, Long> endOf = new HashMap<>();
+        beginning.forEach((p, offset) -> beginningOf.put(p.partition(), offset));
+        endAtOpen.forEach((p, offset) -> endOf.put(p.partition(), offset));
+        waitingFor = "loading a snapshot from " + dimension.snapshots().directory();
+        final SnapshotRestore.Outcome outcome = SnapshotRestore.restore(dimension.snapshots().directory(), spec,
+                new SnapshotRestore.TopicState(topicId, beginningOf, endOf), dimension::loadSnapshot);
+        final Map<Integer, Long> from = new HashMap<>(beginningOf);
+        if (outcome.loaded() != null) {
+            from.putAll(outcome.loaded().offsets());
+            LOG.info("FliX dimension {}: loaded snapshot {} ({} keys); reading the topic from the offsets {}",
+                    dimension.describe(), outcome.loaded().sequence(), outcome.loaded().keys(), from);
+        } else {
+            LOG.warn("FliX dimension {}: reading the whole topic, no snapshot loaded: {}", dimension.describe(),
+                    outcome.wholeTopicReason());
+        }
+        for (TopicPartition partition : partitions) {
+            c.seek(partition, from.get(partition.partition()));
+        }
+        dimension.readingFrom(topicId, from, outcome.wholeTopicReason());
+        return from;
+    }
+
+    /** The topic's id, which changes where a topic is deleted and created again under its name. */
+    private String topicId() {
+        final Properties properties = new Properties();
+        spec.consumerProperties().forEach((k, v) -> {
+            if (AdminClientConfig.configNames().contains(k)) {
+                properties.put(k, v);
+            }
+        });
+        properties.put(AdminClientConfig.CLIENT_ID_CONFIG, "flix-snapshot-" + spec.topic());
+        try (Admin admin = Admin.create(properties)) {
+            final long millis = Math.max(1, dimension.bootstrapTimeLeft().toMillis());
+            return admin.describeTopics(List.of(spec.topic())).topicNameValues().get(spec.topic())
+                    .get(millis, TimeUnit.MILLISECONDS).topicId().toString();
+        } catch (java.util.concurrent.TimeoutException e) {
+            throw new TimeoutException("the id of topic '" + spec.topic() + "'", e);
+        } catch (ExecutionException e) {
+            throw new IllegalStateException("the brokers did not give the id of topic '" + spec.topic() + "': "
+                    + e.getCause(), e.getCause());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new InterruptException(e);
         }
     }
 
@@ -159,6 +247,11 @@ final class KafkaChangelogReader extends ChangelogReader {
         final Exception timeout = dimension.bootstrapTimeout();
         timeout.addSuppressed(e);
         return timeout;
+    }
+
+    @Override
+    long recordsRead() {
+        return recordsRead;
     }
 
     @Override

@@ -1,12 +1,14 @@
 package io.flix.flink.table;
 
 import io.flix.flink.LookupKind;
+import io.flix.flink.KeyGroupSnapshotCodec;
 import io.flix.flink.PayloadStore;
 import io.flix.flink.dimension.IndexLookups;
 import io.flix.flink.dimension.LocalDimension;
 import io.flix.index.FlixConfig;
 import io.flix.index.FlixIndex;
 
+import org.apache.flink.core.memory.DataInputViewStreamWrapper;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.runtime.typeutils.RowDataSerializer;
 
@@ -14,9 +16,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
+import java.io.OutputStream;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.Collections;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutionException;
@@ -46,6 +50,11 @@ import java.util.function.Function;
  * yet and every later one complete exceptionally with that cause (which fails the job; a batch being answered on
  * another thread at that moment completes with its rows), the bootstrap fails with it, and the reader stops. A failed dimension is never handed to a new subtask: {@link SharedDimensions} opens a fresh
  * one. A stored row that does not deserialize fails its own lookup only.
+ *
+ * <h2>Snapshots</h2>
+ * Where 'snapshot.path' is set, the reader starts from a snapshot where one serves ({@link SnapshotRestore}), tells
+ * the dimension the offsets it has applied the topic up to after each batch ({@link #appliedThrough}), and a
+ * {@link SnapshotWriter} writes snapshots from the bootstrap's end on.
  */
 final class SharedDimension implements AutoCloseable {
 
@@ -59,6 +68,8 @@ final class SharedDimension implements AutoCloseable {
     /** The index and the rows, updated by the reader's thread, read by the lookups' threads. */
     private final LocalDimension<RowData> rows;
     private final ChangelogReader reader;
+    /** Null where snapshots are off. */
+    private final SnapshotWriter snapshots;
     private final Thread readerThread;
     /** Times lookup batches' linger and the bootstrap deadline; shared by the lookup subtasks of this dimension. */
     final ScheduledExecutorService lingerTimer;
@@ -73,6 +84,12 @@ final class SharedDimension implements AutoCloseable {
 
     // read by gauges and tests from other threads
     private volatile long bootstrapMillis = -1;
+    /** Per partition, the offset the topic is applied up to (every record before it); null before the start. */
+    private volatile Map<Integer, Long> appliedOffsets;
+    private volatile String topicId;
+    /** Keys the start loaded from a snapshot; -1 where it read the whole topic. */
+    private volatile long restoredKeys = -1;
+    private volatile String wholeTopicReason;
     private final long openedNanos = System.nanoTime();
 
     /**
@@ -116,12 +133,28 @@ final class SharedDimension implements AutoCloseable {
     }
 
     SharedDimension(DimensionSpec spec) {
-        this(spec, FlixIndex::open);
+        this(spec, FlixIndex::open, null);
     }
 
-    /** @param openIndex opens the table's index from its settings (tests wrap the index here) */
-    SharedDimension(DimensionSpec spec, Function<FlixConfig, FlixIndex> openIndex) {
+    /**
+     * @param openIndex opens the table's index from its settings (tests wrap the index here)
+     * @param snapshotHooks the snapshot writer's thread and file streams; null but in tests
+     */
+    SharedDimension(DimensionSpec spec, Function<FlixConfig, FlixIndex> openIndex,
+                    SnapshotWriter.Hooks snapshotHooks) {
         this.spec = spec;
+        final SnapshotDirectory snapshotDirectory;
+        if (spec.snapshots() == null) {
+            snapshotDirectory = null;
+        } else {
+            try {
+                snapshotDirectory = new SnapshotDirectory(spec.snapshots().path(),
+                        snapshotHooks == null ? SnapshotDirectory.Streams.NONE : snapshotHooks.streams());
+            } catch (IOException | RuntimeException e) {
+                throw new IllegalStateException("the 'flix' table (" + describe() + ") cannot use its 'snapshot.path' '"
+                        + spec.snapshots().path() + "': " + e.getMessage(), e);
+            }
+        }
         final FlixIndex index;
         try {
             index = openIndex.apply(spec.indexSettings().configFor(0, 1));
@@ -129,9 +162,8 @@ final class SharedDimension implements AutoCloseable {
             throw new IllegalStateException("the 'flix' table (" + describe() + ") cannot open its index: "
                     + e.getMessage(), e);
         }
-        final int batchCapacity = Math.min(spec.changelogBatchSize(), 1 << 16);
         this.rows = new LocalDimension<>("of the 'flix' table (" + describe() + ")", index,
-                PayloadStore.of(new RowDataSerializer(spec.rowType()), batchCapacity), batchCapacity);
+                PayloadStore.of(new RowDataSerializer(spec.rowType()), batchCapacity()), batchCapacity());
         final String name = spec.changelog().equals(DimensionSpec.KAFKA) ? spec.topic() : spec.filePath();
         this.reader = spec.changelog().equals(DimensionSpec.KAFKA)
                 ? new KafkaChangelogReader(spec, this) : new FileChangelogReader(spec, this);
@@ -145,6 +177,8 @@ final class SharedDimension implements AutoCloseable {
         timer.setRemoveOnCancelPolicy(true);
         this.lingerTimer = timer;
         this.bootstrapDeadlineNanos = openedNanos + TimeUnit.MILLISECONDS.toNanos(spec.bootstrapTimeoutMillis());
+        this.snapshots = snapshotDirectory == null ? null
+                : new SnapshotWriter(this, spec, snapshotDirectory, snapshotHooks);
     }
 
     void start() {
@@ -361,9 +395,96 @@ final class SharedDimension implements AutoCloseable {
             return;
         }
         bootstrapMillis = (System.nanoTime() - openedNanos) / 1_000_000;
-        LOG.info("FliX dimension {} bootstrapped: {} keys from {} changelog records in {} ms ({} backend)",
-                describe(), rows.size(), rows.appliedUpdates(), bootstrapMillis, rows.backendName());
+        LOG.info("FliX dimension {} bootstrapped: {} keys, {} of them from a snapshot, and {} changelog records in "
+                        + "{} ms ({} backend)", describe(), rows.size(), Math.max(0, restoredKeys),
+                rows.appliedUpdates(), bootstrapMillis, rows.backendName());
+        if (snapshots != null) {
+            snapshots.bootstrapped(restoredKeys < 0); // before the subtasks go on: they find the schedule set
+        }
         bootstrapped.complete(null);
+    }
+
+    // ---- snapshots: called by the Kafka reader and the snapshot writer ----
+
+    /** The snapshot writer; null where snapshots are off. */
+    SnapshotWriter snapshots() {
+        return snapshots;
+    }
+
+    /**
+     * Loads a snapshot's rows in place of the contents, on the reader's thread before it reads the topic; throws,
+     * having changed nothing, where the data does not match its manifest.
+     */
+    void loadSnapshot(SnapshotDirectory directory, SnapshotManifest manifest) throws Exception {
+        final long start = System.nanoTime();
+        final KeyGroupSnapshotCodec.Reader<RowData> payloads = new KeyGroupSnapshotCodec.Reader<>(
+                new RowDataSerializer(spec.rowType()), SharedDimension.class.getClassLoader(), batchCapacity());
+        directory.read(manifest, in -> {
+            final DataInputViewStreamWrapper view = new DataInputViewStreamWrapper(in);
+            for (int page = 0; page < manifest.pages(); page++) {
+                payloads.readKeyGroup(page, view);
+            }
+        });
+        if (payloads.count() != manifest.keys()) {
+            throw new SnapshotDirectory.CorruptSnapshotException("its data holds " + payloads.count() + " keys, the "
+                    + "manifest says " + manifest.keys());
+        }
+        final long read = System.nanoTime();
+        try {
+            // the pages hold their keys in ascending order, each page after the one before
+            rows.load(payloads.payloads(), payloads.keys(), payloads.values(), payloads.count(), true);
+        } catch (RuntimeException e) {
+            // empty and whole again, for an older snapshot or the whole topic
+            rows.load(PayloadStore.of(new RowDataSerializer(spec.rowType()), batchCapacity()), new long[0],
+                    new long[0], 0);
+            throw e;
+        }
+        restoredKeys = payloads.count();
+        snapshots.loaded(manifest);
+        LOG.info("FliX dimension {}: loaded snapshot {} from {}: {} keys, {} bytes read and checked in {} ms, the "
+                        + "index built in {} ms", describe(), manifest.sequence(), directory, restoredKeys,
+                manifest.dataBytes(), (read - start) / 1_000_000, (System.nanoTime() - read) / 1_000_000);
+    }
+
+    /**
+     * Where the reader starts: the topic's id and, per partition, the offset it reads from (the loaded snapshot's, or
+     * the partition's beginning), and why no snapshot was loaded (null where one was).
+     */
+    void readingFrom(String id, Map<Integer, Long> offsets, String wholeTopicReason) {
+        topicId = id;
+        appliedOffsets = Map.copyOf(offsets);
+        this.wholeTopicReason = wholeTopicReason;
+    }
+
+    /** Why the start read the whole topic though snapshots are on; null where it loaded one or they are off. */
+    String wholeTopicReason() {
+        return wholeTopicReason;
+    }
+
+    /**
+     * The reader has applied every record before these offsets; called after the batch that took it there was
+     * applied, so that a snapshot that takes the offsets before its first page never claims a record it lacks.
+     */
+    void appliedThrough(Map<Integer, Long> offsets) {
+        appliedOffsets = Map.copyOf(offsets);
+    }
+
+    Map<Integer, Long> appliedOffsets() {
+        return appliedOffsets;
+    }
+
+    String topicId() {
+        return topicId;
+    }
+
+    /** Writes the rows page by page for a snapshot (see {@link LocalDimension#writeSnapshotPages}). */
+    LocalDimension.PagedSnapshot writePages(OutputStream out, int pageKeys) throws IOException {
+        return rows.writeSnapshotPages(out, pageKeys);
+    }
+
+    /** Keys the start loaded from a snapshot; -1 where it read the whole topic. */
+    long restoredKeys() {
+        return restoredKeys;
     }
 
     /**
@@ -411,6 +532,9 @@ final class SharedDimension implements AutoCloseable {
         lingerTimer.shutdownNow();
         bootstrapped.completeExceptionally(closed());
         try {
+            if (snapshots != null) {
+                snapshots.close();
+            }
             readerThread.join(30_000);
         } finally {
             rows.close();
@@ -418,6 +542,15 @@ final class SharedDimension implements AutoCloseable {
     }
 
     // ---- for metrics and tests ----
+
+    private int batchCapacity() {
+        return Math.min(spec.changelogBatchSize(), 1 << 16);
+    }
+
+    /** Records the changelog reader has read (Kafka: from the position it started at; file: lines). */
+    long recordsRead() {
+        return reader.recordsRead();
+    }
 
     String describe() {
         return spec.describeChangelog();

@@ -31,10 +31,16 @@ final class SharedDimensions {
 
     /** As {@link #acquire(DimensionSpec)}, a new dimension's index opened by {@code openIndex}; for tests. */
     static SharedDimension acquire(DimensionSpec spec, Function<FlixConfig, FlixIndex> openIndex) {
+        return acquire(spec, openIndex, null);
+    }
+
+    /** As {@link #acquire(DimensionSpec, Function)}, a new dimension's snapshots written with the hooks; for tests. */
+    static SharedDimension acquire(DimensionSpec spec, Function<FlixConfig, FlixIndex> openIndex,
+                                   SnapshotWriter.Hooks snapshotHooks) {
         synchronized (OPEN) {
             SharedDimension dimension = OPEN.get(spec.identity());
             if (dimension == null || dimension.failure() != null) {
-                dimension = new SharedDimension(spec, openIndex);
+                dimension = new SharedDimension(spec, openIndex, snapshotHooks);
                 dimension.start();
                 OPEN.put(spec.identity(), dimension);
             }

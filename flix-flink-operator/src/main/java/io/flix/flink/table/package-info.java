@@ -75,7 +75,8 @@
  * <ul>
  *   <li>{@code 'changelog' = 'kafka'} (the default): an upsert topic, read by a Kafka consumer of the connector's
  *       own on a background thread, with every partition assigned (no consumer group, no committed offsets) from
- *       the earliest offset, for as long as the table is open. Record keys are decoded with {@code 'key.format'}
+ *       the earliest offset (or, with {@code 'snapshot.path'}, from a snapshot's offsets: see Snapshots below),
+ *       for as long as the table is open. Record keys are decoded with {@code 'key.format'}
  *       into a row of the key column, values with {@code 'value.format'} (Flink's format factories, as upsert-kafka
  *       discovers them, with their options under {@code 'key.<format>.'} and {@code 'value.<format>.'}); with
  *       {@code 'value.fields-include' = 'ALL'} the value holds every column, with {@code 'EXCEPT_KEY'} every
@@ -145,8 +146,8 @@
  * records or answering a lookup batch (the index, the row store, a metrics callback, an
  * {@link java.lang.OutOfMemoryError}) or in the changelog reader is logged and fails the lookup batches not answered
  * yet (those waiting for the failed batch of records included) and every later one with that cause, which fails
- * the job; its restart gets a fresh table that reads the changelog afresh. Batches answered on other threads at
- * the moment of the failure complete with their (correct) rows. A stored row that does not deserialize fails its
+ * the job; its restart gets a fresh table that reads the changelog afresh (from a snapshot, where they are on).
+ * Batches answered on other threads at the moment of the failure complete with their (correct) rows. A stored row that does not deserialize fails its
  * own lookup only. A lookup after the function closed fails with an {@link java.lang.IllegalStateException}
  * saying so. Flink keeps at most
  * {@code 'table.exec.async-lookup.buffer-capacity'} lookups in flight per subtask (default 100): set it to at least
@@ -168,13 +169,55 @@
  * {@link io.flix.flink.table.FlixRangeFunction}.
  *
  * <h2>Checkpoints</h2>
- * The table holds no Flink state: after a failure or a restore, its contents are read again from the changelog.
+ * The table holds no Flink state: after a failure or a restore, its contents are read again from the changelog
+ * (from the newest snapshot on, where snapshots are on).
+ *
+ * <h2>Snapshots: restarting without reading the whole topic</h2>
+ * With {@code 'snapshot.path'} (a directory on any Flink file system: {@code s3://}, {@code hdfs://},
+ * {@code file://}; one directory per table), the table writes its rows there every {@code 'snapshot.interval'}
+ * (10 minutes by default) together with, per partition, the offset up to which they include the topic; and a start
+ * that read the whole topic writes one as soon as its bootstrap ends. A start loads the newest complete snapshot and
+ * reads the topic from its offsets (measured: {@code docs/results/snapshot-bootstrap-cpu-2026-11-23.md}).
+ * Snapshots need the Kafka changelog ('changelog' = 'file' with a path is refused: a file is read whole at every
+ * open anyway). Metrics say what happened: {@code flixSnapshotRestoredKeys} (-1 where the whole topic was read) and
+ * {@code flixChangelogRecordsRead}; the log says why a snapshot was not used.
+ * <ul>
+ *   <li><b>Complete or absent.</b> A snapshot is a data file and a manifest (JSON: topic, topic id, the table's
+ *       definition, offsets, the data file's length and CRC-32C). The manifest is written under a temporary name
+ *       once the data file is closed and published by a rename; a start considers only published manifests and
+ *       checks the data file's length and checksum before it uses a byte of it. So a write that dies (the task
+ *       manager killed mid-write) is never loaded: the start takes the complete snapshot before it. After each
+ *       snapshot the writer keeps the newest two complete ones and deletes older snapshots and what failed writes
+ *       left. See {@link io.flix.flink.table.SnapshotDirectory}.</li>
+ *   <li><b>One writer.</b> The task manager that runs the first subtask (index 0) of a lookup join on the table
+ *       writes; the others only read snapshots. Should two write at once (two joins on the table, two jobs on one
+ *       path), each snapshot still has files of its own and is complete or absent. See
+ *       {@link io.flix.flink.table.SnapshotWriter}.</li>
+ *   <li><b>Lookups go on.</b> A snapshot is written page by page (65,536 keys), each page copied under the table's
+ *       shared lock and written to the file system outside it: lookups run beside the write, and the changelog
+ *       reader waits for one page's copy at most. Pages copied after records were applied hold those records; the
+ *       offsets are taken before the first page, and a start applies every record from them on, so each key ends as
+ *       its last record says.</li>
+ *   <li><b>Never a second truth.</b> A start from a snapshot gives what a read of the whole topic would. Where the
+ *       newest complete snapshot cannot (the table's definition changed: columns, key, formats or their options,
+ *       'value.fields-include', the isolation level; the topic was deleted and created again; retention deleted
+ *       records after a snapshot offset; a partition is gone or shorter), the start reads the whole topic and logs
+ *       a warning with the reason; where its data does not match its manifest, the complete snapshot before it is
+ *       tried. A directory whose newest snapshot is of another topic is refused: the open fails naming both topics
+ *       (two tables on one path would delete each other's snapshots). See
+ *       {@link io.flix.flink.table.SnapshotRestore}.</li>
+ * </ul>
+ * Loading a snapshot counts toward {@code 'lookup.bootstrap-timeout'}. A failed write is logged and counted
+ * ({@code flixSnapshotFailures}); lookups go on and the next interval tries again.
  *
  * <h2>Metrics</h2>
  * On each lookup subtask's metric group: counters {@code flixLookups}, {@code flixLookupBatches}; histograms
  * {@code flixLookupBatchSize} and {@code flixLookupLatencyNanos} (from a batch's first lookup to its answer);
  * gauges of the shared table: {@code flixIndexSize}, {@code flixRowBytes}, {@code flixBackend},
- * {@code flixChangelogRecordsApplied}, {@code flixChangelogRecordsSkipped}, {@code flixBootstrapMillis}.
+ * {@code flixChangelogRecordsApplied}, {@code flixChangelogRecordsSkipped}, {@code flixChangelogRecordsRead},
+ * {@code flixBootstrapMillis}; of its snapshots: {@code flixSnapshotRestoredKeys}, {@code flixSnapshotsWritten},
+ * {@code flixSnapshotFailures}, {@code flixSnapshotWriteMillis} and {@code flixSnapshotPageLockNanos} (the longest
+ * the last write held the shared lock at once).
  *
  * <h2>Options</h2>
  * See {@link io.flix.flink.table.FlixConnectorOptions}. Validation errors name the option; the primary key must be
