@@ -253,7 +253,7 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
             longCount += longChainCount[p];
         }
         if (longCount > 0) {
-            splitLongChains(longChains, longChainCount, longCount);
+            cutIntoOneBucketPerNode(longChains, longChainCount, longCount);
         }
     }
 
@@ -262,7 +262,7 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
      * nodes keep their keys: node {@code c} becomes a bucket with max {@code nodeMax[c]}, which keeps every
      * invariant since a chain's nodeMax values ascend and end at the bucket's max.
      */
-    private void splitLongChains(int[][] longChains, int[] longChainCount, int count) {
+    private void cutIntoOneBucketPerNode(int[][] longChains, int[] longChainCount, int count) {
         long added = 0;
         for (int p = 0; p < longChains.length; p++) {
             for (int i = 0; i < longChainCount[p]; i++) {

@@ -155,7 +155,7 @@ public final class GpuFlixIndex extends AbstractFlixIndex implements DeviceResid
 
     /** Nodes the last upsert took off the free stack per batch key (growAhead's guess for the next); NaN before. */
     private double nodesPerKey = Double.NaN;
-    /** Upper bound on how much the longest chain grew since the buckets were last cut. */
+    /** Upper bound on how much the longest chain grew since the buckets were last laid out or their chains cut. */
     private long chainGrowthBound;
     /** Whether chainGrowthBound was cut to the longest chain measured since the last upsert. */
     private boolean chainBoundMeasured;
@@ -177,7 +177,7 @@ public final class GpuFlixIndex extends AbstractFlixIndex implements DeviceResid
             this.counters = c;
             copies = new StagedCopies();
             growPool(INITIAL_NODES, false);
-            resetEmpty();
+            layoutEmpty();
         } catch (RuntimeException e) {
             releaseAll();
             if (c != null) {
@@ -230,12 +230,12 @@ public final class GpuFlixIndex extends AbstractFlixIndex implements DeviceResid
         enter();
         DeviceSteps.checkPairArrays(keys, values, n, keysSorted);
         if (n == 0) {
-            cut(null, null, 0);
+            layoutSorted(null, null, 0);
             return;
         }
         final DeviceBuffer batch = uploadLongs(keys, values, n);
         final int m = steps.checkSortAndDedupe(batch, batchValues.buffer(), n, keysSorted, true, null);
-        cut(steps.dedupedKeys(), steps.dedupedValues(), m);
+        layoutSorted(steps.dedupedKeys(), steps.dedupedValues(), m);
     }
 
     @Override
@@ -480,7 +480,7 @@ public final class GpuFlixIndex extends AbstractFlixIndex implements DeviceResid
     private void lookupOnDevice(int mode, DeviceBuffer queries, int n, boolean keysSorted, boolean hostChecked,
                                 DeviceBuffer keysResult, DeviceBuffer valuesResult) {
         if (mode == MODE_GET && !keysSorted) {
-            splitLongChains();
+            cutLongChainsIntoGroups();
             if (chainsAreShort()) {
                 getInAnyOrder(queries, n, valuesResult);
                 return;
@@ -550,7 +550,7 @@ public final class GpuFlixIndex extends AbstractFlixIndex implements DeviceResid
         if (n == 0) {
             return new RangeResult(new int[1], new long[0], new long[0]);
         }
-        splitLongChains();
+        cutLongChainsIntoGroups();
         uploadLongs(lo, n, batchKeys.ensure(n * 8L));
         uploadLongs(hi, n, batchValues.ensure(n * 8L));
         final DeviceBuffer rangeCounts = counts.ensure((n + 1L) * Long.BYTES);
@@ -622,10 +622,10 @@ public final class GpuFlixIndex extends AbstractFlixIndex implements DeviceResid
         enter();
         final long before = nodesInUse();
         if (size == 0) {
-            cut(null, null, 0);
+            layoutSorted(null, null, 0);
         } else {
             final long n = exportToDevice(Long.MIN_VALUE, size);
-            cut(outKeys.buffer(), outValues.buffer(), n);
+            layoutSorted(outKeys.buffer(), outValues.buffer(), n);
         }
         return before - nodesInUse();
     }
@@ -687,7 +687,7 @@ public final class GpuFlixIndex extends AbstractFlixIndex implements DeviceResid
      * at cuts into 4 from chains of 8, sorted gets and deletes of the X25Y90 to X3Y90 rounds after the deletes took
      * 5-12% longer). Where memory for the new bucket arrays is short, the chains stay as they are.
      */
-    private void splitLongChains() {
+    private void cutLongChainsIntoGroups() {
         if (chainGrowthBound + 1 <= longChain() || size == 0) {
             return;
         }
@@ -740,7 +740,7 @@ public final class GpuFlixIndex extends AbstractFlixIndex implements DeviceResid
         return Integer.getInteger("flix.gpu.longChain", 16);
     }
 
-    /** Nodes a bucket keeps where splitLongChains cuts a chain (-Dflix.gpu.chainGroup, default 8). */
+    /** Nodes a bucket keeps where cutLongChainsIntoGroups cuts a chain (-Dflix.gpu.chainGroup, default 8). */
     private static int chainGroup() {
         return Math.max(1, Integer.getInteger("flix.gpu.chainGroup", 8));
     }
@@ -816,8 +816,8 @@ public final class GpuFlixIndex extends AbstractFlixIndex implements DeviceResid
     // -------------------------------------------------------------------------------------------------------------
     // Structure management
 
-    /** Cuts sorted, distinct pairs into one node per bucket at the initial fill, replacing the contents. */
-    private void cut(DeviceBuffer keys, DeviceBuffer values, long m) {
+    /** Replaces the contents with sorted, distinct pairs laid out one node per bucket at the initial fill. */
+    private void layoutSorted(DeviceBuffer keys, DeviceBuffer values, long m) {
         final long buckets = Math.max(1, (m + keysPerBuiltNode - 1) / keysPerBuiltNode);
         if (buckets > Integer.MAX_VALUE - 1) {
             throw new IllegalArgumentException(m + " keys need " + buckets + " buckets, more than the GPU backend "
@@ -843,7 +843,7 @@ public final class GpuFlixIndex extends AbstractFlixIndex implements DeviceResid
             }
         }
         if (m == 0) {
-            resetEmpty();
+            layoutEmpty();
             return;
         }
         launch("build_nodes", (long) b * NODE_SIZE, keys, values, m, keysPerBuiltNode, b, nodeKeys, nodeValues);
@@ -855,7 +855,8 @@ public final class GpuFlixIndex extends AbstractFlixIndex implements DeviceResid
         chainGrowthBound = 0;
     }
 
-    private void resetEmpty() {
+    /** An empty structure: one bucket without nodes, every node of the pool on the free stack. */
+    private void layoutEmpty() {
         if (bucketCapacity < 1) {
             growBuckets(1);
         }
