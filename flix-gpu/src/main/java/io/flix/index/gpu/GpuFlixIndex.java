@@ -1,21 +1,14 @@
 package io.flix.index.gpu;
 
 import static jcuda.driver.JCudaDriver.cuCtxSynchronize;
-import static jcuda.driver.JCudaDriver.cuLaunchKernel;
 import static jcuda.driver.JCudaDriver.cuMemcpyDtoD;
 import static jcuda.driver.JCudaDriver.cuMemcpyDtoH;
 import static jcuda.driver.JCudaDriver.cuMemcpyHtoD;
 import static jcuda.driver.JCudaDriver.cuMemsetD32;
 
-import io.flix.index.AbstractFlixIndex;
 import io.flix.index.Backend;
-import io.flix.index.BatchArgs;
 import io.flix.index.FlixConfig;
 import io.flix.index.IndexStats;
-import io.flix.index.RangeResult;
-
-import java.io.IOException;
-import java.util.concurrent.locks.Lock;
 
 import jcuda.Pointer;
 import jcuda.driver.CUdeviceptr;
@@ -49,7 +42,7 @@ import jcuda.driver.CUdeviceptr;
  * works in the index's batch scratch, staging memory and stream (and unsorted gets and ranges may first cut long
  * chains). The calls of several threads are correct; they do not overlap.
  */
-public final class GpuFlixIndex extends AbstractFlixIndex implements DeviceResidentIndex {
+public final class GpuFlixIndex extends AbstractGpuIndex {
 
     /** Keys per node: the one size the kernels are written for. */
     public static final int NODE_SIZE = 32;
@@ -57,9 +50,6 @@ public final class GpuFlixIndex extends AbstractFlixIndex implements DeviceResid
     private static final int BLOCK = 256;
     private static final long NODE_KEY_BYTES = NODE_SIZE * (long) Long.BYTES;
     private static final int INITIAL_NODES = 1024;
-    private static final int MODE_GET = 0;
-    private static final int MODE_CEILING = 1;
-    private static final int MODE_FLOOR = 2;
     /**
      * Batches with fewer than numBuckets / ratio keys run one work item per touched bucket
      * ({@code -Dflix.gpu.touchedBucketsRatio}, default 8; a huge value turns it off, for comparisons).
@@ -99,7 +89,6 @@ public final class GpuFlixIndex extends AbstractFlixIndex implements DeviceResid
             Boolean.parseBoolean(System.getProperty("flix.gpu.growWhileSorting", "true"));
 
     private final int keysPerBuiltNode;
-    private final GpuRuntime.DeviceContext device;
 
     // the structure
     private DeviceBuffer nodeKeys;
@@ -121,34 +110,21 @@ public final class GpuFlixIndex extends AbstractFlixIndex implements DeviceResid
      * [4] two ints: the first faults found by the device batch check, or the touched-bucket count, or the count
      * of wide merges, [5] most nodes one bucket gained. [3] also serves as the most keys one bucket takes.
      */
-    private final DeviceBuffer counters;
     private final long[] hostCounters = new long[4];
 
     // reused scratch, grown on demand
-    private final Scratch batchKeys = new Scratch("batch keys");
-    private final Scratch batchValues = new Scratch("batch values");
-    private final Scratch flags = new Scratch("run flags");
-    private final Scratch flagPositions = new Scratch("run positions");
-    private final Scratch segStart = new Scratch("bucket slices");
-    private final Scratch needNodes = new Scratch("nodes per bucket");
-    private final Scratch allocBase = new Scratch("node allocation offsets");
-    private final Scratch outKeys = new Scratch("result keys");
-    private final Scratch outValues = new Scratch("result values");
-    private final Scratch counts = new Scratch("counts");
-    private final Scratch offsets = new Scratch("offsets");
-    private final Scratch keyBuckets = new Scratch("bucket of each batch key");
-    private final Scratch touchedBuckets = new Scratch("touched buckets");
-    private final Scratch wideMerges = new Scratch("wide merge records");
-    private final Scratch chainGroups = new Scratch("buckets each chain becomes");
-    private final Scratch chainGroupStart = new Scratch("first new bucket of each chain");
-    private final Scratch spareBucketMax = new Scratch("spare bucket max keys");
-    private final Scratch spareBucketHead = new Scratch("spare bucket heads");
-    private final Scratch[] scratches = {batchKeys, batchValues, flags, flagPositions, segStart, needNodes,
-        allocBase, outKeys, outValues, counts, offsets, keyBuckets, touchedBuckets, wideMerges, chainGroups,
-        chainGroupStart, spareBucketMax, spareBucketHead};
-    /** Launches, CUB, and the batch checks, sorts and dedupe shared with the sorted-array baseline. */
-    private final DeviceSteps steps;
-    private StagedCopies copies;
+    private final Scratch flags = scratch("run flags");
+    private final Scratch flagPositions = scratch("run positions");
+    private final Scratch segStart = scratch("bucket slices");
+    private final Scratch needNodes = scratch("nodes per bucket");
+    private final Scratch allocBase = scratch("node allocation offsets");
+    private final Scratch keyBuckets = scratch("bucket of each batch key");
+    private final Scratch touchedBuckets = scratch("touched buckets");
+    private final Scratch wideMerges = scratch("wide merge records");
+    private final Scratch chainGroups = scratch("buckets each chain becomes");
+    private final Scratch chainGroupStart = scratch("first new bucket of each chain");
+    private final Scratch spareBucketMax = scratch("spare bucket max keys");
+    private final Scratch spareBucketHead = scratch("spare bucket heads");
 
     /** Whether the last sliceBatch made one item per touched bucket. */
     private boolean touchedItems;
@@ -167,22 +143,14 @@ public final class GpuFlixIndex extends AbstractFlixIndex implements DeviceResid
     private long traceMark;
 
     private GpuFlixIndex(FlixConfig config, GpuRuntime.DeviceContext device) {
-        super(Backend.GPU, false);
+        super(device, null, 6);
         this.keysPerBuiltNode = config.keysPerBuiltNode();
-        this.device = device;
-        this.steps = new DeviceSteps(device, null, this::trace);
-        DeviceBuffer c = null;
         try {
-            c = DeviceBuffer.allocate(6L * Long.BYTES, "counters");
-            this.counters = c;
-            copies = new StagedCopies();
             growPool(INITIAL_NODES, false);
             layoutEmpty();
         } catch (RuntimeException e) {
-            releaseAll();
-            if (c != null) {
-                c.close();
-            }
+            releaseStructure();
+            releaseHost();
             throw e;
         }
     }
@@ -194,22 +162,12 @@ public final class GpuFlixIndex extends AbstractFlixIndex implements DeviceResid
      * @throws IllegalStateException    where no GPU is usable ({@link GpuSupport#unavailableReason()})
      */
     public static GpuFlixIndex open(FlixConfig config) {
-        if (config == null) {
-            throw new IllegalArgumentException("config must not be null");
-        }
+        requireConfig(config);
         if (config.nodeSize() != NODE_SIZE) {
             throw new IllegalArgumentException("nodeSize must be " + NODE_SIZE + " for the GPU backend, was "
                     + config.nodeSize());
         }
-        final String reason = GpuSupport.unavailableReason();
-        if (reason != null) {
-            throw new IllegalStateException(reason);
-        }
-        try {
-            return new GpuFlixIndex(config, GpuRuntime.device(config.device()));
-        } catch (IOException e) {
-            throw new IllegalStateException("GPU backend unavailable: " + e.getMessage(), e);
-        }
+        return new GpuFlixIndex(config, openDevice(config));
     }
 
     /** The CUDA device's name. */
@@ -217,64 +175,11 @@ public final class GpuFlixIndex extends AbstractFlixIndex implements DeviceResid
         return device.name;
     }
 
-    /** The process-wide context of this index's device, shared by every index open on it (for tests). */
-    GpuRuntime.DeviceContext deviceContext() {
-        return device;
-    }
-
     // -------------------------------------------------------------------------------------------------------------
     // Updates
 
     @Override
-    protected void buildLocked(long[] keys, long[] values, int n, boolean keysSorted) {
-        enter();
-        DeviceSteps.checkPairArrays(keys, values, n, keysSorted);
-        if (n == 0) {
-            layoutSorted(null, null, 0);
-            return;
-        }
-        final DeviceBuffer batch = uploadLongs(keys, values, n);
-        final int m = steps.checkSortAndDedupe(batch, batchValues.buffer(), n, keysSorted, true, null);
-        layoutSorted(steps.dedupedKeys(), steps.dedupedValues(), m);
-    }
-
-    @Override
-    protected void upsertLocked(long[] keys, long[] values, int n, boolean keysSorted) {
-        enter();
-        DeviceSteps.checkPairArrays(keys, values, n, keysSorted);
-        if (n == 0) {
-            return;
-        }
-        final DeviceBuffer batch = uploadLongs(keys, values, n);
-        upsertOnDevice(batch, batchValues.buffer(), n, keysSorted, true);
-    }
-
-    /**
-     * {@link #upsert(long[], long[], int, boolean)} of pairs already on the device: times the device work alone
-     * (sort, dedupe, merge). The batch is not modified; returns once the device is done.
-     *
-     * @throws IllegalArgumentException as the host overload, and where an array is on another device or shorter
-     *                                  than {@code n}
-     */
-    @Override
-    public void upsert(DeviceLongs keys, DeviceLongs values, int n, boolean keysSorted) {
-        final Lock held = enterUpdate();
-        try {
-            enter();
-            DeviceLongs.checkArgs(n, device.ordinal, keys, "keys", values, "values");
-            if (n == 0) {
-                return;
-            }
-            upsertOnDevice(keys.buffer(), values.buffer(), n, keysSorted, false);
-            cuCtxSynchronize();
-        } finally {
-            held.unlock();
-        }
-    }
-
-    /** The upsert of a batch on the device ({@code hostChecked}: the host has checked what BatchArgs checks). */
-    private void upsertOnDevice(DeviceBuffer keys, DeviceBuffer values, int n, boolean keysSorted,
-                                boolean hostChecked) {
+    void upsertOnDevice(DeviceBuffer keys, DeviceBuffer values, int n, boolean keysSorted, boolean hostChecked) {
         final int m = steps.checkSortAndDedupe(keys, values, n, keysSorted, hostChecked, () -> growAhead(n));
         final CUdeviceptr batch = steps.dedupedKeys().pointer();
         final CUdeviceptr batchValues = steps.dedupedValues().pointer();
@@ -283,8 +188,8 @@ public final class GpuFlixIndex extends AbstractFlixIndex implements DeviceResid
         zeroCounters();
         launch("upsert_count", items + 1L, items, itemBucket, bucketHead, nodeKeys, nodeCount, nodeNext,
                 nodeMax, batch, segStart.buffer(), needNodes.ensure((items + 1L) * Integer.BYTES), counters);
-        scanInt(needNodes.buffer(), allocBase.ensure((items + 1L) * Integer.BYTES), items + 1);
-        final long nodesNeeded = readInt(allocBase.buffer(), items);
+        steps.scanInt(needNodes.buffer(), allocBase.ensure((items + 1L) * Integer.BYTES), items + 1);
+        final long nodesNeeded = steps.readInt(allocBase.buffer(), items);
         cuMemcpyDtoH(Pointer.to(hostCounters), counters.pointer(), 4L * Long.BYTES);
         final long touched = hostCounters[2];
         final long mostKeysInABucket = hostCounters[3];
@@ -301,7 +206,7 @@ public final class GpuFlixIndex extends AbstractFlixIndex implements DeviceResid
             launchWarps("upsert_apply", items, items, itemBucket, bucketHead, nodeKeys, nodeValues, nodeCount,
                     nodeNext, nodeMax, freeStack, freeTop, batch, batchValues, segStart.buffer(),
                     allocBase.buffer(), counters, wide, wideCount);
-            final int wideMergeCount = (int) readInt(counters, 8);
+            final int wideMergeCount = (int) steps.readInt(counters, 8);
             for (int first = 0; first < wideMergeCount; first += MAX_GRID_Y) {
                 final int jobs = Math.min(MAX_GRID_Y, wideMergeCount - first);
                 final CUdeviceptr jobsAt = wide.at((long) first * WIDE_MERGE_BYTES);
@@ -313,8 +218,8 @@ public final class GpuFlixIndex extends AbstractFlixIndex implements DeviceResid
         }
         freeTop -= nodesNeeded;
         nodesPerKey = nodesNeeded / (double) n;
-        size += readLong(counters, 1);
-        chainGrowthBound += readLong(counters, 5);
+        size += steps.readLong(counters, 1);
+        chainGrowthBound += steps.readLong(counters, 5);
         chainBoundMeasured = false;
         if (autoRestructure && chainGrowthBound > autoRestructureChain()) {
             restructureLocked();
@@ -332,39 +237,7 @@ public final class GpuFlixIndex extends AbstractFlixIndex implements DeviceResid
     }
 
     @Override
-    protected void deleteLocked(long[] keys, int n, boolean keysSorted) {
-        enter();
-        DeviceSteps.checkKeyArray(keys, n, keysSorted);
-        if (n == 0) {
-            return;
-        }
-        deleteOnDevice(uploadLongs(keys, null, n), n, keysSorted, true);
-    }
-
-    /**
-     * {@link #delete(long[], int, boolean)} of keys already on the device: times the device work alone. The batch
-     * is not modified; returns once the device is done.
-     *
-     * @throws IllegalArgumentException as the host overload, and where the array is on another device or shorter
-     *                                  than {@code n}
-     */
-    @Override
-    public void delete(DeviceLongs keys, int n, boolean keysSorted) {
-        final Lock held = enterUpdate();
-        try {
-            enter();
-            DeviceLongs.checkArgs(n, device.ordinal, keys, "keys");
-            if (n == 0) {
-                return;
-            }
-            deleteOnDevice(keys.buffer(), n, keysSorted, false);
-            cuCtxSynchronize();
-        } finally {
-            held.unlock();
-        }
-    }
-
-    private void deleteOnDevice(DeviceBuffer keys, int n, boolean keysSorted, boolean hostChecked) {
+    void deleteOnDevice(DeviceBuffer keys, int n, boolean keysSorted, boolean hostChecked) {
         steps.checkOnDevice(keys, null, n, keysSorted, hostChecked);
         if (size == 0) {
             return;
@@ -391,94 +264,8 @@ public final class GpuFlixIndex extends AbstractFlixIndex implements DeviceResid
     // Lookups
 
     @Override
-    protected void getLocked(long[] keys, int n, long[] valuesOut, boolean keysSorted) {
-        enter();
-        DeviceSteps.checkKeyArray(keys, n, keysSorted);
-        BatchArgs.checkArray(valuesOut, "valuesOut", n);
-        lookup(MODE_GET, keys, n, null, valuesOut, keysSorted);
-    }
-
-    /**
-     * {@link #get(long[], int, long[], boolean)} with the keys and the results on the device: times the device work
-     * alone (the sort of an unsorted batch included). Returns once the device is done.
-     *
-     * @throws IllegalArgumentException as the host overload, and where an array is on another device or shorter
-     *                                  than {@code n}
-     */
-    @Override
-    public void get(DeviceLongs keys, int n, DeviceLongs valuesOut, boolean keysSorted) {
-        final Lock held = enterLookup();
-        try {
-            enter();
-            DeviceLongs.checkArgs(n, device.ordinal, keys, "keys", valuesOut, "valuesOut");
-            if (n == 0) {
-                return;
-            }
-            lookupOnDevice(MODE_GET, keys.buffer(), n, keysSorted, false, null, valuesOut.buffer());
-            cuCtxSynchronize();
-        } finally {
-            held.unlock();
-        }
-    }
-
-    /**
-     * {@link #ceiling(long[], int, long[], long[], boolean)} with the keys and the results on the device: times the
-     * device work alone. Returns once the device is done.
-     *
-     * @throws IllegalArgumentException as the host overload, and where an array is on another device or shorter
-     *                                  than {@code n}
-     */
-    @Override
-    public void ceiling(DeviceLongs keys, int n, DeviceLongs keysOut, DeviceLongs valuesOut, boolean keysSorted) {
-        final Lock held = enterLookup();
-        try {
-            enter();
-            DeviceLongs.checkArgs(n, device.ordinal, keys, "keys", keysOut, "keysOut", valuesOut, "valuesOut");
-            if (n == 0) {
-                return;
-            }
-            lookupOnDevice(MODE_CEILING, keys.buffer(), n, keysSorted, false, keysOut.buffer(), valuesOut.buffer());
-            cuCtxSynchronize();
-        } finally {
-            held.unlock();
-        }
-    }
-
-    @Override
-    protected void ceilingLocked(long[] keys, int n, long[] keysOut, long[] valuesOut, boolean keysSorted) {
-        enter();
-        DeviceSteps.checkKeyArray(keys, n, keysSorted);
-        BatchArgs.checkArray(keysOut, "keysOut", n);
-        BatchArgs.checkArray(valuesOut, "valuesOut", n);
-        lookup(MODE_CEILING, keys, n, keysOut, valuesOut, keysSorted);
-    }
-
-    @Override
-    protected void floorLocked(long[] keys, int n, long[] keysOut, long[] valuesOut, boolean keysSorted) {
-        enter();
-        DeviceSteps.checkKeyArray(keys, n, keysSorted);
-        BatchArgs.checkArray(keysOut, "keysOut", n);
-        BatchArgs.checkArray(valuesOut, "valuesOut", n);
-        lookup(MODE_FLOOR, keys, n, keysOut, valuesOut, keysSorted);
-    }
-
-    private void lookup(int mode, long[] keys, int n, long[] keysOut, long[] valuesOut, boolean keysSorted) {
-        if (n == 0) {
-            return;
-        }
-        final DeviceBuffer queries = uploadLongs(keys, null, n);
-        final DeviceBuffer valuesResult = outValues.ensure(n * 8L);
-        final DeviceBuffer keysResult = keysOut == null ? null : outKeys.ensure(n * 8L);
-        lookupOnDevice(mode, queries, n, keysSorted, true, keysResult, valuesResult);
-        downloadLongs(valuesResult.pointer(), valuesOut, n);
-        if (keysOut != null) {
-            downloadLongs(keysResult.pointer(), keysOut, n);
-        }
-    }
-
-    /** Looks up {@code queries[0, n)} on the device into keysResult (null for get) and valuesResult. */
-    private void lookupOnDevice(int mode, DeviceBuffer queries, int n, boolean keysSorted, boolean hostChecked,
-                                DeviceBuffer keysResult, DeviceBuffer valuesResult) {
+    void lookupOnDevice(int mode, DeviceBuffer queries, int n, boolean keysSorted, boolean hostChecked,
+                        DeviceBuffer keysResult, DeviceBuffer valuesResult) {
         if (mode == MODE_GET && !keysSorted) {
             cutLongChainsIntoGroups();
             if (chainsAreShort()) {
@@ -543,58 +330,32 @@ public final class GpuFlixIndex extends AbstractFlixIndex implements DeviceResid
                 nodeNext, nodeMax, batch, perm, n, valuesResult);
     }
 
+    /** Ranges walk chains from their heads, as unsorted gets do: long chains are cut first. */
     @Override
-    protected RangeResult rangeLocked(long[] lo, long[] hi, int n, int limitPerRange) {
-        enter();
-        BatchArgs.checkRanges(lo, hi, n, limitPerRange);
-        if (n == 0) {
-            return new RangeResult(new int[1], new long[0], new long[0]);
-        }
+    void beforeRanges() {
         cutLongChainsIntoGroups();
-        uploadLongs(lo, n, batchKeys.ensure(n * 8L));
-        uploadLongs(hi, n, batchValues.ensure(n * 8L));
-        final DeviceBuffer rangeCounts = counts.ensure((n + 1L) * Long.BYTES);
+    }
+
+    /** One warp a range. */
+    @Override
+    void countRanges(DeviceBuffer lo, DeviceBuffer hi, int n, int limit, DeviceBuffer rangeCounts) {
         cuMemsetD32(rangeCounts.at(n * 8L), 0, 2);
-        final Object[] args = {0, n, batchKeys.buffer(), batchValues.buffer(), limitPerRange, numBuckets, bucketMax,
-            bucketHead, nodeKeys, nodeValues, nodeCount, nodeNext, nodeMax, rangeCounts, null, null, null};
-        launchWarps("range_query", n, args);
-        final DeviceBuffer rangeOffsets = offsets.ensure((n + 1L) * Long.BYTES);
-        scanLong(rangeCounts, rangeOffsets, n + 1);
-        final long total = readLong(rangeOffsets, n);
-        if (total > Integer.MAX_VALUE - 8) {
-            throw new IllegalStateException("ranges hold " + total + " pairs, too many for one result: lower "
-                    + "limitPerRange or split the batch");
-        }
-        final long[] keys = new long[(int) total];
-        final long[] values = new long[(int) total];
-        if (total > 0) {
-            args[0] = 1;
-            args[14] = rangeOffsets;
-            args[15] = outKeys.ensure(total * 8);
-            args[16] = outValues.ensure(total * 8);
-            launchWarps("range_query", n, args);
-            downloadLongs(outKeys.pointer(), keys, (int) total);
-            downloadLongs(outValues.pointer(), values, (int) total);
-        }
-        final long[] longOffsets = new long[n + 1];
-        downloadLongs(rangeOffsets.pointer(), longOffsets, n + 1);
-        final int[] csr = new int[n + 1];
-        for (int i = 0; i <= n; i++) {
-            csr[i] = (int) longOffsets[i];
-        }
-        return new RangeResult(csr, keys, values);
+        launchWarps("range_query", n, 0, n, lo, hi, limit, numBuckets, bucketMax, bucketHead, nodeKeys, nodeValues,
+                nodeCount, nodeNext, nodeMax, rangeCounts, null, null, null);
     }
 
     @Override
-    protected int exportFromLocked(long fromKey, long[] keysOut, long[] valuesOut) {
-        enter();
-        BatchArgs.checkExport(keysOut, valuesOut);
-        if (keysOut.length == 0 || size == 0) {
-            return 0;
-        }
+    void fillRanges(DeviceBuffer lo, DeviceBuffer hi, int n, int limit, DeviceBuffer rangeCounts,
+                    DeviceBuffer rangeOffsets, DeviceBuffer keysOut, DeviceBuffer valuesOut) {
+        launchWarps("range_query", n, 1, n, lo, hi, limit, numBuckets, bucketMax, bucketHead, nodeKeys, nodeValues,
+                nodeCount, nodeNext, nodeMax, rangeCounts, rangeOffsets, keysOut, valuesOut);
+    }
+
+    @Override
+    int exportFromDevice(long fromKey, long[] keysOut, long[] valuesOut) {
         final int copied = (int) exportToDevice(fromKey, keysOut.length);
-        downloadLongs(outKeys.pointer(), keysOut, copied);
-        downloadLongs(outValues.pointer(), valuesOut, copied);
+        download(outKeys.pointer(), keysOut, copied);
+        download(outValues.pointer(), valuesOut, copied);
         return copied;
     }
 
@@ -605,8 +366,8 @@ public final class GpuFlixIndex extends AbstractFlixIndex implements DeviceResid
         final Object[] args = {0, numBuckets, bucketMax, bucketHead, nodeKeys, nodeValues, nodeCount, nodeNext,
             fromKey, bucketCounts, null, limit, null, null};
         launchWarps("export_pairs", numBuckets + 1L, args);
-        scanLong(bucketCounts, bucketOffsets, numBuckets + 1);
-        final long copied = Math.min(limit, readLong(bucketOffsets, numBuckets));
+        steps.scanLong(bucketCounts, bucketOffsets, numBuckets + 1);
+        final long copied = Math.min(limit, steps.readLong(bucketOffsets, numBuckets));
         if (copied > 0) {
             args[0] = 1;
             args[10] = bucketOffsets;
@@ -634,28 +395,8 @@ public final class GpuFlixIndex extends AbstractFlixIndex implements DeviceResid
     // Shape
 
     @Override
-    protected long sizeLocked() {
-        enter();
+    long keyCount() {
         return size;
-    }
-
-    /**
-     * Device bytes of reusable batch scratch held between calls (sorted copies of the last large batch, CUB's
-     * temporary storage, lookup results): not part of {@link IndexStats#bytes()}, which is the structure alone.
-     */
-    @Override
-    public long scratchBytes() {
-        final Lock held = enterLookup();
-        try {
-            enter();
-            long bytes = counters.bytes() + steps.scratchBytes();
-            for (Scratch s : scratches) {
-                bytes += s.bytes();
-            }
-            return bytes;
-        } finally {
-            held.unlock();
-        }
     }
 
     @Override
@@ -696,15 +437,15 @@ public final class GpuFlixIndex extends AbstractFlixIndex implements DeviceResid
         final Object[] args = {0, numBuckets, chainGroup(), bucketMax, bucketHead, nodeNext, nodeMax, groups, null,
             null, null, counters};
         launch("split_chains", numBuckets + 1L, args);
-        final long longest = readLong(counters, 1);
+        final long longest = steps.readLong(counters, 1);
         chainGrowthBound = Math.max(0, longest - 1);
         chainBoundMeasured = true;
         if (longest <= longChain()) {
             return;
         }
         final DeviceBuffer start = chainGroupStart.ensure((numBuckets + 1L) * Integer.BYTES);
-        scanInt(groups, start, numBuckets + 1);
-        final int buckets = (int) readInt(start, numBuckets);
+        steps.scanInt(groups, start, numBuckets + 1);
+        final int buckets = (int) steps.readInt(start, numBuckets);
         final DeviceBuffer max;
         final DeviceBuffer head;
         try {
@@ -758,19 +499,6 @@ public final class GpuFlixIndex extends AbstractFlixIndex implements DeviceResid
         return chainGrowthBound <= ANY_ORDER_CHAIN_MAX;
     }
 
-    @Override
-    public int deviceOrdinal() {
-        return device.ordinal;
-    }
-
-    /** Frees the device memory and the pinned staging memory; the host objects left are a few small handles. */
-    @Override
-    protected void closeLocked() {
-        device.makeCurrent();
-        releaseAll();
-        counters.close();
-    }
-
     // -------------------------------------------------------------------------------------------------------------
     // Batch preparation
 
@@ -791,7 +519,7 @@ public final class GpuFlixIndex extends AbstractFlixIndex implements DeviceResid
         final DeviceBuffer keyBucket = keyBuckets.ensure(n * 4L);
         launch("touched_buckets", n, bucketMax, numBuckets, sortedBatch, n, firstOfBucket, keyBucket);
         final DeviceBuffer itemIndex = flagPositions.ensure(n * 4L);
-        scanInt(firstOfBucket, itemIndex, n);
+        steps.scanInt(firstOfBucket, itemIndex, n);
         final CUdeviceptr itemCount = counters.at(4L * Long.BYTES);
         launch("compact_touched", n, firstOfBucket, itemIndex, keyBucket, n, touchedBuckets.ensure(n * 4L),
                 segStart.ensure((n + 1L) * Integer.BYTES), itemCount);
@@ -805,19 +533,12 @@ public final class GpuFlixIndex extends AbstractFlixIndex implements DeviceResid
         return touchedItems ? touchedBuckets.buffer() : null;
     }
 
-    private void scanInt(DeviceBuffer in, DeviceBuffer out, int n) {
-        steps.scanInt(in, out, n);
-    }
-
-    private void scanLong(DeviceBuffer in, DeviceBuffer out, int n) {
-        steps.scanLong(in, out, n);
-    }
-
     // -------------------------------------------------------------------------------------------------------------
     // Structure management
 
-    /** Replaces the contents with sorted, distinct pairs laid out one node per bucket at the initial fill. */
-    private void layoutSorted(DeviceBuffer keys, DeviceBuffer values, long m) {
+    /** Lays the sorted, distinct pairs out one node per bucket at the initial fill. */
+    @Override
+    void layoutSorted(DeviceBuffer keys, DeviceBuffer values, long m) {
         final long buckets = Math.max(1, (m + keysPerBuiltNode - 1) / keysPerBuiltNode);
         if (buckets > Integer.MAX_VALUE - 1) {
             throw new IllegalArgumentException(m + " keys need " + buckets + " buckets, more than the GPU backend "
@@ -1042,20 +763,13 @@ public final class GpuFlixIndex extends AbstractFlixIndex implements DeviceResid
         nodeKeys = nodeValues = nodeCount = nodeNext = nodeMax = freeStack = null;
     }
 
-    private void releaseAll() {
+    @Override
+    void releaseStructure() {
         closePool();
         if (bucketMax != null) {
             bucketMax.close();
             bucketHead.close();
             bucketMax = bucketHead = null;
-        }
-        for (Scratch s : scratches) {
-            s.close();
-        }
-        steps.close();
-        if (copies != null) {
-            copies.close();
-            copies = null;
         }
     }
 
@@ -1063,16 +777,17 @@ public final class GpuFlixIndex extends AbstractFlixIndex implements DeviceResid
         cuMemsetD32(counters.pointer(), 0, 12);
     }
 
-    /** Makes the device's context current on the calling thread; first in every call (the lock is held). */
-    private void enter() {
-        device.makeCurrent();
+    @Override
+    void enter() {
+        super.enter();
         if (TRACE) {
             cuCtxSynchronize();
             traceMark = System.nanoTime();
         }
     }
 
-    private void trace(String step) {
+    @Override
+    void trace(String step) {
         if (TRACE) {
             cuCtxSynchronize();
             final long now = System.nanoTime();
@@ -1083,36 +798,6 @@ public final class GpuFlixIndex extends AbstractFlixIndex implements DeviceResid
 
     // -------------------------------------------------------------------------------------------------------------
     // Copies and launches
-
-    // Host<->device copies go through two pinned slots (StagedCopies), so that the Java-side copy and the DMA
-    // overlap.
-
-    private void uploadLongs(long[] src, int n, DeviceBuffer dst) {
-        copies.upload(src, n, dst.pointer());
-        trace("upload " + n);
-    }
-
-    /** Uploads a batch into batchKeys (and batchValues where values != null); returns batchKeys. */
-    private DeviceBuffer uploadLongs(long[] keys, long[] values, int n) {
-        uploadLongs(keys, n, batchKeys.ensure(n * 8L));
-        if (values != null) {
-            uploadLongs(values, n, batchValues.ensure(n * 8L));
-        }
-        return batchKeys.buffer();
-    }
-
-    private void downloadLongs(CUdeviceptr src, long[] dst, int n) {
-        copies.download(src, dst, n);
-        trace("download " + n);
-    }
-
-    private long readLong(DeviceBuffer buffer, long index) {
-        return steps.readLong(buffer, index);
-    }
-
-    private long readInt(DeviceBuffer buffer, long index) {
-        return steps.readInt(buffer, index);
-    }
 
     /** One thread per item. */
     private void launch(String kernel, long threads, Object... args) {
