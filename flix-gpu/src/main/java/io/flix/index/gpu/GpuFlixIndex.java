@@ -591,14 +591,11 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
     }
 
     private void growBuckets(int buckets) {
-        final DeviceBuffer max = DeviceBuffer.allocate(buckets * 8L, "bucket max keys (" + buckets + " buckets)");
-        final DeviceBuffer head;
-        try {
-            head = DeviceBuffer.allocate(buckets * 4L, "bucket heads (" + buckets + " buckets)");
-        } catch (RuntimeException e) {
-            max.close();
-            throw e;
-        }
+        final DeviceBuffer[] maxAndHead = DeviceBuffer.allocateAll(2, i -> i == 0
+                ? DeviceBuffer.allocate(buckets * 8L, "bucket max keys (" + buckets + " buckets)")
+                : DeviceBuffer.allocate(buckets * 4L, "bucket heads (" + buckets + " buckets)"));
+        final DeviceBuffer max = maxAndHead[0];
+        final DeviceBuffer head = maxAndHead[1];
         if (bucketMax != null) {
             // keep the current buckets valid: a later failure in the same call must leave the index intact
             cuMemcpyDtoD(max.pointer(), bucketMax.pointer(), numBuckets * 8L);
@@ -669,19 +666,8 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
         if (keep && oldCapacity > 0 && nodeKeys.growsInPlace()) {
             growPoolInPlace(cap, nodes);
         } else {
-            final DeviceBuffer[] fresh = new DeviceBuffer[POOL_ARRAYS.length];
-            try {
-                for (int i = 0; i < fresh.length; i++) {
-                    fresh[i] = allocatePoolArray(cap, i, POOL_ARRAYS[i] + nodes);
-                }
-            } catch (RuntimeException e) {
-                for (DeviceBuffer f : fresh) {
-                    if (f != null) {
-                        f.close();
-                    }
-                }
-                throw e;
-            }
+            final DeviceBuffer[] fresh = DeviceBuffer.allocateAll(POOL_ARRAYS.length,
+                    i -> allocatePoolArray(cap, i, POOL_ARRAYS[i] + nodes));
             if (keep && oldCapacity > 0) {
                 final DeviceBuffer[] old = pool();
                 for (int i = 0; i < old.length - 1; i++) {

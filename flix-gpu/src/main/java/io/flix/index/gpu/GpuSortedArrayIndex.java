@@ -161,23 +161,7 @@ public final class GpuSortedArrayIndex extends AbstractGpuIndex {
         final long target = Math.max(1, size);
         if (capacity > target + target / 8) {
             try {
-                final DeviceBuffer k = DeviceBuffer.allocate(target * 8, "sorted keys (" + target + ")");
-                final DeviceBuffer v;
-                try {
-                    v = DeviceBuffer.allocate(target * 8, "sorted values (" + target + ")");
-                } catch (RuntimeException e) {
-                    k.close();
-                    throw e;
-                }
-                if (size > 0) {
-                    cuMemcpyDtoD(k.pointer(), keys.pointer(), size * 8L);
-                    cuMemcpyDtoD(v.pointer(), values.pointer(), size * 8L);
-                }
-                keys.close();
-                values.close();
-                keys = k;
-                values = v;
-                capacity = target;
+                resizeArrays(target, true);
             } catch (GpuOutOfMemoryException e) {
                 // keep the larger arrays: they hold the keys as well
             }
@@ -227,24 +211,31 @@ public final class GpuSortedArrayIndex extends AbstractGpuIndex {
     /** Makes the sorted arrays hold exactly {@code n} longs (at least one) for a build; contents not kept. */
     private void ensureArrays(long n) {
         final long need = Math.max(1, n);
-        if (keys != null && capacity == need) {
-            return;
+        if (keys == null || capacity != need) {
+            resizeArrays(need, false);
         }
-        final DeviceBuffer k = DeviceBuffer.allocate(need * 8, "sorted keys (" + need + ")");
-        final DeviceBuffer v;
-        try {
-            v = DeviceBuffer.allocate(need * 8, "sorted values (" + need + ")");
-        } catch (RuntimeException e) {
-            k.close();
-            throw e;
+    }
+
+    /** Gives the sorted arrays room for exactly {@code n} longs, keeping the pairs held where {@code keep}. */
+    private void resizeArrays(long n, boolean keep) {
+        final DeviceBuffer[] kv = allocateArrays(n, "sorted");
+        if (keep && size > 0) {
+            cuMemcpyDtoD(kv[0].pointer(), keys.pointer(), size * 8L);
+            cuMemcpyDtoD(kv[1].pointer(), values.pointer(), size * 8L);
         }
         if (keys != null) {
             keys.close();
             values.close();
         }
-        keys = k;
-        values = v;
-        capacity = need;
+        keys = kv[0];
+        values = kv[1];
+        capacity = n;
+    }
+
+    /** A keys array and a values array of {@code n} longs each, both or neither. */
+    private static DeviceBuffer[] allocateArrays(long n, String what) {
+        return DeviceBuffer.allocateAll(2, i -> DeviceBuffer.allocate(n * 8,
+                what + (i == 0 ? " keys (" : " values (") + n + ")"));
     }
 
     /** Makes the spare arrays hold {@code n} longs, with an eighth more room when they grow. */
@@ -253,20 +244,13 @@ public final class GpuSortedArrayIndex extends AbstractGpuIndex {
             return;
         }
         final long grown = Math.max(1, Math.min(MAX_SIZE, n + n / 8));
-        final DeviceBuffer k = DeviceBuffer.allocate(grown * 8, "rebuilt keys (" + grown + ")");
-        final DeviceBuffer v;
-        try {
-            v = DeviceBuffer.allocate(grown * 8, "rebuilt values (" + grown + ")");
-        } catch (RuntimeException e) {
-            k.close();
-            throw e;
-        }
+        final DeviceBuffer[] kv = allocateArrays(grown, "rebuilt");
         if (spareKeys != null) {
             spareKeys.close();
             spareValues.close();
         }
-        spareKeys = k;
-        spareValues = v;
+        spareKeys = kv[0];
+        spareValues = kv[1];
         spareCapacity = grown;
     }
 
