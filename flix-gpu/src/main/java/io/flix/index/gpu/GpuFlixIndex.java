@@ -48,8 +48,6 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
     public static final int NODE_SIZE = 32;
 
     private static final int BLOCK = 256;
-    private static final long NODE_KEY_BYTES = NODE_SIZE * (long) Long.BYTES;
-    private static final int INITIAL_NODES = 1024;
     /**
      * Batches with fewer than numBuckets / ratio keys run one work item per touched bucket
      * ({@code -Dflix.gpu.touchedBucketsRatio}, default 8; a huge value turns it off, for comparisons).
@@ -84,21 +82,11 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
      * one thread a query, 10-10.4 ms fully sorted.
      */
     private static final int ANY_ORDER_CHAIN_MAX = Integer.getInteger("flix.gpu.anyOrderChainMax", 256);
-    /** -Dflix.gpu.growWhileSorting=false: the pool grows only after the count pass (see growAhead). */
-    private static final boolean GROW_WHILE_SORTING =
-            Boolean.parseBoolean(System.getProperty("flix.gpu.growWhileSorting", "true"));
 
     private final int keysPerBuiltNode;
 
     // the structure
-    private DeviceBuffer nodeKeys;
-    private DeviceBuffer nodeValues;
-    private DeviceBuffer nodeCount;
-    private DeviceBuffer nodeNext;
-    private DeviceBuffer nodeMax;
-    private DeviceBuffer freeStack;
-    private int capacity;
-    private long freeTop;
+    private final DeviceNodePool pool;
     private DeviceBuffer bucketMax;
     private DeviceBuffer bucketHead;
     private int bucketCapacity;
@@ -129,8 +117,6 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
     /** Whether the last sliceBatch made one item per touched bucket. */
     private boolean touchedItems;
 
-    /** Nodes the last upsert took off the free stack per batch key (growAhead's guess for the next); NaN before. */
-    private double nodesPerKey = Double.NaN;
     /** Upper bound on how much the longest chain grew since the buckets were last laid out or their chains cut. */
     private long chainGrowthBound;
     /** Whether chainGrowthBound was cut to the longest chain measured since the last upsert. */
@@ -145,8 +131,9 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
     private GpuFlixIndex(FlixConfig config, GpuRuntime.DeviceContext device) {
         super(device, null, 6);
         this.keysPerBuiltNode = config.keysPerBuiltNode();
+        this.pool = new DeviceNodePool(device, steps, this::trace);
         try {
-            growPool(INITIAL_NODES, false);
+            pool.grow(DeviceNodePool.INITIAL_NODES, false);
             layoutEmpty();
         } catch (RuntimeException e) {
             releaseStructure();
@@ -180,14 +167,16 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
 
     @Override
     void upsertOnDevice(DeviceBuffer keys, DeviceBuffer values, int n, boolean keysSorted, boolean hostChecked) {
-        final int m = steps.checkSortAndDedupe(keys, values, n, keysSorted, hostChecked, () -> growAhead(n));
+        final int m = steps.checkSortAndDedupe(keys, values, n, keysSorted, hostChecked,
+                () -> pool.growAhead(n, numBuckets));
         final CUdeviceptr batch = steps.dedupedKeys().pointer();
         final CUdeviceptr batchValues = steps.dedupedValues().pointer();
         final int items = sliceBatch(batch, m);
         final DeviceBuffer itemBucket = itemBuckets();
         zeroCounters();
-        launch("upsert_count", items + 1L, items, itemBucket, bucketHead, nodeKeys, nodeCount, nodeNext,
-                nodeMax, batch, segStart.buffer(), needNodes.ensure((items + 1L) * Integer.BYTES), counters);
+        launch("upsert_count", items + 1L, items, itemBucket, bucketHead, pool.nodeKeys(), pool.nodeCount(),
+                pool.nodeNext(), pool.nodeMax(), batch, segStart.buffer(),
+                needNodes.ensure((items + 1L) * Integer.BYTES), counters);
         steps.scanInt(needNodes.buffer(), allocBase.ensure((items + 1L) * Integer.BYTES), items + 1);
         final long nodesNeeded = steps.readInt(allocBase.buffer(), items);
         cuMemcpyDtoH(Pointer.to(hostCounters), counters.pointer(), 4L * Long.BYTES);
@@ -195,29 +184,28 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
         final long mostKeysInABucket = hostCounters[3];
         // the only allocations that can fail; nothing has changed yet
         final DeviceBuffer wide = wideMerges.ensure((m / WIDE_MERGE_MIN + 1L) * WIDE_MERGE_BYTES);
-        ensureFreeNodes(nodesNeeded);
+        pool.ensureFreeNodes(nodesNeeded);
         final boolean fewKeysPerBucket = m < LIGHT_KEYS_PER_BUCKET * touched && mostKeysInABucket <= 64;
         if (fewKeysPerBucket) {
-            launch("upsert_apply_single", items, items, itemBucket, bucketHead, nodeKeys, nodeValues, nodeCount,
-                    nodeNext, nodeMax, freeStack, freeTop, batch, batchValues, segStart.buffer(),
-                    allocBase.buffer(), counters);
+            launch("upsert_apply_single", items, items, itemBucket, bucketHead, pool.nodeKeys(), pool.nodeValues(),
+                    pool.nodeCount(), pool.nodeNext(), pool.nodeMax(), pool.freeStack(), pool.freeTop(), batch,
+                    batchValues, segStart.buffer(), allocBase.buffer(), counters);
         } else {
             final CUdeviceptr wideCount = counters.at(4L * Long.BYTES);
-            launchWarps("upsert_apply", items, items, itemBucket, bucketHead, nodeKeys, nodeValues, nodeCount,
-                    nodeNext, nodeMax, freeStack, freeTop, batch, batchValues, segStart.buffer(),
-                    allocBase.buffer(), counters, wide, wideCount);
+            launchWarps("upsert_apply", items, items, itemBucket, bucketHead, pool.nodeKeys(), pool.nodeValues(),
+                    pool.nodeCount(), pool.nodeNext(), pool.nodeMax(), pool.freeStack(), pool.freeTop(), batch,
+                    batchValues, segStart.buffer(), allocBase.buffer(), counters, wide, wideCount);
             final int wideMergeCount = (int) steps.readInt(counters, 8);
             for (int first = 0; first < wideMergeCount; first += MAX_GRID_Y) {
                 final int jobs = Math.min(MAX_GRID_Y, wideMergeCount - first);
                 final CUdeviceptr jobsAt = wide.at((long) first * WIDE_MERGE_BYTES);
-                launchPerJob("wide_merge_write", jobs, jobsAt, batch, batchValues, freeStack, freeTop,
-                        nodeKeys, nodeValues);
-                launchPerJob("wide_merge_meta", jobs, jobsAt, freeStack, freeTop, nodeKeys, nodeCount, nodeNext,
-                        nodeMax);
+                launchPerJob("wide_merge_write", jobs, jobsAt, batch, batchValues, pool.freeStack(), pool.freeTop(),
+                        pool.nodeKeys(), pool.nodeValues());
+                launchPerJob("wide_merge_meta", jobs, jobsAt, pool.freeStack(), pool.freeTop(), pool.nodeKeys(),
+                        pool.nodeCount(), pool.nodeNext(), pool.nodeMax());
             }
         }
-        freeTop -= nodesNeeded;
-        nodesPerKey = nodesNeeded / (double) n;
+        pool.took(nodesNeeded, n);
         size += steps.readLong(counters, 1);
         chainGrowthBound += steps.readLong(counters, 5);
         chainBoundMeasured = false;
@@ -248,15 +236,16 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
             batch = steps.sortedKeys().pointer();
         }
         final int items = sliceBatch(batch, n);
-        hostCounters[0] = freeTop;
+        hostCounters[0] = pool.freeTop();
         hostCounters[1] = 0;
         hostCounters[2] = 0;
         hostCounters[3] = 0;
         cuMemcpyHtoD(counters.pointer(), Pointer.to(hostCounters), 4L * Long.BYTES);
-        launchWarps("delete_apply", items, items, itemBuckets(), bucketHead, nodeKeys, nodeValues, nodeCount, nodeNext,
-                nodeMax, freeStack, batch, segStart.buffer(), counters);
+        launchWarps("delete_apply", items, items, itemBuckets(), bucketHead, pool.nodeKeys(), pool.nodeValues(),
+                pool.nodeCount(), pool.nodeNext(), pool.nodeMax(), pool.freeStack(), batch, segStart.buffer(),
+                counters);
         cuMemcpyDtoH(Pointer.to(hostCounters), counters.pointer(), 2L * Long.BYTES);
-        freeTop = hostCounters[0];
+        pool.freeTop(hostCounters[0]);
         size -= hostCounters[1];
     }
 
@@ -293,8 +282,9 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
             case MODE_CEILING -> "lookup_ceiling";
             default -> "lookup_floor";
         };
-        launchWarps(kernel, items, numBuckets, items, itemBuckets(), bucketHead, nodeKeys, nodeValues, nodeCount,
-                nodeNext, nodeMax, batch, perm, segStart.buffer(), keysResult, valuesResult, unsortedAt);
+        launchWarps(kernel, items, numBuckets, items, itemBuckets(), bucketHead, pool.nodeKeys(), pool.nodeValues(),
+                pool.nodeCount(), pool.nodeNext(), pool.nodeMax(), batch, perm, segStart.buffer(), keysResult,
+                valuesResult, unsortedAt);
         if (deviceCheck) {
             final int[] at = new int[1];
             cuMemcpyDtoH(Pointer.to(at), unsortedAt, 4);
@@ -326,8 +316,8 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
                 perm = steps.positions().pointer();
             }
         }
-        launch("lookup_get_any_order", n, bucketMax, numBuckets, bucketHead, nodeKeys, nodeValues, nodeCount,
-                nodeNext, nodeMax, batch, perm, n, valuesResult);
+        launch("lookup_get_any_order", n, bucketMax, numBuckets, bucketHead, pool.nodeKeys(), pool.nodeValues(),
+                pool.nodeCount(), pool.nodeNext(), pool.nodeMax(), batch, perm, n, valuesResult);
     }
 
     /** Ranges walk chains from their heads, as unsorted gets do: long chains are cut first. */
@@ -340,15 +330,16 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
     @Override
     void countRanges(DeviceBuffer lo, DeviceBuffer hi, int n, int limit, DeviceBuffer rangeCounts) {
         cuMemsetD32(rangeCounts.at(n * 8L), 0, 2);
-        launchWarps("range_query", n, 0, n, lo, hi, limit, numBuckets, bucketMax, bucketHead, nodeKeys, nodeValues,
-                nodeCount, nodeNext, nodeMax, rangeCounts, null, null, null);
+        launchWarps("range_query", n, 0, n, lo, hi, limit, numBuckets, bucketMax, bucketHead, pool.nodeKeys(),
+                pool.nodeValues(), pool.nodeCount(), pool.nodeNext(), pool.nodeMax(), rangeCounts, null, null, null);
     }
 
     @Override
     void fillRanges(DeviceBuffer lo, DeviceBuffer hi, int n, int limit, DeviceBuffer rangeCounts,
                     DeviceBuffer rangeOffsets, DeviceBuffer keysOut, DeviceBuffer valuesOut) {
-        launchWarps("range_query", n, 1, n, lo, hi, limit, numBuckets, bucketMax, bucketHead, nodeKeys, nodeValues,
-                nodeCount, nodeNext, nodeMax, rangeCounts, rangeOffsets, keysOut, valuesOut);
+        launchWarps("range_query", n, 1, n, lo, hi, limit, numBuckets, bucketMax, bucketHead, pool.nodeKeys(),
+                pool.nodeValues(), pool.nodeCount(), pool.nodeNext(), pool.nodeMax(), rangeCounts, rangeOffsets,
+                keysOut, valuesOut);
     }
 
     @Override
@@ -363,8 +354,8 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
     private long exportToDevice(long fromKey, long limit) {
         final DeviceBuffer bucketCounts = counts.ensure((numBuckets + 1L) * Long.BYTES);
         final DeviceBuffer bucketOffsets = offsets.ensure((numBuckets + 1L) * Long.BYTES);
-        final Object[] args = {0, numBuckets, bucketMax, bucketHead, nodeKeys, nodeValues, nodeCount, nodeNext,
-            fromKey, bucketCounts, null, limit, null, null};
+        final Object[] args = {0, numBuckets, bucketMax, bucketHead, pool.nodeKeys(), pool.nodeValues(),
+                pool.nodeCount(), pool.nodeNext(), fromKey, bucketCounts, null, limit, null, null};
         launchWarps("export_pairs", numBuckets + 1L, args);
         steps.scanLong(bucketCounts, bucketOffsets, numBuckets + 1);
         final long copied = Math.min(limit, steps.readLong(bucketOffsets, numBuckets));
@@ -381,14 +372,14 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
     @Override
     protected long restructureLocked() {
         enter();
-        final long before = nodesInUse();
+        final long before = pool.nodesInUse();
         if (size == 0) {
             layoutSorted(null, null, 0);
         } else {
             final long n = exportToDevice(Long.MIN_VALUE, size);
             layoutSorted(outKeys.buffer(), outValues.buffer(), n);
         }
-        return before - nodesInUse();
+        return before - pool.nodesInUse();
     }
 
     // -------------------------------------------------------------------------------------------------------------
@@ -403,16 +394,15 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
     protected IndexStats statsLocked() {
         enter();
         measureChains();
-        final long structureBytes = nodeKeys.bytes() + nodeValues.bytes() + nodeCount.bytes() + nodeNext.bytes()
-                + nodeMax.bytes() + freeStack.bytes() + bucketMax.bytes() + bucketHead.bytes();
-        return new IndexStats(Backend.GPU, size, numBuckets, hostCounters[0], freeTop, NODE_SIZE, hostCounters[1],
-                structureBytes);
+        final long structureBytes = pool.bytes() + bucketMax.bytes() + bucketHead.bytes();
+        return new IndexStats(Backend.GPU, size, numBuckets, hostCounters[0], pool.freeTop(), NODE_SIZE,
+                hostCounters[1], structureBytes);
     }
 
     /** Nodes in use into hostCounters[0], the longest chain into hostCounters[1]. */
     private void measureChains() {
         zeroCounters();
-        launch("chain_stats", numBuckets, numBuckets, bucketHead, nodeNext, counters);
+        launch("chain_stats", numBuckets, numBuckets, bucketHead, pool.nodeNext(), counters);
         cuMemcpyDtoH(Pointer.to(hostCounters), counters.pointer(), 2L * Long.BYTES);
     }
 
@@ -434,8 +424,8 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
         }
         zeroCounters();
         final DeviceBuffer groups = chainGroups.ensure((numBuckets + 1L) * Integer.BYTES);
-        final Object[] args = {0, numBuckets, chainGroup(), bucketMax, bucketHead, nodeNext, nodeMax, groups, null,
-            null, null, counters};
+        final Object[] args = {0, numBuckets, chainGroup(), bucketMax, bucketHead, pool.nodeNext(), pool.nodeMax(),
+                groups, null, null, null, counters};
         launch("split_chains", numBuckets + 1L, args);
         final long longest = steps.readLong(counters, 1);
         chainGrowthBound = Math.max(0, longest - 1);
@@ -551,26 +541,17 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
             growBuckets(b);
         }
         ensurePerBucketScratch(b);
-        // the pool is cut to what the nodes need (memory grows again on demand): no slack after a build, and a
-        // restructure returns what the deletes freed. The old pool is not read: the pairs are in scratch.
-        final long poolNodes = Math.max(usedNodes, INITIAL_NODES);
-        if (poolNodes > capacity) {
-            growPool(poolNodes, false);
-        } else if (capacity - poolNodes > poolNodes / 4) {
-            try {
-                growPool(poolNodes, false);
-            } catch (GpuOutOfMemoryException e) {
-                // keep the larger pool: it holds the nodes as well
-            }
-        }
+        // the old pool is not read: the pairs are in scratch
+        pool.resizeFor(usedNodes);
         if (m == 0) {
             layoutEmpty();
             return;
         }
-        launch("build_nodes", (long) b * NODE_SIZE, keys, values, m, keysPerBuiltNode, b, nodeKeys, nodeValues);
-        launch("build_buckets", b, keys, m, keysPerBuiltNode, b, bucketMax, bucketHead, nodeCount, nodeNext, nodeMax);
-        launch("fill_free_stack", capacity - usedNodes, freeStack, 0L, usedNodes, capacity - usedNodes);
-        freeTop = capacity - usedNodes;
+        launch("build_nodes", (long) b * NODE_SIZE, keys, values, m, keysPerBuiltNode, b, pool.nodeKeys(),
+                pool.nodeValues());
+        launch("build_buckets", b, keys, m, keysPerBuiltNode, b, bucketMax, bucketHead, pool.nodeCount(),
+                pool.nodeNext(), pool.nodeMax());
+        pool.fillFreeStack(usedNodes);
         numBuckets = b;
         size = m;
         chainGrowthBound = 0;
@@ -584,8 +565,7 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
         numBuckets = 1;
         cuMemcpyHtoD(bucketMax.pointer(), Pointer.to(new long[] {Long.MAX_VALUE}), Long.BYTES);
         cuMemsetD32(bucketHead.pointer(), -1, 1);
-        launch("fill_free_stack", capacity, freeStack, 0L, 0, capacity);
-        freeTop = capacity;
+        pool.fillFreeStack(0);
         size = 0;
         chainGrowthBound = 0;
     }
@@ -608,150 +588,9 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
         bucketCapacity = buckets;
     }
 
-    /**
-     * Grows a pool that grows in place, while the device sorts an upsert's batch of n, where the free stack may not
-     * hold what the batch needs: twice the nodes a key took in the last upsert, or before the first upsert, for a
-     * batch of at least a key a bucket, a node for every 16 keys (new keys at about 8 a bucket split most nodes
-     * once). It grows by what the guess lacks only, not by half again, so that a guess too high costs little
-     * memory (a batch of updates alone, after a build: a node for every 16 keys). Mapping memory is host
-     * work (H200, traced: 0.7-1.0 ms for 0.5-1.3 GiB) that would otherwise wait for the count pass and hold the
-     * device idle, where the sort of 2^24 pairs takes 1.0 ms to hide it; the count pass still grows the pool where
-     * this guessed short.
-     */
-    private void growAhead(int n) {
-        if (!GROW_WHILE_SORTING || !nodeKeys.growsInPlace()) {
-            return;
-        }
-        final double perKey = Double.isNaN(nodesPerKey) ? (n >= numBuckets ? 1.0 / 32 : 0) : nodesPerKey;
-        final long expected = (long) Math.ceil(2 * perKey * n);
-        final long target = capacity + (expected - freeTop);
-        if (expected > freeTop && target <= Integer.MAX_VALUE) {
-            try {
-                growPool(target, true);
-                trace("grow pool ahead to " + capacity);
-            } catch (GpuOutOfMemoryException e) {
-                // a guess: the count pass knows what the batch needs and grows the pool or fails cleanly
-            }
-        }
-    }
-
-    /** Grows the node pool until the free stack holds {@code nodes}. */
-    private void ensureFreeNodes(long nodes) {
-        if (nodes <= freeTop) {
-            return;
-        }
-        final long need = capacity + (nodes - freeTop);
-        final long grown = Math.max(need, capacity + capacity / 2L);
-        growPool(grown, true);
-        trace("grow pool to " + grown);
-    }
-
-    /** Bytes of one node in each pool array: keys, values, counts, links, max keys, the free stack. */
-    private static final long[] POOL_BYTES_PER_NODE = {NODE_KEY_BYTES, NODE_KEY_BYTES, 4, 4, 8, 4};
-    private static final String[] POOL_ARRAYS = {"node keys", "node values", "node counts", "node links",
-        "node max keys", "free node stack"};
-
-    /**
-     * Gives the node pool {@code newCapacity} nodes, keeping the old nodes when asked ({@code keep}): in place where
-     * the pool grows in place, else into new buffers, copied.
-     */
-    private void growPool(long newCapacity, boolean keep) {
-        if (newCapacity > Integer.MAX_VALUE) {
-            throw new IllegalStateException("the GPU backend addresses at most " + Integer.MAX_VALUE + " nodes, "
-                    + newCapacity + " requested");
-        }
-        final int cap = (int) newCapacity;
-        final String nodes = " (" + cap + " nodes of " + NODE_SIZE + ")";
-        final int oldCapacity = capacity;
-        if (keep && oldCapacity > 0 && nodeKeys.growsInPlace()) {
-            growPoolInPlace(cap, nodes);
-        } else {
-            final DeviceBuffer[] fresh = DeviceBuffer.allocateAll(POOL_ARRAYS.length,
-                    i -> allocatePoolArray(cap, i, POOL_ARRAYS[i] + nodes));
-            if (keep && oldCapacity > 0) {
-                final DeviceBuffer[] old = pool();
-                for (int i = 0; i < old.length - 1; i++) {
-                    cuMemcpyDtoD(fresh[i].pointer(), old[i].pointer(), oldCapacity * POOL_BYTES_PER_NODE[i]);
-                }
-                if (freeTop > 0) {
-                    cuMemcpyDtoD(fresh[5].pointer(), freeStack.pointer(), freeTop * 4L);
-                }
-            }
-            closePool();
-            nodeKeys = fresh[0];
-            nodeValues = fresh[1];
-            nodeCount = fresh[2];
-            nodeNext = fresh[3];
-            nodeMax = fresh[4];
-            freeStack = fresh[5];
-        }
-        if (keep && oldCapacity > 0) {
-            launch("fill_free_stack", cap - oldCapacity, freeStack, freeTop, oldCapacity, cap - oldCapacity);
-            freeTop += cap - oldCapacity;
-        }
-        capacity = cap;
-    }
-
-    /** Maps memory behind every pool array; where one cannot grow, the others give theirs back. */
-    private void growPoolInPlace(int cap, String nodes) {
-        final DeviceBuffer[] pool = pool();
-        final long[] before = new long[pool.length];
-        int grown = 0;
-        try {
-            for (; grown < pool.length; grown++) {
-                before[grown] = pool[grown].bytes();
-                pool[grown].growTo(cap * POOL_BYTES_PER_NODE[grown], POOL_ARRAYS[grown] + nodes);
-            }
-        } catch (RuntimeException e) {
-            for (int i = 0; i < grown; i++) {
-                pool[i].shrinkTo(before[i]);
-            }
-            throw e;
-        }
-    }
-
-    /**
-     * Pools of at least this many nodes (about 280 MiB; {@code -Dflix.gpu.inPlaceMinNodes}) grow in place: memory
-     * is mapped in chunks of the device's granularity (2 MiB), which would weigh on a small pool, and copying a
-     * small pool costs little.
-     */
-    private static int inPlaceMinNodes() {
-        return Integer.getInteger("flix.gpu.inPlaceMinNodes", 1 << 20);
-    }
-
-    /**
-     * One pool array for {@code cap} nodes: for a large pool where the device allows, a buffer that grows in place,
-     * its addresses reserved for as many nodes as the device's memory could hold.
-     */
-    private DeviceBuffer allocatePoolArray(int cap, int array, String what) {
-        final long bytes = cap * POOL_BYTES_PER_NODE[array];
-        if (!device.growsInPlace || cap < inPlaceMinNodes()) {
-            return DeviceBuffer.allocate(bytes, what);
-        }
-        final long reserve = Math.min(device.totalMemory, Integer.MAX_VALUE * POOL_BYTES_PER_NODE[array]);
-        return DeviceBuffer.reserve(device.ordinal, reserve, bytes, what);
-    }
-
-    private DeviceBuffer[] pool() {
-        return new DeviceBuffer[] {nodeKeys, nodeValues, nodeCount, nodeNext, nodeMax, freeStack};
-    }
-
-    private long nodesInUse() {
-        return capacity - freeTop;
-    }
-
-    private void closePool() {
-        for (DeviceBuffer b : pool()) {
-            if (b != null) {
-                b.close();
-            }
-        }
-        nodeKeys = nodeValues = nodeCount = nodeNext = nodeMax = freeStack = null;
-    }
-
     @Override
     void releaseStructure() {
-        closePool();
+        pool.close();
         if (bucketMax != null) {
             bucketMax.close();
             bucketHead.close();
