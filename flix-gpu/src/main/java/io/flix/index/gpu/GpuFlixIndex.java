@@ -75,13 +75,6 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
      */
     private static final int LOCALITY_BITS_BELOW_BUCKETS =
             Integer.getInteger("flix.gpu.localityBitsBelowBuckets", 5);
-    /**
-     * Unsorted gets take the one-thread-a-query path while no chain is longer than this many nodes (plus one):
-     * each thread walks its chain from the head, where the sorted path's warp walks it once for all the queries
-     * of its bucket. H200, 2^26 gets into the skewed X3Y90 and X6Y90 rounds (chains of tens of nodes): 6.5-9 ms
-     * one thread a query, 10-10.4 ms fully sorted.
-     */
-    private static final int ANY_ORDER_CHAIN_MAX = Integer.getInteger("flix.gpu.anyOrderChainMax", 256);
 
     private final int keysPerBuiltNode;
 
@@ -117,12 +110,8 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
     /** Whether the last sliceBatch made one item per touched bucket. */
     private boolean touchedItems;
 
-    /** Upper bound on how much the longest chain grew since the buckets were last laid out or their chains cut. */
-    private long chainGrowthBound;
-    /** Whether chainGrowthBound was cut to the longest chain measured since the last upsert. */
-    private boolean chainBoundMeasured;
-    /** -Dflix.gpu.autoRestructure=false turns the automatic restructure of long chains off. */
-    private boolean autoRestructure = Boolean.parseBoolean(System.getProperty("flix.gpu.autoRestructure", "true"));
+    /** When chains are measured, cut into groups or flattened by a restructure. */
+    private final ChainPolicy chains = new ChainPolicy();
 
     /** With -Dflix.gpu.trace=true each step synchronises and prints its time (for profiling, slows batches). */
     private static final boolean TRACE = Boolean.getBoolean("flix.gpu.trace");
@@ -207,21 +196,10 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
         }
         pool.took(nodesNeeded, n);
         size += steps.readLong(counters, 1);
-        chainGrowthBound += steps.readLong(counters, 5);
-        chainBoundMeasured = false;
-        if (autoRestructure && chainGrowthBound > autoRestructureChain()) {
+        chains.upserted(steps.readLong(counters, 5));
+        if (chains.restructureAfterUpsert(size)) {
             restructureLocked();
         }
-    }
-
-    /**
-     * Chain length beyond which an upsert restructures on its own. One warp walks a bucket's chain serially
-     * (about 2 us a node on an H200) while a restructure costs about 0.05 ns a key, so chains are cut back when
-     * walking one costs about as much as a restructure: size / 32768 nodes, at least 64. This bounds the cost of
-     * skewed inserts, such as ever-growing ids that all land in the last bucket, between explicit restructures.
-     */
-    private long autoRestructureChain() {
-        return Math.max(64, size / 32768);
     }
 
     @Override
@@ -408,29 +386,28 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
 
     /**
      * Unsorted gets and ranges walk a chain from its head for every query, so before them, where chains may have
-     * grown past {@link #longChain()} nodes since the buckets were last cut (skewed upserts grow chains of tens of
-     * nodes in their hot buckets), the chains are measured, and if one is that long every chain longer than
-     * {@link #chainGroup()} nodes is cut into buckets of that many nodes (split_chains): no key moves, only links
-     * are cut and the bucket arrays rewritten, about two walks of the chains. Sorted lookups walk a chain once for
-     * all the queries of its bucket and do not cut them. Cuts are kept few because every bucket costs the sorted
-     * lookups, upserts and deletes a work item (H200, skewed rounds at 2^25 + 2^24 keys: a cut costs about 0.7 ms;
-     * unsorted gets of 2^26 into chains of about 50 nodes took up to 9.9 ms, 7.2 ms after cuts into buckets of 4;
-     * at cuts into 4 from chains of 8, sorted gets and deletes of the X25Y90 to X3Y90 rounds after the deletes took
-     * 5-12% longer). Where memory for the new bucket arrays is short, the chains stay as they are.
+     * grown past {@link ChainPolicy#longChain()} nodes since the buckets were last cut (skewed upserts grow chains
+     * of tens of nodes in their hot buckets), the chains are measured, and if one is that long every chain longer
+     * than {@link ChainPolicy#chainGroup()} nodes is cut into buckets of that many nodes (split_chains): no key
+     * moves, only links are cut and the bucket arrays rewritten, about two walks of the chains. Sorted lookups walk
+     * a chain once for all the queries of its bucket and do not cut them. Cuts are kept few because every bucket
+     * costs the sorted lookups, upserts and deletes a work item (H200, skewed rounds at 2^25 + 2^24 keys: a cut
+     * costs about 0.7 ms; unsorted gets of 2^26 into chains of about 50 nodes took up to 9.9 ms, 7.2 ms after cuts
+     * into buckets of 4; at cuts into 4 from chains of 8, sorted gets and deletes of the X25Y90 to X3Y90 rounds
+     * after the deletes took 5-12% longer). Where memory for the new bucket arrays is short, the chains stay as
+     * they are.
      */
     private void cutLongChainsIntoGroups() {
-        if (chainGrowthBound + 1 <= longChain() || size == 0) {
+        if (!chains.mayHaveLongChains() || size == 0) {
             return;
         }
         zeroCounters();
         final DeviceBuffer groups = chainGroups.ensure((numBuckets + 1L) * Integer.BYTES);
-        final Object[] args = {0, numBuckets, chainGroup(), bucketMax, bucketHead, pool.nodeNext(), pool.nodeMax(),
-                groups, null, null, null, counters};
+        final Object[] args = {0, numBuckets, ChainPolicy.chainGroup(), bucketMax, bucketHead, pool.nodeNext(),
+                pool.nodeMax(), groups, null, null, null, counters};
         launch("split_chains", numBuckets + 1L, args);
         final long longest = steps.readLong(counters, 1);
-        chainGrowthBound = Math.max(0, longest - 1);
-        chainBoundMeasured = true;
-        if (longest <= longChain()) {
+        if (!chains.measuredBeforeWalks(longest)) {
             return;
         }
         final DeviceBuffer start = chainGroupStart.ensure((numBuckets + 1L) * Integer.BYTES);
@@ -455,7 +432,7 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
         bucketHead = spareBucketHead.swap(bucketHead);
         bucketCapacity = (int) Math.min(bucketMax.bytes() / 8, bucketHead.bytes() / 4);
         numBuckets = buckets;
-        chainGrowthBound = chainGroup() - 1;
+        chains.cutIntoGroups();
         trace("split chains into " + buckets + " buckets");
     }
 
@@ -466,27 +443,12 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
         }
     }
 
-    /** Chains longer than this are cut before unsorted gets and ranges (-Dflix.gpu.longChain, default 16). */
-    private static int longChain() {
-        return Integer.getInteger("flix.gpu.longChain", 16);
-    }
-
-    /** Nodes a bucket keeps where cutLongChainsIntoGroups cuts a chain (-Dflix.gpu.chainGroup, default 8). */
-    private static int chainGroup() {
-        return Math.max(1, Integer.getInteger("flix.gpu.chainGroup", 8));
-    }
-
-    /**
-     * Whether no chain is longer than ANY_ORDER_CHAIN_MAX + 1 nodes. Where the growth bound says it may be, the
-     * chains are measured once (until the next upsert) and the bound cut to what they are.
-     */
+    /** Whether no chain is longer than ChainPolicy.ANY_ORDER_CHAIN_MAX + 1 nodes (measured where need be). */
     private boolean chainsAreShort() {
-        if (chainGrowthBound > ANY_ORDER_CHAIN_MAX && !chainBoundMeasured) {
+        return chains.shortForAnyOrder(() -> {
             measureChains();
-            chainGrowthBound = Math.min(chainGrowthBound, hostCounters[1] - 1);
-            chainBoundMeasured = true;
-        }
-        return chainGrowthBound <= ANY_ORDER_CHAIN_MAX;
+            return hostCounters[1];
+        });
     }
 
     // -------------------------------------------------------------------------------------------------------------
@@ -554,7 +516,7 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
         pool.fillFreeStack(usedNodes);
         numBuckets = b;
         size = m;
-        chainGrowthBound = 0;
+        chains.laidOut();
     }
 
     /** An empty structure: one bucket without nodes, every node of the pool on the free stack. */
@@ -567,7 +529,7 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
         cuMemsetD32(bucketHead.pointer(), -1, 1);
         pool.fillFreeStack(0);
         size = 0;
-        chainGrowthBound = 0;
+        chains.laidOut();
     }
 
     private void growBuckets(int buckets) {
@@ -641,6 +603,6 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
 
     /** Turns the automatic restructure of long chains on or off (tests that build long chains on purpose). */
     void autoRestructure(boolean on) {
-        autoRestructure = on;
+        chains.autoRestructure(on);
     }
 }
