@@ -45,7 +45,7 @@ import static io.flix.index.sort.SortedSearch.upperBound;
  * that every batch walks.
  *
  * <p>Concurrency as {@link FlixIndex} says: lookups run in parallel (they only read the structure, each in its own
- * batch scratch), updates alone. Each call may use {@code config.threads()} threads of the index's pool. At most
+ * batch scratch), updates alone. Each call may use {@code config.threads()} threads of the index's workers. At most
  * about {@code 2^31} nodes. Batch scratch (sorted keys, permutations, a sorter) is taken per call from a pool of
  * the index ({@link BatchScratch.Pool}) and kept between calls up to {@value #SCRATCH_KEPT} keys. {@link #close()}
  * lets go of everything: structure, scratch and the thread pool.
@@ -84,7 +84,7 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
     private final int splitFill;
     private final int threads;
     /** The workers of parallel batches; null once closed, as every array below. */
-    private ForkJoinPool pool;
+    private ForkJoinPool workers;
     private BatchScratch.Pool scratch;
 
     private int bucketCount;
@@ -118,8 +118,8 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
         this.keysPerBuiltNode = config.keysPerBuiltNode();
         this.splitFill = Math.max(1, nodeSize * 3 / 4);
         this.threads = config.threads();
-        this.pool = new ForkJoinPool(threads);
-        this.scratch = new BatchScratch.Pool(pool, threads, SCRATCH_KEPT);
+        this.workers = new ForkJoinPool(threads);
+        this.scratch = new BatchScratch.Pool(workers, threads, SCRATCH_KEPT);
         layoutEmpty(0);
     }
 
@@ -1195,11 +1195,11 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
                 longest, bytes);
     }
 
-    /** Stops the pool's threads and drops every array, so that a closed index that stays referenced costs nothing. */
+    /** Stops the workers' threads and drops every array, so that a closed index that stays referenced costs nothing. */
     @Override
     protected void closeLocked() {
-        pool.shutdown();
-        pool = null;
+        workers.shutdown();
+        workers = null;
         scratch.clear();
         scratch = null;
         bucketMax = null;
@@ -1376,7 +1376,7 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
             }
             return;
         }
-        Pieces.run(pool, pieces, body);
+        Pieces.run(workers, pieces, body);
     }
 
     /** Splits {@code [0, n)} into {@code pieces} even parts and runs {@code body(from, to)} on each. */
