@@ -37,10 +37,9 @@ import static io.flix.index.sort.SortedSearch.upperBound;
  *
  * <p>Updates split a node's merged contents evenly over the fewest nodes filled to at most three quarters (a
  * bulk form of the paper's split-in-halves that leaves room for later inserts). Bucket boundaries otherwise stay
- * fixed until {@link #restructure()}, with one exception (the paper's elastic strategy, section 3.4): a chain that an
- * upsert makes longer than {@value #MAX_CHAIN_NODES} nodes is cut into one bucket per node, moving no keys. Without
- * it an index filled by upserts alone (one bucket), or by ever larger keys (the last bucket), would grow one chain
- * that every batch walks.
+ * fixed until {@link #restructure()}, with one exception (the paper's elastic strategy, section 3.4, in
+ * {@link ChainPolicy}): a chain that an upsert makes longer than {@value ChainPolicy#MAX_CHAIN_NODES} nodes is cut
+ * into one bucket per node, moving no keys.
  *
  * <p>Concurrency as {@link FlixIndex} says: lookups run in parallel (they only read the structure, each in its own
  * batch scratch), updates alone. Each call may use {@code config.threads()} threads of the index's workers. At most
@@ -51,7 +50,7 @@ import static io.flix.index.sort.SortedSearch.upperBound;
 public final class CpuFlixIndex extends AbstractFlixIndex {
 
     /** Marks the end of a chain and a bucket without nodes. */
-    private static final int NO_NODE = -1;
+    static final int NO_NODE = -1;
     /** Below this many keys a batch runs on the caller's thread: forking costs more than it saves. */
     private static final int PARALLEL_MIN_KEYS = 4096;
     /** Smallest number of keys worth one parallel piece. */
@@ -60,8 +59,6 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
     private static final int PIECES_PER_THREAD = 4;
     /** From this many keys an unsorted lookup batch is radix sorted with its permutation (see lookup). */
     private static final int SORT_WITH_PERMUTATION_MIN = 1024;
-    /** Longest chain an upsert leaves; longer ones are cut into one bucket per node (see the class comment). */
-    static final int MAX_CHAIN_NODES = 32;
     /** Batch scratch for up to this many keys stays allocated between calls. */
     static final int SCRATCH_KEPT = 1 << 22;
 
@@ -195,75 +192,28 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
         // Pass 2: each piece merges its buckets, taking new nodes from its own slice of the reservation.
         final int[] used = new int[pieces];
         final long[] added = new long[pieces];
-        final int[][] longChains = new int[pieces][];
-        final int[] longChainCount = new int[pieces];
+        final ChainPolicy.LongChains[] longChains = new ChainPolicy.LongChains[pieces];
         runPieces(pieces, p -> {
             final UpsertPiece piece = new UpsertPiece(reserved, reservedFrom[p]);
             mergePiece(ks, vs, starts[p], starts[p + 1], piece);
             used[p] = piece.nextReserved - reservedFrom[p];
             added[p] = piece.added;
             longChains[p] = piece.longChains;
-            longChainCount[p] = piece.longChainCount;
         });
-        int longCount = 0;
         for (int p = 0; p < pieces; p++) {
             size += added[p];
             pool.nodesInUse += used[p];
             for (int i = reservedFrom[p] + used[p]; i < reservedFrom[p + 1]; i++) {
                 pool.free(reserved[i]);
             }
-            longCount += longChainCount[p];
         }
-        if (longCount > 0) {
-            cutIntoOneBucketPerNode(longChains, longChainCount, longCount);
+        final ChainPolicy.Buckets cut = ChainPolicy.cutIntoOneBucketPerNode(longChains, bucketMax, bucketHead,
+                bucketCount, pool.nodeNext, pool.nodeMax);
+        if (cut != null) {
+            bucketMax = cut.max();
+            bucketHead = cut.head();
+            bucketCount = cut.count();
         }
-    }
-
-    /**
-     * Cuts each listed bucket (ascending within a piece, pieces in bucket order) into one bucket per node. The
-     * nodes keep their keys: node {@code c} becomes a bucket with max {@code nodeMax[c]}, which keeps every
-     * invariant since a chain's nodeMax values ascend and end at the bucket's max.
-     */
-    private void cutIntoOneBucketPerNode(int[][] longChains, int[] longChainCount, int count) {
-        long added = 0;
-        for (int p = 0; p < longChains.length; p++) {
-            for (int i = 0; i < longChainCount[p]; i++) {
-                for (int node = bucketHead[longChains[p][i]]; node != NO_NODE; node = pool.nodeNext[node]) {
-                    added++;
-                }
-                added--;
-            }
-        }
-        if (bucketCount + added > Integer.MAX_VALUE - 8) {
-            return; // the chains stay as they are; restructure() still flattens them
-        }
-        final int newCount = (int) (bucketCount + added);
-        final long[] newMax = new long[newCount];
-        final int[] newHead = new int[newCount];
-        int from = 0;
-        int to = 0;
-        for (int p = 0; p < longChains.length; p++) {
-            for (int i = 0; i < longChainCount[p]; i++) {
-                final int b = longChains[p][i];
-                System.arraycopy(bucketMax, from, newMax, to, b - from);
-                System.arraycopy(bucketHead, from, newHead, to, b - from);
-                to += b - from;
-                int node = bucketHead[b];
-                while (node != NO_NODE) {
-                    final int next = pool.nodeNext[node];
-                    newMax[to] = pool.nodeMax[node];
-                    newHead[to++] = node;
-                    pool.nodeNext[node] = NO_NODE;
-                    node = next;
-                }
-                from = b + 1;
-            }
-        }
-        System.arraycopy(bucketMax, from, newMax, to, bucketCount - from);
-        System.arraycopy(bucketHead, from, newHead, to, bucketCount - from);
-        bucketMax = newMax;
-        bucketHead = newHead;
-        bucketCount = newCount;
     }
 
     /** Per-task state of an upsert: its node reservation, merge space and tallies. */
@@ -273,9 +223,8 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
         long[] mergeKeys = new long[2 * nodeSize];
         long[] mergeValues = new long[2 * nodeSize];
         long added;
-        /** Buckets whose chain this piece made longer than MAX_CHAIN_NODES, ascending. */
-        int[] longChains = new int[0];
-        int longChainCount;
+        /** Buckets whose chain this piece made too long (ChainPolicy). */
+        final ChainPolicy.LongChains longChains = new ChainPolicy.LongChains();
 
         UpsertPiece(int[] reserved, int from) {
             this.reserved = reserved;
@@ -284,13 +233,6 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
 
         int takeNode() {
             return reserved[nextReserved++];
-        }
-
-        void noteLongChain(int bucket) {
-            if (longChainCount == longChains.length) {
-                longChains = java.util.Arrays.copyOf(longChains, Math.max(8, 2 * longChainCount));
-            }
-            longChains[longChainCount++] = bucket;
         }
 
         void ensureMergeSpace(int capacity) {
@@ -362,8 +304,8 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
                 final int chain = spread(ks, vs, j, end - j, first, bMax, NO_NODE, piece);
                 bucketHead[b] = first;
                 piece.added += end - j;
-                if (chain > MAX_CHAIN_NODES) {
-                    piece.noteLongChain(b);
+                if (chain > ChainPolicy.MAX_CHAIN_NODES) {
+                    piece.longChains.note(b);
                 }
                 j = end;
                 continue;
@@ -389,11 +331,11 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
                 node = after;
             }
             if (grew) {
-                for (; node != NO_NODE && walked <= MAX_CHAIN_NODES; node = pool.nodeNext[node]) {
+                for (; node != NO_NODE && walked <= ChainPolicy.MAX_CHAIN_NODES; node = pool.nodeNext[node]) {
                     walked++;
                 }
-                if (walked > MAX_CHAIN_NODES) {
-                    piece.noteLongChain(b);
+                if (walked > ChainPolicy.MAX_CHAIN_NODES) {
+                    piece.longChains.note(b);
                 }
             }
         }
