@@ -10,13 +10,12 @@
 #include <climits>
 #include <cstdint>
 
-#define NODE_SIZE 32
+#include "kernel_contract.h"
+
 #define FULL_MASK 0xffffffffu
 // When a merge overflows a node, the keys are spread evenly over nodes filled to about 3/4, leaving room for
 // later inserts without a second split right away.
 #define SPLIT_FILL 24
-
-typedef long long i64;
 
 __device__ __forceinline__ unsigned lanemask_lt() {
     unsigned m;
@@ -163,7 +162,7 @@ extern "C" __global__ void key_spread(const i64* keys, const i64* values, int n,
     int bad = INT_MAX;
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
         bits |= (unsigned long long)(keys[i] ^ first);
-        if (values && values[i] == INT64_MIN && i < bad) bad = i;
+        if (values && values[i] == NOT_FOUND && i < bad) bad = i;
     }
     for (int offset = 16; offset > 0; offset >>= 1) {
         bits |= __shfl_xor_sync(FULL_MASK, bits, offset);
@@ -195,7 +194,7 @@ extern "C" __global__ void compact_flagged(const i64* keys, const i64* values, c
 extern "C" __global__ void check_batch(const i64* keys, const i64* values, int n, int checkSorted, int* firstBad) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    if (values && values[i] == INT64_MIN) atomicMin(&firstBad[0], i);
+    if (values && values[i] == NOT_FOUND) atomicMin(&firstBad[0], i);
     if (checkSorted && i > 0 && keys[i - 1] > keys[i]) atomicMin(&firstBad[1], i);
 }
 
@@ -293,10 +292,6 @@ extern "C" __global__ void fill_free_stack(int* freeStack, i64 from, int firstNo
 // to the caller's position. Lanes take 32 queries at a time and resolve them against the node in registers; the
 // warp moves along the chain as the queries grow.
 
-#define MODE_GET 0
-#define MODE_CEILING 1
-#define MODE_FLOOR 2
-#define NOT_FOUND_VALUE INT64_MIN
 
 __device__ void ceiling_from_next_buckets(int b, int numBuckets, const int* bucketHead, const i64* nodeKeys,
                                           const i64* nodeValues, i64* k, i64* v, bool* found) {
@@ -393,7 +388,7 @@ __device__ __forceinline__ void lookup_items(int numBuckets, int numItems, const
         bool resolved = !active;
         bool found = false;
         bool fallback = false;
-        i64 outK = 0, outV = NOT_FOUND_VALUE;
+        i64 outK = 0, outV = NOT_FOUND;
         while (true) {
             const bool mine = !resolved && q <= bound;
             if (node < 0) {
@@ -447,7 +442,7 @@ __device__ __forceinline__ void lookup_items(int numBuckets, int numItems, const
                 }
             }
             const unsigned at = perm ? perm[j] : (unsigned)j;
-            if (!found) { outK = 0; outV = NOT_FOUND_VALUE; }
+            if (!found) { outK = 0; outV = NOT_FOUND; }
             valuesOut[at] = outV;
             if (MODE != MODE_GET) keysOut[at] = outK;
         }
@@ -467,15 +462,15 @@ __device__ __forceinline__ void lookup_items(int numBuckets, int numItems, const
 #else
 #define LOOKUP_GET_BLOCKS_PER_SM 8
 #endif
-extern "C" __global__ void __launch_bounds__(256, LOOKUP_GET_BLOCKS_PER_SM) lookup_get(LOOKUP_PARAMS) {
+extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, LOOKUP_GET_BLOCKS_PER_SM) lookup_get(LOOKUP_PARAMS) {
     lookup_items<MODE_GET>(LOOKUP_ARGS);
 }
 
-extern "C" __global__ void __launch_bounds__(256, 6) lookup_ceiling(LOOKUP_PARAMS) {
+extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, 6) lookup_ceiling(LOOKUP_PARAMS) {
     lookup_items<MODE_CEILING>(LOOKUP_ARGS);
 }
 
-extern "C" __global__ void __launch_bounds__(256, 5) lookup_floor(LOOKUP_PARAMS) {
+extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, 5) lookup_floor(LOOKUP_PARAMS) {
     lookup_items<MODE_FLOOR>(LOOKUP_ARGS);
 }
 
@@ -484,7 +479,7 @@ extern "C" __global__ void __launch_bounds__(256, 5) lookup_floor(LOOKUP_PARAMS)
 // null). Unsorted batches come here either as they are (small batches: queries in distinct buckets share nothing)
 // or sorted by their top bits only, which costs a fraction of a full sort and gives the same locality: the lanes
 // of a warp follow one search path and read one or two nodes.
-extern "C" __global__ void __launch_bounds__(256) lookup_get_any_order(
+extern "C" __global__ void __launch_bounds__(BLOCK_THREADS) lookup_get_any_order(
         const i64* __restrict__ bucketMax, int numBuckets, const int* __restrict__ bucketHead,
         const i64* __restrict__ nodeKeys, const i64* __restrict__ nodeValues, const int* __restrict__ nodeCount,
         const int* __restrict__ nodeNext, const i64* __restrict__ nodeMax, const i64* __restrict__ queries,
@@ -493,7 +488,7 @@ extern "C" __global__ void __launch_bounds__(256) lookup_get_any_order(
     if (j >= n) return;
     const i64 q = queries[j];
     int node = bucketHead[bucket_of(bucketMax, numBuckets, q)];
-    i64 v = NOT_FOUND_VALUE;
+    i64 v = NOT_FOUND;
     if (node >= 0) {
         int next;
         while ((next = nodeNext[node]) >= 0 && nodeMax[node] < q) node = next;
@@ -664,7 +659,6 @@ extern "C" __global__ void upsert_count(int numItems, const int* itemBucket, con
 
 // A merge too large for one warp to write quickly (a bucket taking a big share of the batch): the warp records it
 // and wide_merge_write / wide_merge_meta write it with many blocks after upsert_apply.
-#define WIDE_MERGE_MIN 2048
 struct WideMerge {
     i64 origKeys[NODE_SIZE];
     i64 origValues[NODE_SIZE];
@@ -673,7 +667,7 @@ struct WideMerge {
     int cnt, p, p2, r, k, firstNode, tailNext;
     i64 allocBase;
 };
-static_assert(sizeof(WideMerge) == 680, "the host sizes WideMerge records as 680 bytes");
+static_assert(sizeof(WideMerge) == WIDE_MERGE_BYTES, "the host sizes WideMerge records as WIDE_MERGE_BYTES");
 
 // Where merged position pos of r keys spread evenly over k nodes lands: node *q, slot *slot. 32-bit arithmetic
 // (a warp's merge holds fewer than WIDE_MERGE_MIN + NODE_SIZE keys), and none where the merge fits one node.
@@ -835,7 +829,7 @@ __device__ __forceinline__ long long upsert_apply_item(
 
 // Bounded to 40 registers (six 256-thread blocks an SM): at its natural 56 a few spills are saved, but the warps
 // in flight that hide the merges' dependent loads matter more (H200, 2^24 into 2^25: inserts 7.5 -> 6.55 ms).
-extern "C" __global__ void __launch_bounds__(256, 6) upsert_apply(
+extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, 6) upsert_apply(
         int numItems, const int* itemBucket, int* bucketHead, i64* nodeKeys, i64* nodeValues, int* nodeCount,
         int* nodeNext, i64* nodeMax, const int* freeStack, i64 freeTop, const i64* keys, const i64* values,
         const int* segStart, const int* allocBase, i64* counters, WideMerge* wide, int* wideCount) {

@@ -1,5 +1,8 @@
 package io.flix.index.gpu;
 
+import static io.flix.index.gpu.KernelContract.MODE_CEILING;
+import static io.flix.index.gpu.KernelContract.MODE_FLOOR;
+import static io.flix.index.gpu.KernelContract.MODE_GET;
 import static jcuda.driver.JCudaDriver.cuCtxSynchronize;
 
 import io.flix.index.AbstractFlixIndex;
@@ -28,10 +31,6 @@ import jcuda.driver.CUdeviceptr;
  * stream.
  */
 abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResidentIndex {
-
-    static final int MODE_GET = 0;
-    static final int MODE_CEILING = 1;
-    static final int MODE_FLOOR = 2;
 
     final GpuRuntime.DeviceContext device;
     /** Launches, CUB, and the batch checks, sorts and dedupe. */

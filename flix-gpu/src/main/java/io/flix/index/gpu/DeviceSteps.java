@@ -21,7 +21,7 @@ import jcuda.driver.CUfunction;
  */
 final class DeviceSteps implements AutoCloseable {
 
-    static final int BLOCK = 256;
+    private static final int BLOCK = KernelContract.BLOCK_THREADS;
     /** Batches at least this large are checked on the device after the upload instead of on the host. */
     static final int DEVICE_CHECK_MIN = 1 << 16;
     /** Threads of the grid-stride reductions: enough to fill the device, few global atomics. */

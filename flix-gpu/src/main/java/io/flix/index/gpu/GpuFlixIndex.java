@@ -1,5 +1,9 @@
 package io.flix.index.gpu;
 
+import static io.flix.index.gpu.KernelContract.MODE_CEILING;
+import static io.flix.index.gpu.KernelContract.MODE_GET;
+import static io.flix.index.gpu.KernelContract.WIDE_MERGE_BYTES;
+import static io.flix.index.gpu.KernelContract.WIDE_MERGE_MIN;
 import static jcuda.driver.JCudaDriver.cuCtxSynchronize;
 import static jcuda.driver.JCudaDriver.cuMemcpyDtoD;
 import static jcuda.driver.JCudaDriver.cuMemcpyDtoH;
@@ -45,18 +49,13 @@ import jcuda.driver.CUdeviceptr;
 public final class GpuFlixIndex extends AbstractGpuIndex {
 
     /** Keys per node: the one size the kernels are written for. */
-    public static final int NODE_SIZE = 32;
+    public static final int NODE_SIZE = KernelContract.NODE_SIZE;
 
-    private static final int BLOCK = 256;
     /**
      * Batches with fewer than numBuckets / ratio keys run one work item per touched bucket
      * ({@code -Dflix.gpu.touchedBucketsRatio}, default 8; a huge value turns it off, for comparisons).
      */
     private static final int TOUCHED_BUCKETS_RATIO = Integer.getInteger("flix.gpu.touchedBucketsRatio", 8);
-    /** A node taking at least this many batch keys is merged by many blocks (as WIDE_MERGE_MIN in the kernels). */
-    private static final int WIDE_MERGE_MIN = 2048;
-    /** sizeof(WideMerge) in the kernels. */
-    private static final int WIDE_MERGE_BYTES = 680;
     private static final int WIDE_MERGE_BLOCKS = 128;
     private static final int MAX_GRID_Y = 65535;
     /** Below this many keys per touched bucket an upsert runs the single-thread kernel. */
