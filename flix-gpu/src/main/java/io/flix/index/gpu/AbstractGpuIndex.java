@@ -33,7 +33,9 @@ import jcuda.driver.CUdeviceptr;
 abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResidentIndex {
 
     final GpuRuntime.DeviceContext device;
-    /** Launches, CUB, and the batch checks, sorts and dedupe. */
+    /** The kernels of flix_kernels.cu, one typed launch each. */
+    final FlixKernels kernels;
+    /** CUB, small reads, and the batch checks, sorts and dedupe. */
     final DeviceSteps steps;
     final StagedCopies copies;
     /** Small results the kernels write and the host reads (the structure names its slots). */
@@ -47,14 +49,12 @@ abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResid
     final Scratch counts = scratch("counts");
     final Scratch offsets = scratch("offsets");
 
-    /**
-     * @param fatbin       the structure's kernels (null: flix_kernels.fatbin)
-     * @param counterSlots longs of {@link #counters}
-     */
-    AbstractGpuIndex(GpuRuntime.DeviceContext device, String fatbin, int counterSlots) {
+    /** @param counterSlots longs of {@link #counters} */
+    AbstractGpuIndex(GpuRuntime.DeviceContext device, int counterSlots) {
         super(Backend.GPU, false);
         this.device = device;
-        this.steps = new DeviceSteps(device, fatbin, this::trace);
+        this.kernels = new FlixKernels(device, this::trace);
+        this.steps = new DeviceSteps(kernels, this::trace);
         StagedCopies c = null;
         try {
             c = new StagedCopies();

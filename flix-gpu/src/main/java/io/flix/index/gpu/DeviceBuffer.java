@@ -216,6 +216,11 @@ public final class DeviceBuffer implements AutoCloseable {
         return pointer;
     }
 
+    /** The buffer's pointer, or null for no buffer (a kernel's optional array). */
+    static CUdeviceptr pointerOf(DeviceBuffer buffer) {
+        return buffer == null ? null : buffer.pointer();
+    }
+
     /** The pointer {@code byteOffset} bytes in. */
     CUdeviceptr at(long byteOffset) {
         return pointer().withByteOffset(byteOffset);

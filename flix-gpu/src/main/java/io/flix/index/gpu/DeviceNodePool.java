@@ -4,6 +4,8 @@ import static jcuda.driver.JCudaDriver.cuMemcpyDtoD;
 
 import java.util.function.Consumer;
 
+import jcuda.driver.CUdeviceptr;
+
 /**
  * The GPU index's node pool in device memory, as structure of arrays: per node {@link GpuFlixIndex#NODE_SIZE}
  * keys and values, a count, a link and a max key (532 bytes a node with its free-stack slot), and the free stack
@@ -24,7 +26,7 @@ final class DeviceNodePool implements AutoCloseable {
             Boolean.parseBoolean(System.getProperty("flix.gpu.growWhileSorting", "true"));
 
     private final GpuRuntime.DeviceContext device;
-    private final DeviceSteps steps;
+    private final FlixKernels kernels;
     private final Consumer<String> trace;
 
     private DeviceBuffer nodeKeys;
@@ -44,34 +46,34 @@ final class DeviceNodePool implements AutoCloseable {
      *
      * @param trace called with each step's name (profiling; may do nothing)
      */
-    DeviceNodePool(GpuRuntime.DeviceContext device, DeviceSteps steps, Consumer<String> trace) {
+    DeviceNodePool(GpuRuntime.DeviceContext device, FlixKernels kernels, Consumer<String> trace) {
         this.device = device;
-        this.steps = steps;
+        this.kernels = kernels;
         this.trace = trace;
     }
 
-    DeviceBuffer nodeKeys() {
-        return nodeKeys;
+    CUdeviceptr nodeKeys() {
+        return nodeKeys.pointer();
     }
 
-    DeviceBuffer nodeValues() {
-        return nodeValues;
+    CUdeviceptr nodeValues() {
+        return nodeValues.pointer();
     }
 
-    DeviceBuffer nodeCount() {
-        return nodeCount;
+    CUdeviceptr nodeCount() {
+        return nodeCount.pointer();
     }
 
-    DeviceBuffer nodeNext() {
-        return nodeNext;
+    CUdeviceptr nodeNext() {
+        return nodeNext.pointer();
     }
 
-    DeviceBuffer nodeMax() {
-        return nodeMax;
+    CUdeviceptr nodeMax() {
+        return nodeMax.pointer();
     }
 
-    DeviceBuffer freeStack() {
-        return freeStack;
+    CUdeviceptr freeStack() {
+        return freeStack.pointer();
     }
 
     int capacity() {
@@ -113,7 +115,7 @@ final class DeviceNodePool implements AutoCloseable {
 
     /** Nodes {@code [0, usedNodes)} are in use, the others free (after a layout). */
     void fillFreeStack(int usedNodes) {
-        steps.launch("fill_free_stack", capacity - usedNodes, freeStack, 0L, usedNodes, capacity - usedNodes);
+        kernels.fillFreeStack(freeStack.pointer(), 0L, usedNodes, capacity - usedNodes);
         freeTop = capacity - usedNodes;
     }
 
@@ -206,7 +208,7 @@ final class DeviceNodePool implements AutoCloseable {
             freeStack = fresh[5];
         }
         if (keep && oldCapacity > 0) {
-            steps.launch("fill_free_stack", cap - oldCapacity, freeStack, freeTop, oldCapacity, cap - oldCapacity);
+            kernels.fillFreeStack(freeStack.pointer(), freeTop, oldCapacity, cap - oldCapacity);
             freeTop += cap - oldCapacity;
         }
         capacity = cap;

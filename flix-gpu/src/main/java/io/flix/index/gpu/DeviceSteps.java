@@ -1,6 +1,6 @@
 package io.flix.index.gpu;
 
-import static jcuda.driver.JCudaDriver.cuLaunchKernel;
+import static io.flix.index.gpu.DeviceBuffer.pointerOf;
 import static jcuda.driver.JCudaDriver.cuMemcpyDtoD;
 import static jcuda.driver.JCudaDriver.cuMemcpyDtoH;
 import static jcuda.driver.JCudaDriver.cuMemsetD32;
@@ -11,25 +11,19 @@ import java.util.function.Consumer;
 
 import jcuda.Pointer;
 import jcuda.driver.CUdeviceptr;
-import jcuda.driver.CUfunction;
 
 /**
- * The device steps that the GPU structures share: kernel launches and small reads; CUB's sorts and scans with one
- * scratch buffer; and the batch work every structure does the same way (the device checks of a batch, the sort of
- * an unsorted batch, the reduction of a pair batch to the last occurrence of each key), on the kernels of
- * {@code flix_kernels.cu}. Owns the scratch those need; one per structure, used from the thread that holds it.
+ * The device steps that the GPU structures share: small reads; CUB's sorts and scans with one scratch buffer; and
+ * the batch work every structure does the same way (the device checks of a batch, the sort of an unsorted batch,
+ * the reduction of a pair batch to the last occurrence of each key), on the kernels of {@code flix_kernels.cu}.
+ * Owns the scratch those need; one per structure, used from the thread that holds it.
  */
 final class DeviceSteps implements AutoCloseable {
 
-    private static final int BLOCK = KernelContract.BLOCK_THREADS;
     /** Batches at least this large are checked on the device after the upload instead of on the host. */
     static final int DEVICE_CHECK_MIN = 1 << 16;
-    /** Threads of the grid-stride reductions: enough to fill the device, few global atomics. */
-    private static final int REDUCTION_THREADS = 1 << 18;
 
-    private final GpuRuntime.DeviceContext device;
-    /** The fatbin resource of the owner's kernels; null for flix_kernels.fatbin. */
-    private final String fatbin;
+    private final FlixKernels kernels;
     private final Consumer<String> trace;
     private final DeviceBuffer stepCounters;
 
@@ -45,69 +39,15 @@ final class DeviceSteps implements AutoCloseable {
     private final Scratch[] scratches = {cubScratch, sortedKeys, sortedValues, identity, positions, runFlags,
         runPositions, dedupedKeys, dedupedValues};
 
-    /**
-     * @param fatbin the owner's kernels (null: flix_kernels.fatbin)
-     * @param trace  called with each step's name after it is issued (profiling; may do nothing)
-     */
-    DeviceSteps(GpuRuntime.DeviceContext device, String fatbin, Consumer<String> trace) {
-        this.device = device;
-        this.fatbin = fatbin;
+    /** @param trace called with each step's name after it is issued (profiling; may do nothing) */
+    DeviceSteps(FlixKernels kernels, Consumer<String> trace) {
+        this.kernels = kernels;
         this.trace = trace;
         this.stepCounters = DeviceBuffer.allocate(3L * Long.BYTES, "batch step counters");
     }
 
     // ---------------------------------------------------------------------------------------------------------
-    // Launches and reads
-
-    /** One thread per item, a kernel of the owner's fatbin. */
-    void launch(String kernel, long threads, Object... args) {
-        launchIn(fatbin, kernel, threads, args);
-    }
-
-    /** A grid of {@code gridX} by {@code gridY} blocks, a kernel of the owner's fatbin. */
-    void launchGrid(String kernel, int gridX, int gridY, Object... args) {
-        cuLaunchKernel(function(fatbin, kernel), gridX, gridY, 1, BLOCK, 1, 1, 0, null, parameters(args), null);
-        trace.accept(kernel);
-    }
-
-    private void launchIn(String resource, String kernel, long threads, Object... args) {
-        if (threads <= 0) {
-            return;
-        }
-        final long blocks = (threads + BLOCK - 1) / BLOCK;
-        if (blocks > Integer.MAX_VALUE) {
-            throw new IllegalStateException(kernel + ": " + threads + " threads exceed one launch");
-        }
-        cuLaunchKernel(function(resource, kernel), (int) blocks, 1, 1, BLOCK, 1, 1, 0, null, parameters(args), null);
-        trace.accept(kernel);
-    }
-
-    private CUfunction function(String resource, String kernel) {
-        return resource == null ? device.function(kernel) : device.function(resource, kernel);
-    }
-
-    private static Pointer parameters(Object[] args) {
-        final Pointer[] params = new Pointer[args.length];
-        for (int i = 0; i < args.length; i++) {
-            params[i] = parameter(args[i]);
-        }
-        return Pointer.to(params);
-    }
-
-    private static Pointer parameter(Object arg) {
-        if (arg == null) {
-            return Pointer.to(new CUdeviceptr());
-        } else if (arg instanceof DeviceBuffer b) {
-            return Pointer.to(b.pointer());
-        } else if (arg instanceof CUdeviceptr p) {
-            return Pointer.to(p);
-        } else if (arg instanceof Integer i) {
-            return Pointer.to(new int[] {i});
-        } else if (arg instanceof Long l) {
-            return Pointer.to(new long[] {l});
-        }
-        throw new IllegalArgumentException("unsupported kernel argument " + arg.getClass());
-    }
+    // Reads
 
     long readLong(DeviceBuffer buffer, long index) {
         final long[] one = new long[1];
@@ -170,8 +110,8 @@ final class DeviceSteps implements AutoCloseable {
             return flags == null ? 0 : flagLastOfRuns(sortedKeys.buffer(), n, flags);
         }
         cuMemsetD32(stepCounters.pointer(), 0, 2);
-        launchIn(null, "sort_within_digits", n, sortedKeys.buffer(), values == null ? null : sortedValues.buffer(), n,
-                bits[0], flags, stepCounters);
+        kernels.sortWithinDigits(sortedKeys.pointer(), values == null ? null : sortedValues.pointer(), n, bits[0],
+                pointerOf(flags), stepCounters.pointer());
         // both passes are queued: the host's work hides behind them, up to the read of their counters
         run(whileSorting);
         final int[] found = new int[2];
@@ -212,7 +152,7 @@ final class DeviceSteps implements AutoCloseable {
     /** flags[i] = 1 where sorted keys[i] is the last of its run of equal keys; returns the runs. */
     private int flagLastOfRuns(DeviceBuffer keys, int n, DeviceBuffer flags) {
         cuMemsetD32(stepCounters.pointer(), 0, 1);
-        launchIn(null, "flag_last_of_run", n, keys, n, flags, stepCounters);
+        kernels.flagLastOfRun(keys.pointer(), n, flags.pointer(), stepCounters.pointer());
         return (int) readInt(stepCounters, 0);
     }
 
@@ -222,7 +162,7 @@ final class DeviceSteps implements AutoCloseable {
      */
     void sortWithPositions(DeviceBuffer keys, int n, int beginBit, int endBit) {
         final DeviceBuffer iota = identity.ensure(n * 4L);
-        launchIn(null, "iota_u32", n, iota, n);
+        kernels.iotaU32(iota.pointer(), n);
         final long bytes = CubNative.checkBytes(CubNative.sortPairsScratchBytes(n), "sort scratch size");
         CubNative.check(CubNative.sortPairs(cubScratch.ensure(bytes).address(), bytes, keys.address(),
                 sortedKeys.ensure(n * 8L).address(), iota.address(), positions.ensure(n * 4L).address(), n,
@@ -250,7 +190,7 @@ final class DeviceSteps implements AutoCloseable {
         final CUdeviceptr firstBad = stepCounters.at(2L * Long.BYTES);
         cuMemsetD32(stepCounters.pointer(), 0, 2);
         cuMemsetD32(firstBad, Integer.MAX_VALUE, 1);
-        launchIn(null, "key_spread", Math.min(n, REDUCTION_THREADS), keys, values, n, stepCounters, firstBad);
+        kernels.keySpread(keys.pointer(), pointerOf(values), n, stepCounters.pointer(), firstBad);
         final long[] found = new long[3];
         cuMemcpyDtoH(Pointer.to(found), stepCounters.pointer(), 3L * Long.BYTES);
         if ((int) found[2] != Integer.MAX_VALUE) {
@@ -306,8 +246,9 @@ final class DeviceSteps implements AutoCloseable {
         }
         final DeviceBuffer at = runPositions.ensure(n * 4L);
         scanInt(flags, at, n);
-        launchIn(null, "compact_flagged", n, k, v, flags, at, n, dedupedKeys.ensure(runs * 8L),
-                dedupedValues.ensure(runs * 8L), stepCounters.at(Long.BYTES));
+        kernels.compactFlagged(k.pointer(), v.pointer(), flags.pointer(), at.pointer(), n,
+                dedupedKeys.ensure(runs * 8L).pointer(), dedupedValues.ensure(runs * 8L).pointer(),
+                stepCounters.at(Long.BYTES));
         dedupedKeyBuffer = dedupedKeys.buffer();
         dedupedValueBuffer = dedupedValues.buffer();
         return runs;
@@ -360,7 +301,7 @@ final class DeviceSteps implements AutoCloseable {
         }
         final CUdeviceptr firstBad = stepCounters.pointer();
         cuMemsetD32(firstBad, Integer.MAX_VALUE, 2);
-        launchIn(null, "check_batch", n, keys, values, n, keysSorted ? 1 : 0, firstBad);
+        kernels.checkBatch(keys.pointer(), pointerOf(values), n, keysSorted ? 1 : 0, firstBad);
         final int[] found = new int[2];
         cuMemcpyDtoH(Pointer.to(found), firstBad, 8);
         if (found[0] != Integer.MAX_VALUE || found[1] != Integer.MAX_VALUE) {

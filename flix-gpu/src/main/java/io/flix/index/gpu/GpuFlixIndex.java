@@ -56,7 +56,6 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
      * ({@code -Dflix.gpu.touchedBucketsRatio}, default 8; a huge value turns it off, for comparisons).
      */
     private static final int TOUCHED_BUCKETS_RATIO = Integer.getInteger("flix.gpu.touchedBucketsRatio", 8);
-    private static final int WIDE_MERGE_BLOCKS = 128;
     private static final int MAX_GRID_Y = 65535;
     /** Below this many keys per touched bucket an upsert runs the single-thread kernel. */
     private static final double LIGHT_KEYS_PER_BUCKET = 2.0;
@@ -117,9 +116,9 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
     private long traceMark;
 
     private GpuFlixIndex(FlixConfig config, GpuRuntime.DeviceContext device) {
-        super(device, null, 6);
+        super(device, 6);
         this.keysPerBuiltNode = config.keysPerBuiltNode();
-        this.pool = new DeviceNodePool(device, steps, this::trace);
+        this.pool = new DeviceNodePool(device, kernels, this::trace);
         try {
             pool.grow(DeviceNodePool.INITIAL_NODES, false);
             layoutEmpty();
@@ -160,11 +159,11 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
         final CUdeviceptr batch = steps.dedupedKeys().pointer();
         final CUdeviceptr batchValues = steps.dedupedValues().pointer();
         final int items = sliceBatch(batch, m);
-        final DeviceBuffer itemBucket = itemBuckets();
+        final CUdeviceptr itemBucket = itemBuckets();
         zeroCounters();
-        launch("upsert_count", items + 1L, items, itemBucket, bucketHead, pool.nodeKeys(), pool.nodeCount(),
-                pool.nodeNext(), pool.nodeMax(), batch, segStart.buffer(),
-                needNodes.ensure((items + 1L) * Integer.BYTES), counters);
+        kernels.upsertCount(items, itemBucket, bucketHead.pointer(), pool.nodeKeys(), pool.nodeCount(),
+                pool.nodeNext(), pool.nodeMax(), batch, segStart.pointer(),
+                needNodes.ensure((items + 1L) * Integer.BYTES).pointer(), counters.pointer());
         steps.scanInt(needNodes.buffer(), allocBase.ensure((items + 1L) * Integer.BYTES), items + 1);
         final long nodesNeeded = steps.readInt(allocBase.buffer(), items);
         cuMemcpyDtoH(Pointer.to(hostCounters), counters.pointer(), 4L * Long.BYTES);
@@ -175,21 +174,22 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
         pool.ensureFreeNodes(nodesNeeded);
         final boolean fewKeysPerBucket = m < LIGHT_KEYS_PER_BUCKET * touched && mostKeysInABucket <= 64;
         if (fewKeysPerBucket) {
-            launch("upsert_apply_single", items, items, itemBucket, bucketHead, pool.nodeKeys(), pool.nodeValues(),
+            kernels.upsertApplySingle(items, itemBucket, bucketHead.pointer(), pool.nodeKeys(), pool.nodeValues(),
                     pool.nodeCount(), pool.nodeNext(), pool.nodeMax(), pool.freeStack(), pool.freeTop(), batch,
-                    batchValues, segStart.buffer(), allocBase.buffer(), counters);
+                    batchValues, segStart.pointer(), allocBase.pointer(), counters.pointer());
         } else {
             final CUdeviceptr wideCount = counters.at(4L * Long.BYTES);
-            launchWarps("upsert_apply", items, items, itemBucket, bucketHead, pool.nodeKeys(), pool.nodeValues(),
+            kernels.upsertApply(items, itemBucket, bucketHead.pointer(), pool.nodeKeys(), pool.nodeValues(),
                     pool.nodeCount(), pool.nodeNext(), pool.nodeMax(), pool.freeStack(), pool.freeTop(), batch,
-                    batchValues, segStart.buffer(), allocBase.buffer(), counters, wide, wideCount);
+                    batchValues, segStart.pointer(), allocBase.pointer(), counters.pointer(), wide.pointer(),
+                    wideCount);
             final int wideMergeCount = (int) steps.readInt(counters, 8);
             for (int first = 0; first < wideMergeCount; first += MAX_GRID_Y) {
                 final int jobs = Math.min(MAX_GRID_Y, wideMergeCount - first);
                 final CUdeviceptr jobsAt = wide.at((long) first * WIDE_MERGE_BYTES);
-                launchPerJob("wide_merge_write", jobs, jobsAt, batch, batchValues, pool.freeStack(), pool.freeTop(),
+                kernels.wideMergeWrite(jobs, jobsAt, batch, batchValues, pool.freeStack(), pool.freeTop(),
                         pool.nodeKeys(), pool.nodeValues());
-                launchPerJob("wide_merge_meta", jobs, jobsAt, pool.freeStack(), pool.freeTop(), pool.nodeKeys(),
+                kernels.wideMergeMeta(jobs, jobsAt, pool.freeStack(), pool.freeTop(), pool.nodeKeys(),
                         pool.nodeCount(), pool.nodeNext(), pool.nodeMax());
             }
         }
@@ -218,9 +218,9 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
         hostCounters[2] = 0;
         hostCounters[3] = 0;
         cuMemcpyHtoD(counters.pointer(), Pointer.to(hostCounters), 4L * Long.BYTES);
-        launchWarps("delete_apply", items, items, itemBuckets(), bucketHead, pool.nodeKeys(), pool.nodeValues(),
-                pool.nodeCount(), pool.nodeNext(), pool.nodeMax(), pool.freeStack(), batch, segStart.buffer(),
-                counters);
+        kernels.deleteApply(items, itemBuckets(), bucketHead.pointer(), pool.nodeKeys(), pool.nodeValues(),
+                pool.nodeCount(), pool.nodeNext(), pool.nodeMax(), pool.freeStack(), batch, segStart.pointer(),
+                counters.pointer());
         cuMemcpyDtoH(Pointer.to(hostCounters), counters.pointer(), 2L * Long.BYTES);
         pool.freeTop(hostCounters[0]);
         size -= hostCounters[1];
@@ -254,14 +254,9 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
             cuMemsetD32(unsortedAt, Integer.MAX_VALUE, 1);
         }
         final int items = sliceBatch(batch, n);
-        final String kernel = switch (mode) {
-            case MODE_GET -> "lookup_get";
-            case MODE_CEILING -> "lookup_ceiling";
-            default -> "lookup_floor";
-        };
-        launchWarps(kernel, items, numBuckets, items, itemBuckets(), bucketHead, pool.nodeKeys(), pool.nodeValues(),
-                pool.nodeCount(), pool.nodeNext(), pool.nodeMax(), batch, perm, segStart.buffer(), keysResult,
-                valuesResult, unsortedAt);
+        kernels.lookup(mode).launch(numBuckets, items, itemBuckets(), bucketHead.pointer(), pool.nodeKeys(),
+                pool.nodeValues(), pool.nodeCount(), pool.nodeNext(), pool.nodeMax(), batch, perm, segStart.pointer(),
+                DeviceBuffer.pointerOf(keysResult), valuesResult.pointer(), unsortedAt);
         if (deviceCheck) {
             final int[] at = new int[1];
             cuMemcpyDtoH(Pointer.to(at), unsortedAt, 4);
@@ -293,8 +288,9 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
                 perm = steps.positions().pointer();
             }
         }
-        launch("lookup_get_any_order", n, bucketMax, numBuckets, bucketHead, pool.nodeKeys(), pool.nodeValues(),
-                pool.nodeCount(), pool.nodeNext(), pool.nodeMax(), batch, perm, n, valuesResult);
+        kernels.lookupGetAnyOrder(bucketMax.pointer(), numBuckets, bucketHead.pointer(), pool.nodeKeys(),
+                pool.nodeValues(), pool.nodeCount(), pool.nodeNext(), pool.nodeMax(), batch, perm, n,
+                valuesResult.pointer());
     }
 
     /** Ranges walk chains from their heads, as unsorted gets do: long chains are cut first. */
@@ -307,16 +303,18 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
     @Override
     void countRanges(DeviceBuffer lo, DeviceBuffer hi, int n, int limit, DeviceBuffer rangeCounts) {
         cuMemsetD32(rangeCounts.at(n * 8L), 0, 2);
-        launchWarps("range_query", n, 0, n, lo, hi, limit, numBuckets, bucketMax, bucketHead, pool.nodeKeys(),
-                pool.nodeValues(), pool.nodeCount(), pool.nodeNext(), pool.nodeMax(), rangeCounts, null, null, null);
+        kernels.rangeQuery(0, n, lo.pointer(), hi.pointer(), limit, numBuckets, bucketMax.pointer(),
+                bucketHead.pointer(), pool.nodeKeys(), pool.nodeValues(), pool.nodeCount(), pool.nodeNext(),
+                pool.nodeMax(), rangeCounts.pointer(), null, null, null);
     }
 
     @Override
     void fillRanges(DeviceBuffer lo, DeviceBuffer hi, int n, int limit, DeviceBuffer rangeCounts,
                     DeviceBuffer rangeOffsets, DeviceBuffer keysOut, DeviceBuffer valuesOut) {
-        launchWarps("range_query", n, 1, n, lo, hi, limit, numBuckets, bucketMax, bucketHead, pool.nodeKeys(),
-                pool.nodeValues(), pool.nodeCount(), pool.nodeNext(), pool.nodeMax(), rangeCounts, rangeOffsets,
-                keysOut, valuesOut);
+        kernels.rangeQuery(1, n, lo.pointer(), hi.pointer(), limit, numBuckets, bucketMax.pointer(),
+                bucketHead.pointer(), pool.nodeKeys(), pool.nodeValues(), pool.nodeCount(), pool.nodeNext(),
+                pool.nodeMax(), rangeCounts.pointer(), rangeOffsets.pointer(), keysOut.pointer(),
+                valuesOut.pointer());
     }
 
     @Override
@@ -331,17 +329,16 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
     private long exportToDevice(long fromKey, long limit) {
         final DeviceBuffer bucketCounts = counts.ensure((numBuckets + 1L) * Long.BYTES);
         final DeviceBuffer bucketOffsets = offsets.ensure((numBuckets + 1L) * Long.BYTES);
-        final Object[] args = {0, numBuckets, bucketMax, bucketHead, pool.nodeKeys(), pool.nodeValues(),
-                pool.nodeCount(), pool.nodeNext(), fromKey, bucketCounts, null, limit, null, null};
-        launchWarps("export_pairs", numBuckets + 1L, args);
+        kernels.exportPairs(0, numBuckets, bucketMax.pointer(), bucketHead.pointer(), pool.nodeKeys(),
+                pool.nodeValues(), pool.nodeCount(), pool.nodeNext(), fromKey, bucketCounts.pointer(), null, limit,
+                null, null);
         steps.scanLong(bucketCounts, bucketOffsets, numBuckets + 1);
         final long copied = Math.min(limit, steps.readLong(bucketOffsets, numBuckets));
         if (copied > 0) {
-            args[0] = 1;
-            args[10] = bucketOffsets;
-            args[12] = outKeys.ensure(copied * 8);
-            args[13] = outValues.ensure(copied * 8);
-            launchWarps("export_pairs", numBuckets + 1L, args);
+            kernels.exportPairs(1, numBuckets, bucketMax.pointer(), bucketHead.pointer(), pool.nodeKeys(),
+                    pool.nodeValues(), pool.nodeCount(), pool.nodeNext(), fromKey, bucketCounts.pointer(),
+                    bucketOffsets.pointer(), limit, outKeys.ensure(copied * 8).pointer(),
+                    outValues.ensure(copied * 8).pointer());
         }
         return copied;
     }
@@ -379,7 +376,7 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
     /** Nodes in use into hostCounters[0], the longest chain into hostCounters[1]. */
     private void measureChains() {
         zeroCounters();
-        launch("chain_stats", numBuckets, numBuckets, bucketHead, pool.nodeNext(), counters);
+        kernels.chainStats(numBuckets, bucketHead.pointer(), pool.nodeNext(), counters.pointer());
         cuMemcpyDtoH(Pointer.to(hostCounters), counters.pointer(), 2L * Long.BYTES);
     }
 
@@ -402,9 +399,8 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
         }
         zeroCounters();
         final DeviceBuffer groups = chainGroups.ensure((numBuckets + 1L) * Integer.BYTES);
-        final Object[] args = {0, numBuckets, ChainPolicy.chainGroup(), bucketMax, bucketHead, pool.nodeNext(),
-                pool.nodeMax(), groups, null, null, null, counters};
-        launch("split_chains", numBuckets + 1L, args);
+        kernels.splitChains(0, numBuckets, ChainPolicy.chainGroup(), bucketMax.pointer(), bucketHead.pointer(),
+                pool.nodeNext(), pool.nodeMax(), groups.pointer(), null, null, null, counters.pointer());
         final long longest = steps.readLong(counters, 1);
         if (!chains.measuredBeforeWalks(longest)) {
             return;
@@ -421,11 +417,9 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
         } catch (GpuOutOfMemoryException e) {
             return; // the chains stay: lookups walk them
         }
-        args[0] = 1;
-        args[8] = start;
-        args[9] = max;
-        args[10] = head;
-        launch("split_chains", numBuckets + 1L, args);
+        kernels.splitChains(1, numBuckets, ChainPolicy.chainGroup(), bucketMax.pointer(), bucketHead.pointer(),
+                pool.nodeNext(), pool.nodeMax(), groups.pointer(), start.pointer(), max.pointer(), head.pointer(),
+                counters.pointer());
         // the spares, now written, become the bucket arrays; the old arrays the spares of the next cut
         bucketMax = spareBucketMax.swap(bucketMax);
         bucketHead = spareBucketHead.swap(bucketHead);
@@ -461,27 +455,29 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
     private int sliceBatch(CUdeviceptr sortedBatch, int n) {
         if ((long) n * TOUCHED_BUCKETS_RATIO >= numBuckets) {
             touchedItems = false;
-            launch("bucket_slices", numBuckets + 1L, bucketMax, numBuckets, sortedBatch, n,
-                    segStart.ensure((numBuckets + 1L) * Integer.BYTES));
+            kernels.bucketSlices(bucketMax.pointer(), numBuckets, sortedBatch, n,
+                    segStart.ensure((numBuckets + 1L) * Integer.BYTES).pointer());
             return numBuckets;
         }
         touchedItems = true;
         final DeviceBuffer firstOfBucket = flags.ensure(n * 4L);
         final DeviceBuffer keyBucket = keyBuckets.ensure(n * 4L);
-        launch("touched_buckets", n, bucketMax, numBuckets, sortedBatch, n, firstOfBucket, keyBucket);
+        kernels.touchedBuckets(bucketMax.pointer(), numBuckets, sortedBatch, n, firstOfBucket.pointer(),
+                keyBucket.pointer());
         final DeviceBuffer itemIndex = flagPositions.ensure(n * 4L);
         steps.scanInt(firstOfBucket, itemIndex, n);
         final CUdeviceptr itemCount = counters.at(4L * Long.BYTES);
-        launch("compact_touched", n, firstOfBucket, itemIndex, keyBucket, n, touchedBuckets.ensure(n * 4L),
-                segStart.ensure((n + 1L) * Integer.BYTES), itemCount);
+        kernels.compactTouched(firstOfBucket.pointer(), itemIndex.pointer(), keyBucket.pointer(), n,
+                touchedBuckets.ensure(n * 4L).pointer(), segStart.ensure((n + 1L) * Integer.BYTES).pointer(),
+                itemCount);
         final int[] count = new int[1];
         cuMemcpyDtoH(Pointer.to(count), itemCount, 4);
         return count[0];
     }
 
     /** The item-to-bucket map of the last sliceBatch, or null where item b is bucket b. */
-    private DeviceBuffer itemBuckets() {
-        return touchedItems ? touchedBuckets.buffer() : null;
+    private CUdeviceptr itemBuckets() {
+        return touchedItems ? touchedBuckets.pointer() : null;
     }
 
     // -------------------------------------------------------------------------------------------------------------
@@ -508,10 +504,10 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
             layoutEmpty();
             return;
         }
-        launch("build_nodes", (long) b * NODE_SIZE, keys, values, m, keysPerBuiltNode, b, pool.nodeKeys(),
+        kernels.buildNodes(keys.pointer(), values.pointer(), m, keysPerBuiltNode, b, pool.nodeKeys(),
                 pool.nodeValues());
-        launch("build_buckets", b, keys, m, keysPerBuiltNode, b, bucketMax, bucketHead, pool.nodeCount(),
-                pool.nodeNext(), pool.nodeMax());
+        kernels.buildBuckets(keys.pointer(), m, keysPerBuiltNode, b, bucketMax.pointer(), bucketHead.pointer(),
+                pool.nodeCount(), pool.nodeNext(), pool.nodeMax());
         pool.fillFreeStack(usedNodes);
         numBuckets = b;
         size = m;
@@ -580,24 +576,6 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
             System.err.printf("  [flix.gpu] %-22s %9.3f ms%n", step, (now - traceMark) / 1e6);
             traceMark = now;
         }
-    }
-
-    // -------------------------------------------------------------------------------------------------------------
-    // Copies and launches
-
-    /** One thread per item. */
-    private void launch(String kernel, long threads, Object... args) {
-        steps.launch(kernel, threads, args);
-    }
-
-    /** {@code jobs} rows of WIDE_MERGE_BLOCKS blocks each (blockIdx.y names the job). */
-    private void launchPerJob(String kernel, int jobs, Object... args) {
-        steps.launchGrid(kernel, WIDE_MERGE_BLOCKS, jobs, args);
-    }
-
-    /** One warp per item. */
-    private void launchWarps(String kernel, long warps, Object... args) {
-        launch(kernel, warps * 32, args);
     }
 
     /** Turns the automatic restructure of long chains on or off (tests that build long chains on purpose). */

@@ -1,5 +1,6 @@
 package io.flix.index.gpu;
 
+import static io.flix.index.gpu.DeviceBuffer.pointerOf;
 import static jcuda.driver.JCudaDriver.cuMemcpyDtoD;
 import static jcuda.driver.JCudaDriver.cuMemsetD32;
 
@@ -43,9 +44,10 @@ public final class GpuSortedArrayIndex extends AbstractGpuIndex {
     private final Scratch flags = scratch("flags");
     private final Scratch flagPositions = scratch("flag positions");
     private final Scratch ranks = scratch("batch ranks");
+    private final SortedArrayKernels arrayKernels = new SortedArrayKernels(device, this::trace);
 
     private GpuSortedArrayIndex(GpuRuntime.DeviceContext device) {
-        super(device, GpuRuntime.SORTED_ARRAY_FATBIN_RESOURCE, 4);
+        super(device, 4);
     }
 
     /**
@@ -79,7 +81,8 @@ public final class GpuSortedArrayIndex extends AbstractGpuIndex {
         final DeviceBuffer rankInArray = ranks.ensure(m * 4L);
         final DeviceBuffer dup = flags.ensure((m + 1L) * 4);
         final DeviceBuffer dupPrefix = flagPositions.ensure((m + 1L) * 4);
-        launch("sa_batch_ranks", m + 1L, keys, size, dedupedKeys, m, rankInArray, dup);
+        arrayKernels.saBatchRanks(pointerOf(keys), size, dedupedKeys.pointer(), m, rankInArray.pointer(),
+                dup.pointer());
         steps.scanInt(dup, dupPrefix, m + 1);
         final long replaced = steps.readInt(dupPrefix, m);
         final long newSize = size + m - replaced;
@@ -88,8 +91,10 @@ public final class GpuSortedArrayIndex extends AbstractGpuIndex {
                     + " requested");
         }
         ensureSpare(newSize); // the one allocation that can fail; nothing has changed yet
-        launch("sa_merge_batch", m, dedupedKeys, dedupedValues, m, rankInArray, dupPrefix, spareKeys, spareValues);
-        launch("sa_merge_array", size, keys, values, size, dedupedKeys, m, dupPrefix, spareKeys, spareValues);
+        arrayKernels.saMergeBatch(dedupedKeys.pointer(), dedupedValues.pointer(), m, rankInArray.pointer(),
+                dupPrefix.pointer(), spareKeys.pointer(), spareValues.pointer());
+        arrayKernels.saMergeArray(pointerOf(keys), pointerOf(values), size, dedupedKeys.pointer(), m,
+                dupPrefix.pointer(), spareKeys.pointer(), spareValues.pointer());
         swap((int) newSize);
     }
 
@@ -107,7 +112,7 @@ public final class GpuSortedArrayIndex extends AbstractGpuIndex {
         final DeviceBuffer keep = flags.ensure((size + 1L) * 4);
         cuMemsetD32(keep.pointer(), 1, size);
         cuMemsetD32(keep.at(size * 4L), 0, 1);
-        launch("sa_flag_deleted", n, keys, size, batch, n, keep);
+        arrayKernels.saFlagDeleted(keys.pointer(), size, batch, n, keep.pointer());
         final DeviceBuffer keptPositions = flagPositions.ensure((size + 1L) * 4);
         steps.scanInt(keep, keptPositions, size + 1);
         final int kept = (int) steps.readInt(keptPositions, size);
@@ -115,7 +120,8 @@ public final class GpuSortedArrayIndex extends AbstractGpuIndex {
             return;
         }
         ensureSpare(kept);
-        launch("sa_compact_kept", size, keys, values, keep, keptPositions, size, spareKeys, spareValues);
+        arrayKernels.saCompactKept(keys.pointer(), values.pointer(), keep.pointer(), keptPositions.pointer(), size,
+                spareKeys.pointer(), spareValues.pointer());
         swap(kept);
     }
 
@@ -127,24 +133,26 @@ public final class GpuSortedArrayIndex extends AbstractGpuIndex {
     void lookupOnDevice(int mode, DeviceBuffer queries, int n, boolean keysSorted, boolean hostChecked,
                         DeviceBuffer keysResult, DeviceBuffer valuesResult) {
         steps.checkOnDevice(queries, null, n, keysSorted, hostChecked);
-        launch("sa_lookup", n, mode, keys, values, size, queries, n, keysResult, valuesResult);
+        arrayKernels.saLookup(mode, pointerOf(keys), pointerOf(values), size, queries.pointer(), n,
+                pointerOf(keysResult), valuesResult.pointer());
     }
 
     /** One thread a range, and one that writes counts[n]. */
     @Override
     void countRanges(DeviceBuffer lo, DeviceBuffer hi, int n, int limit, DeviceBuffer rangeCounts) {
-        launch("sa_range_count", n + 1L, lo, hi, n, limit, keys, size, rangeCounts);
+        arrayKernels.saRangeCount(lo.pointer(), hi.pointer(), n, limit, pointerOf(keys), size, rangeCounts.pointer());
     }
 
     @Override
     void fillRanges(DeviceBuffer lo, DeviceBuffer hi, int n, int limit, DeviceBuffer rangeCounts,
                     DeviceBuffer rangeOffsets, DeviceBuffer keysOut, DeviceBuffer valuesOut) {
-        launch("sa_range_fill", n, lo, n, keys, values, size, rangeOffsets, keysOut, valuesOut);
+        arrayKernels.saRangeFill(lo.pointer(), n, keys.pointer(), values.pointer(), size, rangeOffsets.pointer(),
+                keysOut.pointer(), valuesOut.pointer());
     }
 
     @Override
     int exportFromDevice(long fromKey, long[] keysOut, long[] valuesOut) {
-        launch("sa_lower_bound_one", 1, keys, size, fromKey, counters);
+        arrayKernels.saLowerBoundOne(keys.pointer(), size, fromKey, counters.pointer());
         final long first = steps.readLong(counters, 0);
         final int copied = (int) Math.min(keysOut.length, size - first);
         if (copied > 0) {
@@ -268,8 +276,4 @@ public final class GpuSortedArrayIndex extends AbstractGpuIndex {
         size = newSize;
     }
 
-    /** One thread per item. */
-    private void launch(String kernel, long threads, Object... args) {
-        steps.launch(kernel, threads, args);
-    }
 }
