@@ -38,8 +38,8 @@ abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResid
     /** CUB, small reads, and the batch checks, sorts and dedupe. */
     final DeviceSteps steps;
     final StagedCopies copies;
-    /** Small results the kernels write and the host reads (the structure names its slots). */
-    final DeviceBuffer counters;
+    /** Small results the kernels write and the host reads, in the structure's named slots. */
+    final DeviceCounters counters;
 
     private final List<Scratch> scratches = new ArrayList<>();
     final Scratch batchKeys = scratch("batch keys");
@@ -49,7 +49,7 @@ abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResid
     final Scratch counts = scratch("counts");
     final Scratch offsets = scratch("offsets");
 
-    /** @param counterSlots longs of {@link #counters} */
+    /** @param counterSlots slots of {@link #counters} (KernelContract's INDEX_ or SA_COUNTER_SLOTS) */
     AbstractGpuIndex(GpuRuntime.DeviceContext device, int counterSlots) {
         super(Backend.GPU, false);
         this.device = device;
@@ -58,7 +58,7 @@ abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResid
         StagedCopies c = null;
         try {
             c = new StagedCopies();
-            this.counters = DeviceBuffer.allocate(counterSlots * (long) Long.BYTES, "counters");
+            this.counters = new DeviceCounters(counterSlots, "counters");
         } catch (RuntimeException e) {
             if (c != null) {
                 c.close();

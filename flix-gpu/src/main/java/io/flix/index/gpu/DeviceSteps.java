@@ -1,16 +1,21 @@
 package io.flix.index.gpu;
 
 import static io.flix.index.gpu.DeviceBuffer.pointerOf;
+import static io.flix.index.gpu.KernelContract.STEP_COUNTER_SLOTS;
+import static io.flix.index.gpu.KernelContract.STEP_DEDUPED_PAIRS;
+import static io.flix.index.gpu.KernelContract.STEP_FIRST_RESERVED;
+import static io.flix.index.gpu.KernelContract.STEP_FIRST_UNSORTED;
+import static io.flix.index.gpu.KernelContract.STEP_KEY_SPREAD;
+import static io.flix.index.gpu.KernelContract.STEP_LONG_DIGIT_RUNS;
+import static io.flix.index.gpu.KernelContract.STEP_RUNS;
 import static jcuda.driver.JCudaDriver.cuMemcpyDtoD;
 import static jcuda.driver.JCudaDriver.cuMemcpyDtoH;
-import static jcuda.driver.JCudaDriver.cuMemsetD32;
 
 import io.flix.index.BatchArgs;
 
 import java.util.function.Consumer;
 
 import jcuda.Pointer;
-import jcuda.driver.CUdeviceptr;
 
 /**
  * The device steps that the GPU structures share: small reads; CUB's sorts and scans with one scratch buffer; and
@@ -25,7 +30,7 @@ final class DeviceSteps implements AutoCloseable {
 
     private final FlixKernels kernels;
     private final Consumer<String> trace;
-    private final DeviceBuffer stepCounters;
+    private final DeviceCounters stepCounters;
 
     private final Scratch cubScratch = new Scratch("sort and scan scratch");
     private final Scratch sortedKeys = new Scratch("sorted keys");
@@ -43,7 +48,7 @@ final class DeviceSteps implements AutoCloseable {
     DeviceSteps(FlixKernels kernels, Consumer<String> trace) {
         this.kernels = kernels;
         this.trace = trace;
-        this.stepCounters = DeviceBuffer.allocate(3L * Long.BYTES, "batch step counters");
+        this.stepCounters = new DeviceCounters(STEP_COUNTER_SLOTS, "batch step counters");
     }
 
     // ---------------------------------------------------------------------------------------------------------
@@ -109,15 +114,14 @@ final class DeviceSteps implements AutoCloseable {
             run(whileSorting);
             return flags == null ? 0 : flagLastOfRuns(sortedKeys.buffer(), n, flags);
         }
-        cuMemsetD32(stepCounters.pointer(), 0, 2);
+        stepCounters.zero(STEP_RUNS, STEP_LONG_DIGIT_RUNS + 1);
         kernels.sortWithinDigits(sortedKeys.pointer(), values == null ? null : sortedValues.pointer(), n, bits[0],
-                pointerOf(flags), stepCounters.pointer());
+                pointerOf(flags), stepCounters.at(STEP_RUNS), stepCounters.at(STEP_LONG_DIGIT_RUNS));
         // both passes are queued: the host's work hides behind them, up to the read of their counters
         run(whileSorting);
-        final int[] found = new int[2];
-        cuMemcpyDtoH(Pointer.to(found), stepCounters.pointer(), 8);
-        if (found[1] == 0) {
-            return found[0];
+        final long[] found = stepCounters.read(STEP_RUNS, STEP_LONG_DIGIT_RUNS + 1);
+        if ((int) found[STEP_LONG_DIGIT_RUNS] == 0) {
+            return (int) found[STEP_RUNS];
         }
         cubSort(keys, values, n, 0, 64);
         return flags == null ? 0 : flagLastOfRuns(sortedKeys.buffer(), n, flags);
@@ -151,9 +155,9 @@ final class DeviceSteps implements AutoCloseable {
 
     /** flags[i] = 1 where sorted keys[i] is the last of its run of equal keys; returns the runs. */
     private int flagLastOfRuns(DeviceBuffer keys, int n, DeviceBuffer flags) {
-        cuMemsetD32(stepCounters.pointer(), 0, 1);
-        kernels.flagLastOfRun(keys.pointer(), n, flags.pointer(), stepCounters.pointer());
-        return (int) readInt(stepCounters, 0);
+        stepCounters.zero(STEP_RUNS, STEP_RUNS + 1);
+        kernels.flagLastOfRun(keys.pointer(), n, flags.pointer(), stepCounters.at(STEP_RUNS));
+        return stepCounters.readInt(STEP_RUNS);
     }
 
     /**
@@ -187,16 +191,15 @@ final class DeviceSteps implements AutoCloseable {
 
     /** topVaryingBits, checking {@code values} (where not null) in the same pass: a reserved one is reported. */
     private int[] varyingBitsOrReport(DeviceBuffer keys, DeviceBuffer values, int n, int bits) {
-        final CUdeviceptr firstBad = stepCounters.at(2L * Long.BYTES);
-        cuMemsetD32(stepCounters.pointer(), 0, 2);
-        cuMemsetD32(firstBad, Integer.MAX_VALUE, 1);
-        kernels.keySpread(keys.pointer(), pointerOf(values), n, stepCounters.pointer(), firstBad);
-        final long[] found = new long[3];
-        cuMemcpyDtoH(Pointer.to(found), stepCounters.pointer(), 3L * Long.BYTES);
-        if ((int) found[2] != Integer.MAX_VALUE) {
+        stepCounters.zero(STEP_KEY_SPREAD, STEP_KEY_SPREAD + 1);
+        stepCounters.fillInts(STEP_FIRST_RESERVED, STEP_FIRST_RESERVED + 1, Integer.MAX_VALUE);
+        kernels.keySpread(keys.pointer(), pointerOf(values), n, stepCounters.at(STEP_KEY_SPREAD),
+                stepCounters.at(STEP_FIRST_RESERVED));
+        final long[] found = stepCounters.read(STEP_KEY_SPREAD, STEP_FIRST_RESERVED + 1);
+        if ((int) found[STEP_FIRST_RESERVED] != Integer.MAX_VALUE) {
             DeviceBatchFaults.report(keys, values, n, false);
         }
-        final long spread = found[0];
+        final long spread = found[STEP_KEY_SPREAD];
         if (spread == 0) {
             return null;
         }
@@ -248,7 +251,7 @@ final class DeviceSteps implements AutoCloseable {
         scanInt(flags, at, n);
         kernels.compactFlagged(k.pointer(), v.pointer(), flags.pointer(), at.pointer(), n,
                 dedupedKeys.ensure(runs * 8L).pointer(), dedupedValues.ensure(runs * 8L).pointer(),
-                stepCounters.at(Long.BYTES));
+                stepCounters.at(STEP_DEDUPED_PAIRS));
         dedupedKeyBuffer = dedupedKeys.buffer();
         dedupedValueBuffer = dedupedValues.buffer();
         return runs;
@@ -299,12 +302,12 @@ final class DeviceSteps implements AutoCloseable {
         if (!deviceChecks(n, hostChecked) || (values == null && !keysSorted)) {
             return;
         }
-        final CUdeviceptr firstBad = stepCounters.pointer();
-        cuMemsetD32(firstBad, Integer.MAX_VALUE, 2);
-        kernels.checkBatch(keys.pointer(), pointerOf(values), n, keysSorted ? 1 : 0, firstBad);
-        final int[] found = new int[2];
-        cuMemcpyDtoH(Pointer.to(found), firstBad, 8);
-        if (found[0] != Integer.MAX_VALUE || found[1] != Integer.MAX_VALUE) {
+        stepCounters.fillInts(STEP_FIRST_RESERVED, STEP_FIRST_UNSORTED + 1, Integer.MAX_VALUE);
+        kernels.checkBatch(keys.pointer(), pointerOf(values), n, keysSorted ? 1 : 0,
+                stepCounters.at(STEP_FIRST_RESERVED), stepCounters.at(STEP_FIRST_UNSORTED));
+        final long[] found = stepCounters.read(STEP_FIRST_RESERVED, STEP_FIRST_UNSORTED + 1);
+        if ((int) found[STEP_FIRST_RESERVED] != Integer.MAX_VALUE
+                || (int) found[STEP_FIRST_UNSORTED] != Integer.MAX_VALUE) {
             DeviceBatchFaults.report(keys, values, n, keysSorted);
         }
     }

@@ -53,15 +53,15 @@ final class FlixKernels {
 
     /** {@code sort_within_digits}: sorts the runs of keys equal in the bits a digit sort left unsorted. */
     void sortWithinDigits(CUdeviceptr keys, CUdeviceptr values, int n, int beginBit, CUdeviceptr flags,
-                          CUdeviceptr counters) {
+                          CUdeviceptr runCount, CUdeviceptr longRunCount) {
         launcher.threads("sort_within_digits", n, ptr(keys), ptr(values), i32(n), i32(beginBit), ptr(flags),
-                ptr(counters));
+                ptr(runCount), ptr(longRunCount));
     }
 
     /** {@code key_spread}: the bits in which the keys differ (grid-stride); checks the values where not null. */
-    void keySpread(CUdeviceptr keys, CUdeviceptr values, int n, CUdeviceptr spread, CUdeviceptr firstBad) {
+    void keySpread(CUdeviceptr keys, CUdeviceptr values, int n, CUdeviceptr spread, CUdeviceptr firstReserved) {
         launcher.threads("key_spread", Math.min(n, REDUCTION_THREADS), ptr(keys), ptr(values), i32(n), ptr(spread),
-                ptr(firstBad));
+                ptr(firstReserved));
     }
 
     /** {@code compact_flagged}: compacts the flagged pairs to their scanned positions. */
@@ -72,8 +72,10 @@ final class FlixKernels {
     }
 
     /** {@code check_batch}: finds the first reserved value and, where asked, the first broken sort promise. */
-    void checkBatch(CUdeviceptr keys, CUdeviceptr values, int n, int checkSorted, CUdeviceptr firstBad) {
-        launcher.threads("check_batch", n, ptr(keys), ptr(values), i32(n), i32(checkSorted), ptr(firstBad));
+    void checkBatch(CUdeviceptr keys, CUdeviceptr values, int n, int checkSorted, CUdeviceptr firstReserved,
+                    CUdeviceptr firstUnsorted) {
+        launcher.threads("check_batch", n, ptr(keys), ptr(values), i32(n), i32(checkSorted), ptr(firstReserved),
+                ptr(firstUnsorted));
     }
 
     /** {@code bucket_slices}: where each bucket's keys start in the sorted batch. */

@@ -1,12 +1,22 @@
 package io.flix.index.gpu;
 
-import static io.flix.index.gpu.KernelContract.MODE_CEILING;
+import static io.flix.index.gpu.KernelContract.INDEX_COUNTER_SLOTS;
 import static io.flix.index.gpu.KernelContract.MODE_GET;
+import static io.flix.index.gpu.KernelContract.SLOT_BUCKETS_TOUCHED;
+import static io.flix.index.gpu.KernelContract.SLOT_FIRST_UNSORTED;
+import static io.flix.index.gpu.KernelContract.SLOT_FREE_TOP;
+import static io.flix.index.gpu.KernelContract.SLOT_KEYS_DELETED;
+import static io.flix.index.gpu.KernelContract.SLOT_KEYS_INSERTED;
+import static io.flix.index.gpu.KernelContract.SLOT_LONGEST_CHAIN;
+import static io.flix.index.gpu.KernelContract.SLOT_MOST_KEYS_IN_A_BUCKET;
+import static io.flix.index.gpu.KernelContract.SLOT_MOST_NODES_GAINED;
+import static io.flix.index.gpu.KernelContract.SLOT_NODES_IN_USE;
+import static io.flix.index.gpu.KernelContract.SLOT_TOUCHED_ITEMS;
+import static io.flix.index.gpu.KernelContract.SLOT_WIDE_MERGES;
 import static io.flix.index.gpu.KernelContract.WIDE_MERGE_BYTES;
 import static io.flix.index.gpu.KernelContract.WIDE_MERGE_MIN;
 import static jcuda.driver.JCudaDriver.cuCtxSynchronize;
 import static jcuda.driver.JCudaDriver.cuMemcpyDtoD;
-import static jcuda.driver.JCudaDriver.cuMemcpyDtoH;
 import static jcuda.driver.JCudaDriver.cuMemcpyHtoD;
 import static jcuda.driver.JCudaDriver.cuMemsetD32;
 
@@ -84,13 +94,6 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
     private int numBuckets;
     private long size;
 
-    /**
-     * [0] free stack top, [1] keys inserted or deleted, [2] buckets touched, [3] batch size after dedupe,
-     * [4] two ints: the first faults found by the device batch check, or the touched-bucket count, or the count
-     * of wide merges, [5] most nodes one bucket gained. [3] also serves as the most keys one bucket takes.
-     */
-    private final long[] hostCounters = new long[4];
-
     // reused scratch, grown on demand
     private final Scratch flags = scratch("run flags");
     private final Scratch flagPositions = scratch("run positions");
@@ -116,7 +119,7 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
     private long traceMark;
 
     private GpuFlixIndex(FlixConfig config, GpuRuntime.DeviceContext device) {
-        super(device, 6);
+        super(device, INDEX_COUNTER_SLOTS);
         this.keysPerBuiltNode = config.keysPerBuiltNode();
         this.pool = new DeviceNodePool(device, kernels, this::trace);
         try {
@@ -160,15 +163,15 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
         final CUdeviceptr batchValues = steps.dedupedValues().pointer();
         final int items = sliceBatch(batch, m);
         final CUdeviceptr itemBucket = itemBuckets();
-        zeroCounters();
+        counters.zeroAll();
         kernels.upsertCount(items, itemBucket, bucketHead.pointer(), pool.nodeKeys(), pool.nodeCount(),
                 pool.nodeNext(), pool.nodeMax(), batch, segStart.pointer(),
                 needNodes.ensure((items + 1L) * Integer.BYTES).pointer(), counters.pointer());
         steps.scanInt(needNodes.buffer(), allocBase.ensure((items + 1L) * Integer.BYTES), items + 1);
         final long nodesNeeded = steps.readInt(allocBase.buffer(), items);
-        cuMemcpyDtoH(Pointer.to(hostCounters), counters.pointer(), 4L * Long.BYTES);
-        final long touched = hostCounters[2];
-        final long mostKeysInABucket = hostCounters[3];
+        final long[] counted = counters.read(SLOT_BUCKETS_TOUCHED, SLOT_MOST_KEYS_IN_A_BUCKET + 1);
+        final long touched = counted[SLOT_BUCKETS_TOUCHED];
+        final long mostKeysInABucket = counted[SLOT_MOST_KEYS_IN_A_BUCKET];
         // the only allocations that can fail; nothing has changed yet
         final DeviceBuffer wide = wideMerges.ensure((m / WIDE_MERGE_MIN + 1L) * WIDE_MERGE_BYTES);
         pool.ensureFreeNodes(nodesNeeded);
@@ -178,12 +181,12 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
                     pool.nodeCount(), pool.nodeNext(), pool.nodeMax(), pool.freeStack(), pool.freeTop(), batch,
                     batchValues, segStart.pointer(), allocBase.pointer(), counters.pointer());
         } else {
-            final CUdeviceptr wideCount = counters.at(4L * Long.BYTES);
+            final CUdeviceptr wideCount = counters.at(SLOT_WIDE_MERGES);
             kernels.upsertApply(items, itemBucket, bucketHead.pointer(), pool.nodeKeys(), pool.nodeValues(),
                     pool.nodeCount(), pool.nodeNext(), pool.nodeMax(), pool.freeStack(), pool.freeTop(), batch,
                     batchValues, segStart.pointer(), allocBase.pointer(), counters.pointer(), wide.pointer(),
                     wideCount);
-            final int wideMergeCount = (int) steps.readInt(counters, 8);
+            final int wideMergeCount = counters.readInt(SLOT_WIDE_MERGES);
             for (int first = 0; first < wideMergeCount; first += MAX_GRID_Y) {
                 final int jobs = Math.min(MAX_GRID_Y, wideMergeCount - first);
                 final CUdeviceptr jobsAt = wide.at((long) first * WIDE_MERGE_BYTES);
@@ -194,8 +197,8 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
             }
         }
         pool.took(nodesNeeded, n);
-        size += steps.readLong(counters, 1);
-        chains.upserted(steps.readLong(counters, 5));
+        size += counters.readLong(SLOT_KEYS_INSERTED);
+        chains.upserted(counters.readLong(SLOT_MOST_NODES_GAINED));
         if (chains.restructureAfterUpsert(size)) {
             restructureLocked();
         }
@@ -213,17 +216,13 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
             batch = steps.sortedKeys().pointer();
         }
         final int items = sliceBatch(batch, n);
-        hostCounters[0] = pool.freeTop();
-        hostCounters[1] = 0;
-        hostCounters[2] = 0;
-        hostCounters[3] = 0;
-        cuMemcpyHtoD(counters.pointer(), Pointer.to(hostCounters), 4L * Long.BYTES);
+        counters.write(SLOT_FREE_TOP, pool.freeTop(), 0); // and SLOT_KEYS_DELETED
         kernels.deleteApply(items, itemBuckets(), bucketHead.pointer(), pool.nodeKeys(), pool.nodeValues(),
                 pool.nodeCount(), pool.nodeNext(), pool.nodeMax(), pool.freeStack(), batch, segStart.pointer(),
                 counters.pointer());
-        cuMemcpyDtoH(Pointer.to(hostCounters), counters.pointer(), 2L * Long.BYTES);
-        pool.freeTop(hostCounters[0]);
-        size -= hostCounters[1];
+        final long[] counted = counters.read(SLOT_FREE_TOP, SLOT_KEYS_DELETED + 1);
+        pool.freeTop(counted[SLOT_FREE_TOP]);
+        size -= counted[SLOT_KEYS_DELETED];
     }
 
     // -------------------------------------------------------------------------------------------------------------
@@ -249,18 +248,16 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
         // a sort promise the host has not checked is checked by the lookup kernel itself (see flix_kernels.cu):
         // lookups change nothing, so the broken promise is reported after the kernel
         final boolean deviceCheck = keysSorted && !(hostChecked && n < DeviceSteps.DEVICE_CHECK_MIN);
-        final CUdeviceptr unsortedAt = deviceCheck ? counters.at(5L * Long.BYTES) : null;
+        final CUdeviceptr unsortedAt = deviceCheck ? counters.at(SLOT_FIRST_UNSORTED) : null;
         if (deviceCheck) {
-            cuMemsetD32(unsortedAt, Integer.MAX_VALUE, 1);
+            counters.fillInts(SLOT_FIRST_UNSORTED, SLOT_FIRST_UNSORTED + 1, Integer.MAX_VALUE);
         }
         final int items = sliceBatch(batch, n);
         kernels.lookup(mode).launch(numBuckets, items, itemBuckets(), bucketHead.pointer(), pool.nodeKeys(),
                 pool.nodeValues(), pool.nodeCount(), pool.nodeNext(), pool.nodeMax(), batch, perm, segStart.pointer(),
                 DeviceBuffer.pointerOf(keysResult), valuesResult.pointer(), unsortedAt);
         if (deviceCheck) {
-            final int[] at = new int[1];
-            cuMemcpyDtoH(Pointer.to(at), unsortedAt, 4);
-            if (at[0] != Integer.MAX_VALUE) {
+            if (counters.readInt(SLOT_FIRST_UNSORTED) != Integer.MAX_VALUE) {
                 DeviceBatchFaults.report(queries, null, n, true);
             }
         }
@@ -367,17 +364,17 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
     @Override
     protected IndexStats statsLocked() {
         enter();
-        measureChains();
+        final long[] chainCounts = measureChains();
         final long structureBytes = pool.bytes() + bucketMax.bytes() + bucketHead.bytes();
-        return new IndexStats(Backend.GPU, size, numBuckets, hostCounters[0], pool.freeTop(), NODE_SIZE,
-                hostCounters[1], structureBytes);
+        return new IndexStats(Backend.GPU, size, numBuckets, chainCounts[SLOT_NODES_IN_USE], pool.freeTop(),
+                NODE_SIZE, chainCounts[SLOT_LONGEST_CHAIN], structureBytes);
     }
 
-    /** Nodes in use into hostCounters[0], the longest chain into hostCounters[1]. */
-    private void measureChains() {
-        zeroCounters();
+    /** The counters with the nodes in use (SLOT_NODES_IN_USE) and the longest chain (SLOT_LONGEST_CHAIN). */
+    private long[] measureChains() {
+        counters.zeroAll();
         kernels.chainStats(numBuckets, bucketHead.pointer(), pool.nodeNext(), counters.pointer());
-        cuMemcpyDtoH(Pointer.to(hostCounters), counters.pointer(), 2L * Long.BYTES);
+        return counters.read(SLOT_NODES_IN_USE, SLOT_LONGEST_CHAIN + 1);
     }
 
     /**
@@ -397,11 +394,11 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
         if (!chains.mayHaveLongChains() || size == 0) {
             return;
         }
-        zeroCounters();
+        counters.zeroAll();
         final DeviceBuffer groups = chainGroups.ensure((numBuckets + 1L) * Integer.BYTES);
         kernels.splitChains(0, numBuckets, ChainPolicy.chainGroup(), bucketMax.pointer(), bucketHead.pointer(),
                 pool.nodeNext(), pool.nodeMax(), groups.pointer(), null, null, null, counters.pointer());
-        final long longest = steps.readLong(counters, 1);
+        final long longest = counters.readLong(SLOT_LONGEST_CHAIN);
         if (!chains.measuredBeforeWalks(longest)) {
             return;
         }
@@ -438,10 +435,7 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
 
     /** Whether no chain is longer than ChainPolicy.ANY_ORDER_CHAIN_MAX + 1 nodes (measured where need be). */
     private boolean chainsAreShort() {
-        return chains.shortForAnyOrder(() -> {
-            measureChains();
-            return hostCounters[1];
-        });
+        return chains.shortForAnyOrder(() -> measureChains()[SLOT_LONGEST_CHAIN]);
     }
 
     // -------------------------------------------------------------------------------------------------------------
@@ -466,13 +460,10 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
                 keyBucket.pointer());
         final DeviceBuffer itemIndex = flagPositions.ensure(n * 4L);
         steps.scanInt(firstOfBucket, itemIndex, n);
-        final CUdeviceptr itemCount = counters.at(4L * Long.BYTES);
         kernels.compactTouched(firstOfBucket.pointer(), itemIndex.pointer(), keyBucket.pointer(), n,
                 touchedBuckets.ensure(n * 4L).pointer(), segStart.ensure((n + 1L) * Integer.BYTES).pointer(),
-                itemCount);
-        final int[] count = new int[1];
-        cuMemcpyDtoH(Pointer.to(count), itemCount, 4);
-        return count[0];
+                counters.at(SLOT_TOUCHED_ITEMS));
+        return counters.readInt(SLOT_TOUCHED_ITEMS);
     }
 
     /** The item-to-bucket map of the last sliceBatch, or null where item b is bucket b. */
@@ -553,10 +544,6 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
             bucketHead.close();
             bucketMax = bucketHead = null;
         }
-    }
-
-    private void zeroCounters() {
-        cuMemsetD32(counters.pointer(), 0, 12);
     }
 
     @Override

@@ -1,6 +1,8 @@
 package io.flix.index.gpu;
 
 import static io.flix.index.gpu.DeviceBuffer.pointerOf;
+import static io.flix.index.gpu.KernelContract.SA_COUNTER_SLOTS;
+import static io.flix.index.gpu.KernelContract.SA_SLOT_LOWER_BOUND;
 import static jcuda.driver.JCudaDriver.cuMemcpyDtoD;
 import static jcuda.driver.JCudaDriver.cuMemsetD32;
 
@@ -47,7 +49,7 @@ public final class GpuSortedArrayIndex extends AbstractGpuIndex {
     private final SortedArrayKernels arrayKernels = new SortedArrayKernels(device, this::trace);
 
     private GpuSortedArrayIndex(GpuRuntime.DeviceContext device) {
-        super(device, 4);
+        super(device, SA_COUNTER_SLOTS);
     }
 
     /**
@@ -152,8 +154,8 @@ public final class GpuSortedArrayIndex extends AbstractGpuIndex {
 
     @Override
     int exportFromDevice(long fromKey, long[] keysOut, long[] valuesOut) {
-        arrayKernels.saLowerBoundOne(keys.pointer(), size, fromKey, counters.pointer());
-        final long first = steps.readLong(counters, 0);
+        arrayKernels.saLowerBoundOne(keys.pointer(), size, fromKey, counters.at(SA_SLOT_LOWER_BOUND));
+        final long first = counters.readLong(SA_SLOT_LOWER_BOUND);
         final int copied = (int) Math.min(keysOut.length, size - first);
         if (copied > 0) {
             download(keys.at(first * 8), keysOut, copied);

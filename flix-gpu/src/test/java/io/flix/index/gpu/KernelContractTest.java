@@ -26,7 +26,8 @@ class KernelContractTest {
 
     private static final Path CUDA = Path.of("src/main/cuda");
     private static final Path JAVA = Path.of("src/main/java/io/flix/index/gpu");
-    private static final Pattern DEFINE = Pattern.compile("^#define\\s+(\\w+)\\s+(\\S+)\\s*$", Pattern.MULTILINE);
+    private static final Pattern DEFINE =
+            Pattern.compile("^#define\\s+(\\w+)\\s+(\\S+)\\s*(?://.*)?$", Pattern.MULTILINE);
     /** A macro, its body continued over lines ending in a backslash (LOOKUP_PARAMS). */
     private static final Pattern MACRO =
             Pattern.compile("^#define\\s+(\\w+)\\s+((?:.*\\\\\\n)*.*)$", Pattern.MULTILINE);
@@ -54,7 +55,7 @@ class KernelContractTest {
         assertEquals(header, java, "kernel_contract.h and KernelContract differ");
     }
 
-    /** The header's {@code #define NAME VALUE} lines: integer literals, or INT64_MIN. */
+    /** The header's {@code #define NAME VALUE} lines (a comment may follow): integer literals, or INT64_MIN. */
     private static Map<String, Long> headerConstants() throws IOException {
         final Map<String, Long> constants = new TreeMap<>();
         final Matcher m = DEFINE.matcher(Files.readString(CUDA.resolve("kernel_contract.h")));
