@@ -178,18 +178,8 @@ abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResid
      */
     @Override
     public final void upsert(DeviceLongs keys, DeviceLongs values, int n, boolean keysSorted) {
-        final Lock held = enterUpdate();
-        try {
-            enter();
-            DeviceLongs.checkArgs(n, device.ordinal, keys, "keys", values, "values");
-            if (n == 0) {
-                return;
-            }
-            upsertOnDevice(keys.buffer(), values.buffer(), n, keysSorted, false);
-            cuCtxSynchronize();
-        } finally {
-            held.unlock();
-        }
+        onDevice(enterUpdate(), n, () -> DeviceLongs.checkArgs(n, device.ordinal, keys, "keys", values, "values"),
+                () -> upsertOnDevice(keys.buffer(), values.buffer(), n, keysSorted, false));
     }
 
     @Override
@@ -211,18 +201,8 @@ abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResid
      */
     @Override
     public final void delete(DeviceLongs keys, int n, boolean keysSorted) {
-        final Lock held = enterUpdate();
-        try {
-            enter();
-            DeviceLongs.checkArgs(n, device.ordinal, keys, "keys");
-            if (n == 0) {
-                return;
-            }
-            deleteOnDevice(keys.buffer(), n, keysSorted, false);
-            cuCtxSynchronize();
-        } finally {
-            held.unlock();
-        }
+        onDevice(enterUpdate(), n, () -> DeviceLongs.checkArgs(n, device.ordinal, keys, "keys"),
+                () -> deleteOnDevice(keys.buffer(), n, keysSorted, false));
     }
 
     // -------------------------------------------------------------------------------------------------------------
@@ -238,20 +218,21 @@ abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResid
 
     @Override
     protected final void ceilingLocked(long[] keys, int n, long[] keysOut, long[] valuesOut, boolean keysSorted) {
-        enter();
-        DeviceSteps.checkKeyArray(keys, n, keysSorted);
-        BatchArgs.checkArray(keysOut, "keysOut", n);
-        BatchArgs.checkArray(valuesOut, "valuesOut", n);
-        lookup(MODE_CEILING, keys, n, keysOut, valuesOut, keysSorted);
+        orderedLookup(MODE_CEILING, keys, n, keysOut, valuesOut, keysSorted);
     }
 
     @Override
     protected final void floorLocked(long[] keys, int n, long[] keysOut, long[] valuesOut, boolean keysSorted) {
+        orderedLookup(MODE_FLOOR, keys, n, keysOut, valuesOut, keysSorted);
+    }
+
+    /** Ceiling or floor: the arguments checked, then the lookup. */
+    private void orderedLookup(int mode, long[] keys, int n, long[] keysOut, long[] valuesOut, boolean keysSorted) {
         enter();
         DeviceSteps.checkKeyArray(keys, n, keysSorted);
         BatchArgs.checkArray(keysOut, "keysOut", n);
         BatchArgs.checkArray(valuesOut, "valuesOut", n);
-        lookup(MODE_FLOOR, keys, n, keysOut, valuesOut, keysSorted);
+        lookup(mode, keys, n, keysOut, valuesOut, keysSorted);
     }
 
     /**
@@ -263,18 +244,9 @@ abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResid
      */
     @Override
     public final void get(DeviceLongs keys, int n, DeviceLongs valuesOut, boolean keysSorted) {
-        final Lock held = enterLookup();
-        try {
-            enter();
-            DeviceLongs.checkArgs(n, device.ordinal, keys, "keys", valuesOut, "valuesOut");
-            if (n == 0) {
-                return;
-            }
-            lookupOnDevice(MODE_GET, keys.buffer(), n, keysSorted, false, null, valuesOut.buffer());
-            cuCtxSynchronize();
-        } finally {
-            held.unlock();
-        }
+        onDevice(enterLookup(), n, () -> DeviceLongs.checkArgs(n, device.ordinal, keys, "keys", valuesOut,
+                "valuesOut"), () -> lookupOnDevice(MODE_GET, keys.buffer(), n, keysSorted, false, null,
+                valuesOut.buffer()));
     }
 
     /**
@@ -287,14 +259,23 @@ abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResid
     @Override
     public final void ceiling(DeviceLongs keys, int n, DeviceLongs keysOut, DeviceLongs valuesOut,
                               boolean keysSorted) {
-        final Lock held = enterLookup();
+        onDevice(enterLookup(), n, () -> DeviceLongs.checkArgs(n, device.ordinal, keys, "keys", keysOut, "keysOut",
+                valuesOut, "valuesOut"), () -> lookupOnDevice(MODE_CEILING, keys.buffer(), n, keysSorted, false,
+                keysOut.buffer(), valuesOut.buffer()));
+    }
+
+    /**
+     * A {@link DeviceLongs} call under the lock {@code held}: the context made current, the arguments checked,
+     * nothing for an empty batch, else the device work and a wait for the device.
+     */
+    private void onDevice(Lock held, int n, Runnable checkArguments, Runnable work) {
         try {
             enter();
-            DeviceLongs.checkArgs(n, device.ordinal, keys, "keys", keysOut, "keysOut", valuesOut, "valuesOut");
+            checkArguments.run();
             if (n == 0) {
                 return;
             }
-            lookupOnDevice(MODE_CEILING, keys.buffer(), n, keysSorted, false, keysOut.buffer(), valuesOut.buffer());
+            work.run();
             cuCtxSynchronize();
         } finally {
             held.unlock();
