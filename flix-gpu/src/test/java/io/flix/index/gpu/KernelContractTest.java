@@ -24,8 +24,10 @@ import org.junit.jupiter.api.Test;
  */
 class KernelContractTest {
 
-    private static final Path CUDA = Path.of("src/main/cuda");
-    private static final Path JAVA = Path.of("src/main/java/io/flix/index/gpu");
+    /** The module's directory: the working directory under Maven, flix-gpu where run from the repository root. */
+    private static final Path MODULE = Files.isDirectory(Path.of("src/main/cuda")) ? Path.of("") : Path.of("flix-gpu");
+    private static final Path CUDA = MODULE.resolve("src/main/cuda");
+    private static final Path JAVA = MODULE.resolve("src/main/java/io/flix/index/gpu");
     private static final Pattern DEFINE =
             Pattern.compile("^#define\\s+(\\w+)\\s+(\\S+)\\s*(?://.*)?$", Pattern.MULTILINE);
     /** A macro, its body continued over lines ending in a backslash (LOOKUP_PARAMS). */
