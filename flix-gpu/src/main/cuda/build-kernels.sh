@@ -33,7 +33,8 @@ fi
 mkdir -p "$out" "$(dirname "$stamp")"
 archs=(-gencode arch=compute_80,code=sm_80 -gencode arch=compute_86,code=sm_86
        -gencode arch=compute_89,code=sm_89 -gencode arch=compute_90,code='[sm_90,compute_90]')
-inputs=$(cat "$src"/flix_kernels.cu "$src"/flix_cub_jni.cu "$src"/flix_memory_jni.cu "$src"/sorted_array_kernels.cu "$0" | md5sum | cut -d' ' -f1)
+inputs=$(cat "$src"/kernel_contract.h "$src"/flix_kernels.cu "$src"/flix_cub_jni.cu "$src"/flix_memory_jni.cu \
+          "$src"/sorted_array_kernels.cu "$0" | md5sum | cut -d' ' -f1)
 if [[ -f $stamp && $(cat "$stamp") == "$inputs" && -f $out/flix_kernels.fatbin && -f $out/libflixnative.so
       && -f $out/sorted_array_kernels.fatbin ]]; then
   echo "[flix-gpu] GPU kernels up to date"

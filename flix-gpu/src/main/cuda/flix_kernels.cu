@@ -10,13 +10,12 @@
 #include <climits>
 #include <cstdint>
 
-#define NODE_SIZE 32
+#include "kernel_contract.h"
+
 #define FULL_MASK 0xffffffffu
 // When a merge overflows a node, the keys are spread evenly over nodes filled to about 3/4, leaving room for
 // later inserts without a second split right away.
 #define SPLIT_FILL 24
-
-typedef long long i64;
 
 __device__ __forceinline__ unsigned lanemask_lt() {
     unsigned m;
@@ -99,12 +98,12 @@ extern "C" __global__ void flag_last_of_run(const i64* keys, int n, int* flags, 
 // every key), keys that share bits [beginBit, 64) form runs in batch order. This sorts each run by the whole key,
 // stably (an insertion sort by the run's first thread: with a few more sorted bits than log2(n), runs hold a key
 // or two), so the batch ends fully sorted for half a full sort's passes. flags (may be null) then marks the last
-// of each run of equal keys, as flag_last_of_run does, and counters[0] counts them (once per block). A run longer
-// than MAX_DIGIT_RUN (keys clustered below the sorted bits) is left as it is and counted in counters[1]: the host
-// then sorts the batch fully.
+// of each run of equal keys, as flag_last_of_run does, and *runCount counts them (once per block). A run longer
+// than MAX_DIGIT_RUN (keys clustered below the sorted bits) is left as it is and counted in *longRunCount: the
+// host then sorts the batch fully.
 #define MAX_DIGIT_RUN 32
 extern "C" __global__ void sort_within_digits(i64* keys, i64* values, int n, int beginBit, int* flags,
-                                              int* counters) {
+                                              int* runCount, int* longRunCount) {
     __shared__ int blockRuns;
     if (threadIdx.x == 0) blockRuns = 0;
     __syncthreads();
@@ -119,7 +118,7 @@ extern "C" __global__ void sort_within_digits(i64* keys, i64* values, int n, int
                 end++;
             }
             if (end - i > MAX_DIGIT_RUN) {
-                atomicAdd(&counters[1], 1);
+                atomicAdd(longRunCount, 1);
             } else {
                 for (int j = i + 1; j < end; j++) {
                     const i64 key = keys[j];
@@ -145,15 +144,15 @@ extern "C" __global__ void sort_within_digits(i64* keys, i64* values, int n, int
     for (int offset = 16; offset > 0; offset >>= 1) runs += __shfl_xor_sync(FULL_MASK, runs, offset);
     if ((threadIdx.x & 31) == 0 && runs) atomicAdd(&blockRuns, runs);
     __syncthreads();
-    if (threadIdx.x == 0 && blockRuns) atomicAdd(&counters[0], blockRuns);
+    if (threadIdx.x == 0 && blockRuns) atomicAdd(runCount, blockRuns);
 }
 
 // *spread |= keys[i] ^ keys[0] over the batch (grid-stride, one global atomic per block): its highest set bit is
 // the highest bit in which the batch's keys differ, so the bits above it need no sorting. Where values is not null
 // the same pass checks them, as check_batch does (one pass over the batch instead of two before an update batch's
-// sort): firstBad[0] = the smallest i with values[i] == NOT_FOUND.
+// sort): *firstReserved = the smallest i with values[i] == NOT_FOUND.
 extern "C" __global__ void key_spread(const i64* keys, const i64* values, int n, unsigned long long* spread,
-                                      int* firstBad) {
+                                      int* firstReserved) {
     __shared__ unsigned long long blockBits;
     __shared__ int blockBad;
     if (threadIdx.x == 0) { blockBits = 0; blockBad = INT_MAX; }
@@ -163,7 +162,7 @@ extern "C" __global__ void key_spread(const i64* keys, const i64* values, int n,
     int bad = INT_MAX;
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
         bits |= (unsigned long long)(keys[i] ^ first);
-        if (values && values[i] == INT64_MIN && i < bad) bad = i;
+        if (values && values[i] == NOT_FOUND && i < bad) bad = i;
     }
     for (int offset = 16; offset > 0; offset >>= 1) {
         bits |= __shfl_xor_sync(FULL_MASK, bits, offset);
@@ -176,7 +175,7 @@ extern "C" __global__ void key_spread(const i64* keys, const i64* values, int n,
     __syncthreads();
     if (threadIdx.x == 0) {
         if (blockBits) atomicOr(spread, blockBits);
-        if (blockBad != INT_MAX) atomicMin(firstBad, blockBad);
+        if (blockBad != INT_MAX) atomicMin(firstReserved, blockBad);
     }
 }
 
@@ -190,13 +189,14 @@ extern "C" __global__ void compact_flagged(const i64* keys, const i64* values, c
     if (i == n - 1) *countOut = (i64)pos[i] + flags[i];
 }
 
-// Batch checks on the device (cheaper than a host pass over a large batch): firstBad[0] = smallest i with
-// values[i] == NOT_FOUND (values may be null), firstBad[1] = smallest i with keys[i - 1] > keys[i] (when asked).
-extern "C" __global__ void check_batch(const i64* keys, const i64* values, int n, int checkSorted, int* firstBad) {
+// Batch checks on the device (cheaper than a host pass over a large batch): *firstReserved = smallest i with
+// values[i] == NOT_FOUND (values may be null), *firstUnsorted = smallest i with keys[i - 1] > keys[i] (when asked).
+extern "C" __global__ void check_batch(const i64* keys, const i64* values, int n, int checkSorted,
+                                       int* firstReserved, int* firstUnsorted) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    if (values && values[i] == INT64_MIN) atomicMin(&firstBad[0], i);
-    if (checkSorted && i > 0 && keys[i - 1] > keys[i]) atomicMin(&firstBad[1], i);
+    if (values && values[i] == NOT_FOUND) atomicMin(firstReserved, i);
+    if (checkSorted && i > 0 && keys[i - 1] > keys[i]) atomicMin(firstUnsorted, i);
 }
 
 // Common step. The bucket kernels below run over work items: item w is bucket itemBucket[w] (or bucket w where
@@ -293,10 +293,6 @@ extern "C" __global__ void fill_free_stack(int* freeStack, i64 from, int firstNo
 // to the caller's position. Lanes take 32 queries at a time and resolve them against the node in registers; the
 // warp moves along the chain as the queries grow.
 
-#define MODE_GET 0
-#define MODE_CEILING 1
-#define MODE_FLOOR 2
-#define NOT_FOUND_VALUE INT64_MIN
 
 __device__ void ceiling_from_next_buckets(int b, int numBuckets, const int* bucketHead, const i64* nodeKeys,
                                           const i64* nodeValues, i64* k, i64* v, bool* found) {
@@ -393,7 +389,7 @@ __device__ __forceinline__ void lookup_items(int numBuckets, int numItems, const
         bool resolved = !active;
         bool found = false;
         bool fallback = false;
-        i64 outK = 0, outV = NOT_FOUND_VALUE;
+        i64 outK = 0, outV = NOT_FOUND;
         while (true) {
             const bool mine = !resolved && q <= bound;
             if (node < 0) {
@@ -447,7 +443,7 @@ __device__ __forceinline__ void lookup_items(int numBuckets, int numItems, const
                 }
             }
             const unsigned at = perm ? perm[j] : (unsigned)j;
-            if (!found) { outK = 0; outV = NOT_FOUND_VALUE; }
+            if (!found) { outK = 0; outV = NOT_FOUND; }
             valuesOut[at] = outV;
             if (MODE != MODE_GET) keysOut[at] = outK;
         }
@@ -467,15 +463,15 @@ __device__ __forceinline__ void lookup_items(int numBuckets, int numItems, const
 #else
 #define LOOKUP_GET_BLOCKS_PER_SM 8
 #endif
-extern "C" __global__ void __launch_bounds__(256, LOOKUP_GET_BLOCKS_PER_SM) lookup_get(LOOKUP_PARAMS) {
+extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, LOOKUP_GET_BLOCKS_PER_SM) lookup_get(LOOKUP_PARAMS) {
     lookup_items<MODE_GET>(LOOKUP_ARGS);
 }
 
-extern "C" __global__ void __launch_bounds__(256, 6) lookup_ceiling(LOOKUP_PARAMS) {
+extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, 6) lookup_ceiling(LOOKUP_PARAMS) {
     lookup_items<MODE_CEILING>(LOOKUP_ARGS);
 }
 
-extern "C" __global__ void __launch_bounds__(256, 5) lookup_floor(LOOKUP_PARAMS) {
+extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, 5) lookup_floor(LOOKUP_PARAMS) {
     lookup_items<MODE_FLOOR>(LOOKUP_ARGS);
 }
 
@@ -484,7 +480,7 @@ extern "C" __global__ void __launch_bounds__(256, 5) lookup_floor(LOOKUP_PARAMS)
 // null). Unsorted batches come here either as they are (small batches: queries in distinct buckets share nothing)
 // or sorted by their top bits only, which costs a fraction of a full sort and gives the same locality: the lanes
 // of a warp follow one search path and read one or two nodes.
-extern "C" __global__ void __launch_bounds__(256) lookup_get_any_order(
+extern "C" __global__ void __launch_bounds__(BLOCK_THREADS) lookup_get_any_order(
         const i64* __restrict__ bucketMax, int numBuckets, const int* __restrict__ bucketHead,
         const i64* __restrict__ nodeKeys, const i64* __restrict__ nodeValues, const int* __restrict__ nodeCount,
         const int* __restrict__ nodeNext, const i64* __restrict__ nodeMax, const i64* __restrict__ queries,
@@ -493,7 +489,7 @@ extern "C" __global__ void __launch_bounds__(256) lookup_get_any_order(
     if (j >= n) return;
     const i64 q = queries[j];
     int node = bucketHead[bucket_of(bucketMax, numBuckets, q)];
-    i64 v = NOT_FOUND_VALUE;
+    i64 v = NOT_FOUND;
     if (node >= 0) {
         int next;
         while ((next = nodeNext[node]) >= 0 && nodeMax[node] < q) node = next;
@@ -620,8 +616,8 @@ __device__ __forceinline__ int count_duplicates(const i64* nodeKey, int cnt, con
 
 // The count pass, one thread a work item (its loads are few and independent across buckets, so a thread each
 // keeps far more of them in flight than a warp each): needNodes[w] = the nodes item w's merges take off the free
-// stack. counters: [2] buckets touched, [3] most keys one bucket takes, [5] most nodes one bucket gains (how much
-// the longest chain may grow).
+// stack. counters: SLOT_BUCKETS_TOUCHED, SLOT_MOST_KEYS_IN_A_BUCKET and SLOT_MOST_NODES_GAINED (how much the
+// longest chain may grow).
 extern "C" __global__ void upsert_count(int numItems, const int* itemBucket, const int* bucketHead,
                                         const i64* nodeKeys, const int* nodeCount, const int* nodeNext,
                                         const i64* nodeMax, const i64* keys, const int* segStart, int* needNodes,
@@ -659,12 +655,12 @@ extern "C" __global__ void upsert_count(int numItems, const int* itemBucket, con
     } else if (w == numItems) {
         needNodes[w] = 0;  // the scan's extra element, so the exclusive scan's last entry is the total
     }
-    block_counts_to_global(counts, counters, 2, 3, 5, -1);
+    block_counts_to_global(counts, counters, SLOT_BUCKETS_TOUCHED, SLOT_MOST_KEYS_IN_A_BUCKET,
+                           SLOT_MOST_NODES_GAINED, -1);
 }
 
 // A merge too large for one warp to write quickly (a bucket taking a big share of the batch): the warp records it
 // and wide_merge_write / wide_merge_meta write it with many blocks after upsert_apply.
-#define WIDE_MERGE_MIN 2048
 struct WideMerge {
     i64 origKeys[NODE_SIZE];
     i64 origValues[NODE_SIZE];
@@ -673,7 +669,7 @@ struct WideMerge {
     int cnt, p, p2, r, k, firstNode, tailNext;
     i64 allocBase;
 };
-static_assert(sizeof(WideMerge) == 680, "the host sizes WideMerge records as 680 bytes");
+static_assert(sizeof(WideMerge) == WIDE_MERGE_BYTES, "the host sizes WideMerge records as WIDE_MERGE_BYTES");
 
 // Where merged position pos of r keys spread evenly over k nodes lands: node *q, slot *slot. 32-bit arithmetic
 // (a warp's merge holds fewer than WIDE_MERGE_MIN + NODE_SIZE keys), and none where the merge fits one node.
@@ -835,14 +831,15 @@ __device__ __forceinline__ long long upsert_apply_item(
 
 // Bounded to 40 registers (six 256-thread blocks an SM): at its natural 56 a few spills are saved, but the warps
 // in flight that hide the merges' dependent loads matter more (H200, 2^24 into 2^25: inserts 7.5 -> 6.55 ms).
-extern "C" __global__ void __launch_bounds__(256, 6) upsert_apply(
+extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, 6) upsert_apply(
         int numItems, const int* itemBucket, int* bucketHead, i64* nodeKeys, i64* nodeValues, int* nodeCount,
         int* nodeNext, i64* nodeMax, const int* freeStack, i64 freeTop, const i64* keys, const i64* values,
         const int* segStart, const int* allocBase, i64* counters, WideMerge* wide, int* wideCount) {
     const long long inserted = upsert_apply_item(numItems, itemBucket, bucketHead, nodeKeys, nodeValues, nodeCount,
             nodeNext, nodeMax, freeStack, freeTop, keys, values, segStart, allocBase, counters, wide, wideCount);
     const bool counts = (threadIdx.x & 31) == 0;
-    block_counts_to_global({0, 0, 0, counts ? (unsigned long long)inserted : 0ull}, counters, -1, -1, -1, 1);
+    block_counts_to_global({0, 0, 0, counts ? (unsigned long long)inserted : 0ull}, counters, -1, -1, -1,
+                           SLOT_KEYS_INSERTED);
 }
 
 // The recorded wide merges, blockIdx.y naming the merge: each thread places node keys and batch keys at their
@@ -974,13 +971,14 @@ extern "C" __global__ void upsert_apply_single(int numItems, const int* itemBuck
     const long long inserted = upsert_apply_single_item(numItems, itemBucket, bucketHead, nodeKeys, nodeValues,
             nodeCount, nodeNext, nodeMax, freeStack, freeTop, keys, values, segStart, allocBase, counters);
     const bool counts = true;
-    block_counts_to_global({0, 0, 0, counts ? (unsigned long long)inserted : 0ull}, counters, -1, -1, -1, 1);
+    block_counts_to_global({0, 0, 0, counts ? (unsigned long long)inserted : 0ull}, counters, -1, -1, -1,
+                           SLOT_KEYS_INSERTED);
 }
 
 // ---------------------------------------------------------------------------------------------------------------
 // Delete (TL-Bulk with compaction). Lanes flag their node key when it is among the keys routed to the node,
 // survivors shift left by the number of flagged keys before them, and a node left empty is unlinked and pushed
-// onto the free stack (counters[0] is its top).
+// onto the free stack (counters[SLOT_FREE_TOP] is its top).
 
 __device__ __forceinline__ long long delete_apply_item(
         int numItems, const int* itemBucket, int* bucketHead, i64* nodeKeys, i64* nodeValues, int* nodeCount,
@@ -1032,7 +1030,8 @@ __device__ __forceinline__ long long delete_apply_item(
                     nodeCount[node] = kept;
                     if (kept == 0) {
                         if (prev < 0) bucketHead[b] = next; else nodeNext[prev] = next;
-                        const unsigned long long top = atomicAdd((unsigned long long*)&counters[0], 1ull);
+                        const unsigned long long top =
+                                atomicAdd((unsigned long long*)&counters[SLOT_FREE_TOP], 1ull);
                         freeStack[top] = node;
                     }
                 }
@@ -1059,7 +1058,8 @@ extern "C" __global__ void delete_apply(int numItems, const int* itemBucket, int
     const long long deleted = delete_apply_item(numItems, itemBucket, bucketHead, nodeKeys, nodeValues, nodeCount,
             nodeNext, nodeMax, freeStack, keys, segStart, counters);
     const bool counts = (threadIdx.x & 31) == 0;
-    block_counts_to_global({0, 0, 0, counts ? (unsigned long long)deleted : 0ull}, counters, -1, -1, -1, 1);
+    block_counts_to_global({0, 0, 0, counts ? (unsigned long long)deleted : 0ull}, counters, -1, -1, -1,
+                           SLOT_KEYS_DELETED);
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -1160,7 +1160,7 @@ extern "C" __global__ void export_pairs(int pass, int numBuckets, const i64* buc
 // bucket's max is its last node's max (every key of the next node is greater), the chain's last bucket keeps the
 // old bucket's max; no key moves. Empty buckets are dropped, except the last (its max, INT64_MAX, ends the key
 // range); the next bucket then takes their keys. One thread a bucket. Pass 0: groups[b] = the buckets b becomes
-// (groups[numBuckets] = 0, for the scan) and counters[1] = the longest chain. Pass 1: writes them from
+// (groups[numBuckets] = 0, for the scan) and counters[SLOT_LONGEST_CHAIN]. Pass 1: writes them from
 // start[b] into newMax / newHead and cuts the links between groups.
 extern "C" __global__ void split_chains(int pass, int numBuckets, int group, const i64* bucketMax,
                                         const int* bucketHead, int* nodeNext, const i64* nodeMax, int* groups,
@@ -1197,10 +1197,11 @@ extern "C" __global__ void split_chains(int pass, int numBuckets, int group, con
     } else if (b == numBuckets && pass == 0) {
         groups[b] = 0;
     }
-    if (pass == 0) block_counts_to_global({0, len, 0, 0}, counters, -1, 1, -1, -1);
+    if (pass == 0) block_counts_to_global({0, len, 0, 0}, counters, -1, SLOT_LONGEST_CHAIN, -1, -1);
 }
 
-// Nodes in use and the longest chain, for stats: counters[0] += chain lengths, counters[1] = max chain.
+// Nodes in use and the longest chain, for stats: counters[SLOT_NODES_IN_USE] += chain lengths,
+// counters[SLOT_LONGEST_CHAIN] = max chain.
 extern "C" __global__ void chain_stats(int numBuckets, const int* bucketHead, const int* nodeNext,
                                        i64* counters) {
     const int b = blockIdx.x * blockDim.x + threadIdx.x;
@@ -1208,5 +1209,5 @@ extern "C" __global__ void chain_stats(int numBuckets, const int* bucketHead, co
     if (b < numBuckets) {
         for (int node = bucketHead[b]; node >= 0; node = nodeNext[node]) len++;
     }
-    block_counts_to_global({len, len, 0, 0}, counters, 0, 1, -1, -1);
+    block_counts_to_global({len, len, 0, 0}, counters, SLOT_NODES_IN_USE, SLOT_LONGEST_CHAIN, -1, -1);
 }

@@ -7,12 +7,7 @@
 
 #include <cstdint>
 
-typedef long long i64;
-
-#define NOT_FOUND INT64_MIN
-#define MODE_GET 0
-#define MODE_CEILING 1
-#define MODE_FLOOR 2
+#include "kernel_contract.h"
 
 // First index in [0, n) whose key is >= x (n where none).
 __device__ __forceinline__ int lower_bound(const i64* __restrict__ a, int n, i64 x) {

@@ -21,10 +21,8 @@ import static io.flix.index.sort.SortedSearch.upperBound;
  * owned by the index.
  *
  * <p>Storage: {@code bucketMax} (ascending, the last entry is {@code Long.MAX_VALUE} so every key has a bucket) and
- * {@code bucketHead}; a node pool of primitive arrays indexed by node id, with a free list of node ids. Keys and
- * values live in segments of {@code 2^20} slots (8 MiB each), so the pool grows by adding segments instead of
- * copying everything (the per-node metadata arrays grow by half and are 1/32 of the size), and holds more keys
- * than one Java array could.
+ * {@code bucketHead}; a node pool of primitive arrays indexed by node id, with a free list of node ids
+ * ({@link NodePool}: keys and values in segments, so that it grows without copying everything).
  *
  * <p>Invariants that routing relies on, for the chain {@code c0 -> c1 -> ... -> cl} of bucket {@code b}:
  * <ul>
@@ -39,13 +37,12 @@ import static io.flix.index.sort.SortedSearch.upperBound;
  *
  * <p>Updates split a node's merged contents evenly over the fewest nodes filled to at most three quarters (a
  * bulk form of the paper's split-in-halves that leaves room for later inserts). Bucket boundaries otherwise stay
- * fixed until {@link #restructure()}, with one exception (the paper's elastic strategy, section 3.4): a chain that an
- * upsert makes longer than {@value #MAX_CHAIN_NODES} nodes is cut into one bucket per node, moving no keys. Without
- * it an index filled by upserts alone (one bucket), or by ever larger keys (the last bucket), would grow one chain
- * that every batch walks.
+ * fixed until {@link #restructure()}, with one exception (the paper's elastic strategy, section 3.4, in
+ * {@link ChainPolicy}): a chain that an upsert makes longer than {@value ChainPolicy#MAX_CHAIN_NODES} nodes is cut
+ * into one bucket per node, moving no keys.
  *
  * <p>Concurrency as {@link FlixIndex} says: lookups run in parallel (they only read the structure, each in its own
- * batch scratch), updates alone. Each call may use {@code config.threads()} threads of the index's pool. At most
+ * batch scratch), updates alone. Each call may use {@code config.threads()} threads of the index's workers. At most
  * about {@code 2^31} nodes. Batch scratch (sorted keys, permutations, a sorter) is taken per call from a pool of
  * the index ({@link BatchScratch.Pool}) and kept between calls up to {@value #SCRATCH_KEPT} keys. {@link #close()}
  * lets go of everything: structure, scratch and the thread pool.
@@ -53,7 +50,7 @@ import static io.flix.index.sort.SortedSearch.upperBound;
 public final class CpuFlixIndex extends AbstractFlixIndex {
 
     /** Marks the end of a chain and a bucket without nodes. */
-    private static final int NO_NODE = -1;
+    static final int NO_NODE = -1;
     /** Below this many keys a batch runs on the caller's thread: forking costs more than it saves. */
     private static final int PARALLEL_MIN_KEYS = 4096;
     /** Smallest number of keys worth one parallel piece. */
@@ -62,48 +59,23 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
     private static final int PIECES_PER_THREAD = 4;
     /** From this many keys an unsorted lookup batch is radix sorted with its permutation (see lookup). */
     private static final int SORT_WITH_PERMUTATION_MIN = 1024;
-    /** Longest chain an upsert leaves; longer ones are cut into one bucket per node (see the class comment). */
-    static final int MAX_CHAIN_NODES = 32;
-    /**
-     * Key (and value) slots per pool segment: 2^15 (256 KiB). Below G1's humongous-object threshold for every region
-     * size (half of at least 1 MiB): a power-of-two array of a region's size or more takes an extra region for its
-     * header, which made 8 MiB segments cost 12 MiB of heap.
-     */
-    private static final int SEGMENT_SLOTS_SHIFT = 15;
     /** Batch scratch for up to this many keys stays allocated between calls. */
     static final int SCRATCH_KEPT = 1 << 22;
-    /** Most nodes: ids are ints and metadata arrays are indexed by them. */
-    private static final int MAX_NODES = Integer.MAX_VALUE - 8;
 
     private final int nodeSize;
-    private final int nodeShift;
-    /** log2 of the nodes per key/value segment. */
-    private final int segmentShift;
-    private final int segmentMask;
     private final int keysPerBuiltNode;
     private final int splitFill;
     private final int threads;
     /** The workers of parallel batches; null once closed, as every array below. */
-    private ForkJoinPool pool;
+    private ForkJoinPool workers;
     private BatchScratch.Pool scratch;
 
     private int bucketCount;
     private long[] bucketMax;
     private int[] bucketHead;
 
-    /** Segment {@code node >>> segmentShift}, slots from {@code (node & segmentMask) << nodeShift}. */
-    private long[][] nodeKeys;
-    private long[][] nodeValues;
-    /** Nodes the key/value segments hold (the metadata arrays may be longer). */
-    private int nodeCapacity;
-    private long[] nodeMax;
-    private int[] nodeCount;
-    private int[] nodeNext;
-    /** Node ids {@code [0, nodesHandedOut)} have been used at some time; higher ids up to capacity are fresh. */
-    private int nodesHandedOut;
-    private int[] freeNodes;
-    private int freeCount;
-    private long nodesInUse;
+    /** The nodes: keys, values, counts, links, max keys, and the free list. */
+    private final NodePool pool;
     private long size;
 
     public CpuFlixIndex(FlixConfig config) {
@@ -112,14 +84,12 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
             throw new IllegalArgumentException("config must not be null");
         }
         this.nodeSize = config.nodeSize();
-        this.nodeShift = Integer.numberOfTrailingZeros(nodeSize);
-        this.segmentShift = SEGMENT_SLOTS_SHIFT - nodeShift;
-        this.segmentMask = (1 << segmentShift) - 1;
         this.keysPerBuiltNode = config.keysPerBuiltNode();
         this.splitFill = Math.max(1, nodeSize * 3 / 4);
         this.threads = config.threads();
-        this.pool = new ForkJoinPool(threads);
-        this.scratch = new BatchScratch.Pool(pool, threads, SCRATCH_KEPT);
+        this.workers = new ForkJoinPool(threads);
+        this.scratch = new BatchScratch.Pool(workers, threads, SCRATCH_KEPT);
+        this.pool = new NodePool(nodeSize);
         layoutEmpty(0);
     }
 
@@ -151,43 +121,32 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
             for (int node = from; node < to; node++) {
                 final int src = node * fill;
                 final int len = Math.min(fill, unique - src);
-                final int base = slotOf(node);
-                System.arraycopy(keys, src, keySegment(node), base, len);
-                System.arraycopy(values, src, valueSegment(node), base, len);
-                nodeCount[node] = len;
-                nodeNext[node] = NO_NODE;
+                final int base = pool.slotOf(node);
+                System.arraycopy(keys, src, pool.keySegment(node), base, len);
+                System.arraycopy(values, src, pool.valueSegment(node), base, len);
+                pool.nodeCount[node] = len;
+                pool.nodeNext[node] = NO_NODE;
                 bMax[node] = keys[src + len - 1];
                 heads[node] = node;
             }
         });
         bMax[nodes - 1] = Long.MAX_VALUE;
         for (int node = 0; node < nodes; node++) {
-            nodeMax[node] = bMax[node];
+            pool.nodeMax[node] = bMax[node];
         }
         bucketMax = bMax;
         bucketHead = heads;
         bucketCount = nodes;
-        nodesHandedOut = nodes;
-        nodesInUse = nodes;
+        pool.linkedFirst(nodes);
         size = unique;
     }
 
     /** An empty structure (one bucket without nodes) whose node pool holds {@code capacity} nodes. */
     private void layoutEmpty(int capacity) {
-        checkNodeCapacity(capacity);
+        pool.reset(capacity);
         bucketCount = 1;
         bucketMax = new long[] {Long.MAX_VALUE};
         bucketHead = new int[] {NO_NODE};
-        nodeKeys = resizeSegments(new long[0][], capacity);
-        nodeValues = resizeSegments(new long[0][], capacity);
-        nodeCapacity = capacity;
-        nodeMax = new long[capacity];
-        nodeCount = new int[capacity];
-        nodeNext = new int[capacity];
-        freeNodes = new int[capacity];
-        freeCount = 0;
-        nodesHandedOut = 0;
-        nodesInUse = 0;
         size = 0;
     }
 
@@ -228,80 +187,33 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
             }
         }
         reservedFrom[pieces] = (int) totalNeed;
-        final int[] reserved = reserveNodes((int) totalNeed, s);
+        final int[] reserved = pool.reserve((int) totalNeed, s);
 
         // Pass 2: each piece merges its buckets, taking new nodes from its own slice of the reservation.
         final int[] used = new int[pieces];
         final long[] added = new long[pieces];
-        final int[][] longChains = new int[pieces][];
-        final int[] longChainCount = new int[pieces];
+        final ChainPolicy.LongChains[] longChains = new ChainPolicy.LongChains[pieces];
         runPieces(pieces, p -> {
             final UpsertPiece piece = new UpsertPiece(reserved, reservedFrom[p]);
             mergePiece(ks, vs, starts[p], starts[p + 1], piece);
             used[p] = piece.nextReserved - reservedFrom[p];
             added[p] = piece.added;
             longChains[p] = piece.longChains;
-            longChainCount[p] = piece.longChainCount;
         });
-        int longCount = 0;
         for (int p = 0; p < pieces; p++) {
             size += added[p];
-            nodesInUse += used[p];
+            pool.nodesInUse += used[p];
             for (int i = reservedFrom[p] + used[p]; i < reservedFrom[p + 1]; i++) {
-                freeNodes[freeCount++] = reserved[i];
-            }
-            longCount += longChainCount[p];
-        }
-        if (longCount > 0) {
-            splitLongChains(longChains, longChainCount, longCount);
-        }
-    }
-
-    /**
-     * Cuts each listed bucket (ascending within a piece, pieces in bucket order) into one bucket per node. The
-     * nodes keep their keys: node {@code c} becomes a bucket with max {@code nodeMax[c]}, which keeps every
-     * invariant since a chain's nodeMax values ascend and end at the bucket's max.
-     */
-    private void splitLongChains(int[][] longChains, int[] longChainCount, int count) {
-        long added = 0;
-        for (int p = 0; p < longChains.length; p++) {
-            for (int i = 0; i < longChainCount[p]; i++) {
-                for (int node = bucketHead[longChains[p][i]]; node != NO_NODE; node = nodeNext[node]) {
-                    added++;
-                }
-                added--;
+                pool.free(reserved[i]);
             }
         }
-        if (bucketCount + added > Integer.MAX_VALUE - 8) {
-            return; // the chains stay as they are; restructure() still flattens them
+        final ChainPolicy.Buckets cut = ChainPolicy.cutIntoOneBucketPerNode(longChains, bucketMax, bucketHead,
+                bucketCount, pool.nodeNext, pool.nodeMax);
+        if (cut != null) {
+            bucketMax = cut.max();
+            bucketHead = cut.head();
+            bucketCount = cut.count();
         }
-        final int newCount = (int) (bucketCount + added);
-        final long[] newMax = new long[newCount];
-        final int[] newHead = new int[newCount];
-        int from = 0;
-        int to = 0;
-        for (int p = 0; p < longChains.length; p++) {
-            for (int i = 0; i < longChainCount[p]; i++) {
-                final int b = longChains[p][i];
-                System.arraycopy(bucketMax, from, newMax, to, b - from);
-                System.arraycopy(bucketHead, from, newHead, to, b - from);
-                to += b - from;
-                int node = bucketHead[b];
-                while (node != NO_NODE) {
-                    final int next = nodeNext[node];
-                    newMax[to] = nodeMax[node];
-                    newHead[to++] = node;
-                    nodeNext[node] = NO_NODE;
-                    node = next;
-                }
-                from = b + 1;
-            }
-        }
-        System.arraycopy(bucketMax, from, newMax, to, bucketCount - from);
-        System.arraycopy(bucketHead, from, newHead, to, bucketCount - from);
-        bucketMax = newMax;
-        bucketHead = newHead;
-        bucketCount = newCount;
     }
 
     /** Per-task state of an upsert: its node reservation, merge space and tallies. */
@@ -311,9 +223,8 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
         long[] mergeKeys = new long[2 * nodeSize];
         long[] mergeValues = new long[2 * nodeSize];
         long added;
-        /** Buckets whose chain this piece made longer than MAX_CHAIN_NODES, ascending. */
-        int[] longChains = new int[0];
-        int longChainCount;
+        /** Buckets whose chain this piece made too long (ChainPolicy). */
+        final ChainPolicy.LongChains longChains = new ChainPolicy.LongChains();
 
         UpsertPiece(int[] reserved, int from) {
             this.reserved = reserved;
@@ -322,13 +233,6 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
 
         int takeNode() {
             return reserved[nextReserved++];
-        }
-
-        void noteLongChain(int bucket) {
-            if (longChainCount == longChains.length) {
-                longChains = java.util.Arrays.copyOf(longChains, Math.max(8, 2 * longChainCount));
-            }
-            longChains[longChainCount++] = bucket;
         }
 
         void ensureMergeSpace(int capacity) {
@@ -359,21 +263,21 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
                 continue;
             }
             while (j < to && ks[j] <= bMax) {
-                final long max = nodeMax[node];
+                final long max = pool.nodeMax[node];
                 if (ks[j] > max) {
-                    node = nodeNext[node];
+                    node = pool.nodeNext[node];
                     continue;
                 }
                 int end = j + 1;
                 while (end < to && ks[end] <= max) {
                     end++;
                 }
-                final int merged = nodeCount[node] + (end - j);
+                final int merged = pool.nodeCount[node] + (end - j);
                 if (merged > nodeSize) {
                     need += nodesFor(merged) - 1;
                 }
                 j = end;
-                node = nodeNext[node];
+                node = pool.nodeNext[node];
             }
         }
         return need;
@@ -400,8 +304,8 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
                 final int chain = spread(ks, vs, j, end - j, first, bMax, NO_NODE, piece);
                 bucketHead[b] = first;
                 piece.added += end - j;
-                if (chain > MAX_CHAIN_NODES) {
-                    piece.noteLongChain(b);
+                if (chain > ChainPolicy.MAX_CHAIN_NODES) {
+                    piece.longChains.note(b);
                 }
                 j = end;
                 continue;
@@ -409,9 +313,9 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
             int walked = 0;
             boolean grew = false;
             while (j < to && ks[j] <= bMax) {
-                final long max = nodeMax[node];
+                final long max = pool.nodeMax[node];
                 if (ks[j] > max) {
-                    node = nodeNext[node];
+                    node = pool.nodeNext[node];
                     walked++;
                     continue;
                 }
@@ -419,7 +323,7 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
                 while (end < to && ks[end] <= max) {
                     end++;
                 }
-                final int after = nodeNext[node];
+                final int after = pool.nodeNext[node];
                 final int nodes = mergeIntoNode(node, ks, vs, j, end, piece);
                 grew |= nodes > 1;
                 walked += nodes;
@@ -427,11 +331,11 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
                 node = after;
             }
             if (grew) {
-                for (; node != NO_NODE && walked <= MAX_CHAIN_NODES; node = nodeNext[node]) {
+                for (; node != NO_NODE && walked <= ChainPolicy.MAX_CHAIN_NODES; node = pool.nodeNext[node]) {
                     walked++;
                 }
-                if (walked > MAX_CHAIN_NODES) {
-                    piece.noteLongChain(b);
+                if (walked > ChainPolicy.MAX_CHAIN_NODES) {
+                    piece.longChains.note(b);
                 }
             }
         }
@@ -444,10 +348,10 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
      * @return the number of nodes the node's contents occupy afterwards
      */
     private int mergeIntoNode(int node, long[] ks, long[] vs, int from, int to, UpsertPiece piece) {
-        final long[] nk = keySegment(node);
-        final long[] nv = valueSegment(node);
-        final int count = nodeCount[node];
-        final int base = slotOf(node);
+        final long[] nk = pool.keySegment(node);
+        final long[] nv = pool.valueSegment(node);
+        final int count = pool.nodeCount[node];
+        final int base = pool.slotOf(node);
         if (to - from == 1) {
             final long key = ks[from];
             final int at = lowerBound(nk, base, base + count, key);
@@ -461,7 +365,7 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
                 System.arraycopy(nv, at, nv, at + 1, tail);
                 nk[at] = key;
                 nv[at] = vs[from];
-                nodeCount[node] = count + 1;
+                pool.nodeCount[node] = count + 1;
                 piece.added++;
                 return 1;
             }
@@ -496,7 +400,7 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
             mv[out++] = vs[j++];
         }
         piece.added += out - count;
-        return spread(mk, mv, 0, out, node, nodeMax[node], nodeNext[node], piece);
+        return spread(mk, mv, 0, out, node, pool.nodeMax[node], pool.nodeNext[node], piece);
     }
 
     /**
@@ -515,96 +419,22 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
         int node = first;
         for (int i = 0; i < nodes; i++) {
             final int take = per + (i < extra ? 1 : 0);
-            final int base = slotOf(node);
-            System.arraycopy(srcK, src, keySegment(node), base, take);
-            System.arraycopy(srcV, src, valueSegment(node), base, take);
-            nodeCount[node] = take;
+            final int base = pool.slotOf(node);
+            System.arraycopy(srcK, src, pool.keySegment(node), base, take);
+            System.arraycopy(srcV, src, pool.valueSegment(node), base, take);
+            pool.nodeCount[node] = take;
             src += take;
             if (i == nodes - 1) {
-                nodeMax[node] = lastMax;
-                nodeNext[node] = after;
+                pool.nodeMax[node] = lastMax;
+                pool.nodeNext[node] = after;
             } else {
-                nodeMax[node] = srcK[src - 1];
+                pool.nodeMax[node] = srcK[src - 1];
                 final int next = piece.takeNode();
-                nodeNext[node] = next;
+                pool.nodeNext[node] = next;
                 node = next;
             }
         }
         return nodes;
-    }
-
-    /** Hands out {@code count} node ids, free ones first, growing the pool before anything is taken. */
-    private int[] reserveNodes(int count, BatchScratch s) {
-        final int fromFree = Math.min(count, freeCount);
-        final int fresh = count - fromFree;
-        ensureNodeCapacity((long) nodesHandedOut + fresh);
-        final int[] ids = count <= s.nodeIds.length ? s.nodeIds : (s.nodeIds = new int[count]);
-        System.arraycopy(freeNodes, freeCount - fromFree, ids, 0, fromFree);
-        freeCount -= fromFree;
-        for (int i = fromFree; i < count; i++) {
-            ids[i] = nodesHandedOut++;
-        }
-        return ids;
-    }
-
-    /**
-     * Grows the pool to at least {@code required} nodes: a first small segment doubles until full size, then whole
-     * segments are added; metadata arrays grow by half. Nothing is reallocated when there is room.
-     */
-    private void ensureNodeCapacity(long required) {
-        if (required <= nodeCapacity) {
-            return;
-        }
-        checkNodeCapacity(required);
-        final long segmentNodes = 1L << segmentShift;
-        final long target = required < segmentNodes
-                ? Math.min(segmentNodes, Math.max(required, 2L * nodeCapacity))
-                : Math.min(MAX_NODES, ceilDiv(required, segmentNodes) * segmentNodes);
-        nodeKeys = resizeSegments(nodeKeys, (int) target);
-        nodeValues = resizeSegments(nodeValues, (int) target);
-        nodeCapacity = (int) target;
-        if (nodeMax.length < target) {
-            final int meta = (int) Math.min(MAX_NODES, Math.max(target, nodeMax.length + (nodeMax.length >> 1)));
-            nodeMax = java.util.Arrays.copyOf(nodeMax, meta);
-            nodeCount = java.util.Arrays.copyOf(nodeCount, meta);
-            nodeNext = java.util.Arrays.copyOf(nodeNext, meta);
-            freeNodes = java.util.Arrays.copyOf(freeNodes, meta);
-        }
-    }
-
-    /** Segments holding {@code nodes} nodes, keeping {@code old}'s contents; only the last may be shorter. */
-    private long[][] resizeSegments(long[][] old, int nodes) {
-        final int segmentNodes = 1 << segmentShift;
-        final int count = (int) ceilDiv(nodes, segmentNodes);
-        final long[][] segments = java.util.Arrays.copyOf(old, Math.max(count, old.length));
-        for (int i = 0; i < count; i++) {
-            final int slots = Math.min(segmentNodes, nodes - i * segmentNodes) << nodeShift;
-            if (segments[i] == null) {
-                segments[i] = new long[slots];
-            } else if (segments[i].length < slots) {
-                segments[i] = java.util.Arrays.copyOf(segments[i], slots);
-            }
-        }
-        return segments;
-    }
-
-    private void checkNodeCapacity(long nodes) {
-        if (nodes > MAX_NODES) {
-            throw new IllegalStateException("the index would need " + nodes + " nodes; at most " + MAX_NODES);
-        }
-    }
-
-    private long[] keySegment(int node) {
-        return nodeKeys[node >>> segmentShift];
-    }
-
-    private long[] valueSegment(int node) {
-        return nodeValues[node >>> segmentShift];
-    }
-
-    /** Index of the node's first slot in its segment. */
-    private int slotOf(int node) {
-        return (node & segmentMask) << nodeShift;
     }
 
     // ------------------------------------------------------------------------------------------------ delete
@@ -639,9 +469,9 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
         for (int p = 0; p < pieces; p++) {
             size -= removed[p];
             for (int i = 0; i < freedCount[p]; i++) {
-                freeNodes[freeCount++] = freed[starts[p] + i];
+                pool.free(freed[starts[p] + i]);
             }
-            nodesInUse -= freedCount[p];
+            pool.nodesInUse -= freedCount[p];
         }
     }
 
@@ -660,20 +490,20 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
                     j++; // bucket without keys: nothing to delete
                     continue;
                 }
-                final long max = nodeMax[node];
+                final long max = pool.nodeMax[node];
                 if (ks[j] > max) {
                     prev = node;
-                    node = nodeNext[node];
+                    node = pool.nodeNext[node];
                     continue;
                 }
                 int end = j + 1;
                 while (end < to && ks[end] <= max) {
                     end++;
                 }
-                final int count = nodeCount[node];
-                final long[] nk = keySegment(node);
-                final long[] nv = valueSegment(node);
-                final int base = slotOf(node);
+                final int count = pool.nodeCount[node];
+                final long[] nk = pool.keySegment(node);
+                final long[] nv = pool.valueSegment(node);
+                final int base = pool.slotOf(node);
                 final int aEnd = base + count;
                 int kept;
                 if (end - j == 1) {
@@ -704,18 +534,18 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
                     kept = w - base;
                 }
                 removed += count - kept;
-                nodeCount[node] = kept;
-                final int next = nodeNext[node];
+                pool.nodeCount[node] = kept;
+                final int next = pool.nodeNext[node];
                 if (kept == 0) {
                     if (prev == NO_NODE) {
                         bucketHead[b] = next;
                     } else {
-                        nodeNext[prev] = next;
+                        pool.nodeNext[prev] = next;
                         if (next == NO_NODE) {
-                            nodeMax[prev] = max; // the new last node covers the rest of the bucket
+                            pool.nodeMax[prev] = max; // the new last node covers the rest of the bucket
                         }
                     }
-                    nodeNext[node] = NO_NODE;
+                    pool.nodeNext[node] = NO_NODE;
                     freed[freedAt++] = node;
                 } else {
                     prev = node;
@@ -813,17 +643,17 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
             }
             long value = NOT_FOUND;
             if (node != NO_NODE) {
-                while (nodeMax[node] < q) {
-                    node = nodeNext[node];
+                while (pool.nodeMax[node] < q) {
+                    node = pool.nodeNext[node];
                     at = 0;
                 }
-                final long[] nk = keySegment(node);
-                final int base = slotOf(node);
-                final int end = base + nodeCount[node];
+                final long[] nk = pool.keySegment(node);
+                final int base = pool.slotOf(node);
+                final int end = base + pool.nodeCount[node];
                 final int p = lowerBound(nk, base + at, end, q);
                 at = p - base;
                 if (p < end && nk[p] == q) {
-                    value = valueSegment(node)[p];
+                    value = pool.valueSegment(node)[p];
                 }
             }
             valuesOut[slots == null ? i : slots[i]] = value;
@@ -867,24 +697,24 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
                 at = 0;
             }
             if (node != NO_NODE) {
-                while (nodeMax[node] < q) {
-                    node = nodeNext[node];
+                while (pool.nodeMax[node] < q) {
+                    node = pool.nodeNext[node];
                     at = 0;
                 }
-                final long[] nk = keySegment(node);
-                final int base = slotOf(node);
-                final int end = base + nodeCount[node];
+                final long[] nk = pool.keySegment(node);
+                final int base = pool.slotOf(node);
+                final int end = base + pool.nodeCount[node];
                 final int p = lowerBound(nk, base + at, end, q);
                 at = p - base;
                 if (p < end) {
                     keysOut[slot] = nk[p];
-                    valuesOut[slot] = valueSegment(node)[p];
+                    valuesOut[slot] = pool.valueSegment(node)[p];
                     continue;
                 }
-                final int next = nodeNext[node];
+                final int next = pool.nodeNext[node];
                 if (next != NO_NODE) {
-                    keysOut[slot] = keySegment(next)[slotOf(next)];
-                    valuesOut[slot] = valueSegment(next)[slotOf(next)];
+                    keysOut[slot] = pool.keySegment(next)[pool.slotOf(next)];
+                    valuesOut[slot] = pool.valueSegment(next)[pool.slotOf(next)];
                     continue;
                 }
             }
@@ -898,8 +728,8 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
             }
             if (found < bucketCount) {
                 final int head = bucketHead[found];
-                keysOut[slot] = keySegment(head)[slotOf(head)];
-                valuesOut[slot] = valueSegment(head)[slotOf(head)];
+                keysOut[slot] = pool.keySegment(head)[pool.slotOf(head)];
+                valuesOut[slot] = pool.valueSegment(head)[pool.slotOf(head)];
             } else {
                 keysOut[slot] = 0;
                 valuesOut[slot] = NOT_FOUND;
@@ -932,25 +762,25 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
                 at = 0;
             }
             if (node != NO_NODE) {
-                while (nodeMax[node] < q) {
+                while (pool.nodeMax[node] < q) {
                     prev = node;
-                    node = nodeNext[node];
+                    node = pool.nodeNext[node];
                     at = 0;
                 }
-                final long[] nk = keySegment(node);
-                final int base = slotOf(node);
-                final int end = base + nodeCount[node];
+                final long[] nk = pool.keySegment(node);
+                final int base = pool.slotOf(node);
+                final int end = base + pool.nodeCount[node];
                 final int p = upperBound(nk, base + at, end, q);
                 at = p - base;
                 if (p > base) {
                     keysOut[slot] = nk[p - 1];
-                    valuesOut[slot] = valueSegment(node)[p - 1];
+                    valuesOut[slot] = pool.valueSegment(node)[p - 1];
                     continue;
                 }
                 if (prev != NO_NODE) {
-                    final int last = slotOf(prev) + nodeCount[prev] - 1;
-                    keysOut[slot] = keySegment(prev)[last];
-                    valuesOut[slot] = valueSegment(prev)[last];
+                    final int last = pool.slotOf(prev) + pool.nodeCount[prev] - 1;
+                    keysOut[slot] = pool.keySegment(prev)[last];
+                    valuesOut[slot] = pool.valueSegment(prev)[last];
                     continue;
                 }
             }
@@ -969,12 +799,12 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
                     f = found; // reached the range already scanned: its answer holds
                 } else if (f >= 0) {
                     int last = bucketHead[f];
-                    while (nodeNext[last] != NO_NODE) {
-                        last = nodeNext[last];
+                    while (pool.nodeNext[last] != NO_NODE) {
+                        last = pool.nodeNext[last];
                     }
-                    final int slotOfLast = slotOf(last) + nodeCount[last] - 1;
-                    foundKey = keySegment(last)[slotOfLast];
-                    foundValue = valueSegment(last)[slotOfLast];
+                    final int slotOfLast = pool.slotOf(last) + pool.nodeCount[last] - 1;
+                    foundKey = pool.keySegment(last)[slotOfLast];
+                    foundValue = pool.valueSegment(last)[slotOfLast];
                 }
                 found = f;
                 scannedTo = below;
@@ -1039,11 +869,11 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
         int node = bucketHead[b];
         int p = 0;
         if (node != NO_NODE) {
-            while (nodeMax[node] < lo) {
-                node = nodeNext[node];
+            while (pool.nodeMax[node] < lo) {
+                node = pool.nodeNext[node];
             }
-            final int base = slotOf(node);
-            p = lowerBound(keySegment(node), base, base + nodeCount[node], lo) - base;
+            final int base = pool.slotOf(node);
+            p = lowerBound(pool.keySegment(node), base, base + pool.nodeCount[node], lo) - base;
         }
         int found = 0;
         while (found < limit) {
@@ -1055,14 +885,14 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
                 p = 0;
                 continue;
             }
-            final int count = nodeCount[node];
+            final int count = pool.nodeCount[node];
             if (p >= count) {
-                node = nodeNext[node];
+                node = pool.nodeNext[node];
                 p = 0;
                 continue;
             }
-            final long[] nk = keySegment(node);
-            final int base = slotOf(node);
+            final long[] nk = pool.keySegment(node);
+            final int base = pool.slotOf(node);
             final int take = Math.min(count - p, limit - found);
             int k = 0;
             while (k < take && nk[base + p + k] <= hi) {
@@ -1070,7 +900,7 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
             }
             if (keysOut != null) {
                 System.arraycopy(nk, base + p, keysOut, at + found, k);
-                System.arraycopy(valueSegment(node), base + p, valuesOut, at + found, k);
+                System.arraycopy(pool.valueSegment(node), base + p, valuesOut, at + found, k);
             }
             found += k;
             if (k < take) {
@@ -1085,10 +915,10 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
 
     @Override
     protected long restructureLocked() {
-        final long before = nodesInUse;
+        final long before = pool.nodesInUse;
         final int fill = keysPerBuiltNode;
         final long total = size;
-        if (ceilDiv(total, fill) > MAX_NODES) {
+        if (ceilDiv(total, fill) > NodePool.MAX_NODES) {
             throw new IllegalStateException("index too large to restructure at " + fill + " keys per node");
         }
         final int nodes = (int) ceilDiv(total, fill);
@@ -1102,8 +932,8 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
         runPieces(pieces, p -> {
             long keys = 0;
             for (int b = bucketFrom[p]; b < bucketFrom[p + 1]; b++) {
-                for (int node = bucketHead[b]; node != NO_NODE; node = nodeNext[node]) {
-                    keys += nodeCount[node];
+                for (int node = bucketHead[b]; node != NO_NODE; node = pool.nodeNext[node]) {
+                    keys += pool.nodeCount[node];
                 }
             }
             rankFrom[p + 1] = keys;
@@ -1111,23 +941,23 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
         for (int p = 0; p < pieces; p++) {
             rankFrom[p + 1] += rankFrom[p];
         }
-        final long[][] newKeys = resizeSegments(new long[0][], nodes);
-        final long[][] newValues = resizeSegments(new long[0][], nodes);
+        final long[][] newKeys = pool.newSegments(nodes);
+        final long[][] newValues = pool.newSegments(nodes);
         runPieces(pieces, p -> {
             long rank = rankFrom[p];
             for (int b = bucketFrom[p]; b < bucketFrom[p + 1]; b++) {
-                for (int node = bucketHead[b]; node != NO_NODE; node = nodeNext[node]) {
-                    final long[] srcKeys = keySegment(node);
-                    final long[] srcValues = valueSegment(node);
-                    int src = slotOf(node);
-                    int left = nodeCount[node];
+                for (int node = bucketHead[b]; node != NO_NODE; node = pool.nodeNext[node]) {
+                    final long[] srcKeys = pool.keySegment(node);
+                    final long[] srcValues = pool.valueSegment(node);
+                    int src = pool.slotOf(node);
+                    int left = pool.nodeCount[node];
                     while (left > 0) {
                         final int target = (int) (rank / fill);
                         final int slot = (int) (rank - (long) target * fill);
                         final int len = Math.min(left, fill - slot);
-                        final int dst = slotOf(target) + slot;
-                        System.arraycopy(srcKeys, src, newKeys[target >>> segmentShift], dst, len);
-                        System.arraycopy(srcValues, src, newValues[target >>> segmentShift], dst, len);
+                        final int dst = pool.slotOf(target) + slot;
+                        System.arraycopy(srcKeys, src, pool.segmentOf(newKeys, target), dst, len);
+                        System.arraycopy(srcValues, src, pool.segmentOf(newValues, target), dst, len);
                         src += len;
                         left -= len;
                         rank += len;
@@ -1143,26 +973,18 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
             final int[] next = new int[nodes];
             for (int node = 0; node < nodes; node++) {
                 counts[node] = (int) Math.min(fill, total - (long) node * fill);
-                bMax[node] = newKeys[node >>> segmentShift][slotOf(node) + counts[node] - 1];
+                bMax[node] = pool.segmentOf(newKeys, node)[pool.slotOf(node) + counts[node] - 1];
                 heads[node] = node;
                 next[node] = NO_NODE;
             }
             bMax[nodes - 1] = Long.MAX_VALUE;
-            nodeKeys = newKeys;
-            nodeValues = newValues;
-            nodeCapacity = nodes;
-            nodeCount = counts;
-            nodeNext = next;
-            nodeMax = bMax.clone();
-            freeNodes = new int[nodes];
+            pool.adoptLayout(nodes, newKeys, newValues, counts, next, bMax.clone());
             bucketMax = bMax;
             bucketHead = heads;
             bucketCount = nodes;
-            nodesHandedOut = nodes;
-            nodesInUse = nodes;
             size = total;
         }
-        return before - nodesInUse;
+        return before - pool.nodesInUse;
     }
 
     // ------------------------------------------------------------------------------------------------ state
@@ -1181,35 +1003,26 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
         long longest = 0;
         for (int b = 0; b < bucketCount; b++) {
             long chain = 0;
-            for (int node = bucketHead[b]; node != NO_NODE; node = nodeNext[node]) {
+            for (int node = bucketHead[b]; node != NO_NODE; node = pool.nodeNext[node]) {
                 chain++;
             }
             longest = Math.max(longest, chain);
         }
-        long bytes = 8L * bucketMax.length + 4L * bucketHead.length + 8L * nodeMax.length
-                + 4L * nodeCount.length + 4L * nodeNext.length + 4L * freeNodes.length;
-        for (int i = 0; i < nodeKeys.length; i++) {
-            bytes += 8L * nodeKeys[i].length + 8L * nodeValues[i].length;
-        }
-        return new IndexStats(Backend.CPU, size, bucketCount, nodesInUse, nodeCapacity - nodesInUse, nodeSize,
-                longest, bytes);
+        final long bytes = 8L * bucketMax.length + 4L * bucketHead.length + pool.bytes();
+        return new IndexStats(Backend.CPU, size, bucketCount, pool.nodesInUse, pool.nodeCapacity - pool.nodesInUse,
+                nodeSize, longest, bytes);
     }
 
-    /** Stops the pool's threads and drops every array, so that a closed index that stays referenced costs nothing. */
+    /** Stops the workers' threads and drops every array, so that a closed index that stays referenced costs nothing. */
     @Override
     protected void closeLocked() {
-        pool.shutdown();
-        pool = null;
+        workers.shutdown();
+        workers = null;
         scratch.clear();
         scratch = null;
         bucketMax = null;
         bucketHead = null;
-        nodeKeys = null;
-        nodeValues = null;
-        nodeMax = null;
-        nodeCount = null;
-        nodeNext = null;
-        freeNodes = null;
+        pool.clear();
     }
 
     /**
@@ -1226,7 +1039,7 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
     }
 
     private void verifyStructureLocked() {
-        final int capacity = nodeCount.length;
+        final int capacity = pool.nodeCount.length;
         final boolean[] linked = new boolean[capacity];
         long keys = 0;
         long nodes = 0;
@@ -1237,33 +1050,33 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
             boolean haveLower = b > 0;
             long lower = b > 0 ? bucketMax[b - 1] : 0;
             int last = NO_NODE;
-            for (int node = bucketHead[b]; node != NO_NODE; node = nodeNext[node]) {
-                if (node < 0 || node >= nodesHandedOut || linked[node]) {
+            for (int node = bucketHead[b]; node != NO_NODE; node = pool.nodeNext[node]) {
+                if (node < 0 || node >= pool.nodesHandedOut || linked[node]) {
                     throw new IllegalStateException("bad or repeated node " + node + " in bucket " + b);
                 }
                 linked[node] = true;
                 nodes++;
-                final int count = nodeCount[node];
+                final int count = pool.nodeCount[node];
                 if (count < 1 || count > nodeSize) {
                     throw new IllegalStateException("node " + node + " holds " + count + " keys");
                 }
-                final int base = slotOf(node);
+                final int base = pool.slotOf(node);
                 for (int i = 0; i < count; i++) {
-                    final long k = keySegment(node)[base + i];
-                    if ((haveLower && k <= lower) || k > nodeMax[node]) {
+                    final long k = pool.keySegment(node)[base + i];
+                    if ((haveLower && k <= lower) || k > pool.nodeMax[node]) {
                         throw new IllegalStateException("key " + k + " outside node " + node + " of bucket " + b);
                     }
-                    if (valueSegment(node)[base + i] == NOT_FOUND) {
+                    if (pool.valueSegment(node)[base + i] == NOT_FOUND) {
                         throw new IllegalStateException("reserved value stored for key " + k);
                     }
                     lower = k;
                     haveLower = true;
                 }
-                lower = nodeMax[node];
+                lower = pool.nodeMax[node];
                 keys += count;
                 last = node;
             }
-            if (last != NO_NODE && nodeMax[last] != bucketMax[b]) {
+            if (last != NO_NODE && pool.nodeMax[last] != bucketMax[b]) {
                 throw new IllegalStateException("last node of bucket " + b + " does not end at bucketMax");
             }
         }
@@ -1273,19 +1086,19 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
         if (keys != size) {
             throw new IllegalStateException("size " + size + " but " + keys + " keys linked");
         }
-        if (nodes != nodesInUse) {
-            throw new IllegalStateException("nodesInUse " + nodesInUse + " but " + nodes + " nodes linked");
+        if (nodes != pool.nodesInUse) {
+            throw new IllegalStateException("nodesInUse " + pool.nodesInUse + " but " + nodes + " nodes linked");
         }
-        for (int i = 0; i < freeCount; i++) {
-            final int node = freeNodes[i];
-            if (node < 0 || node >= nodesHandedOut || linked[node]) {
+        for (int i = 0; i < pool.freeCount; i++) {
+            final int node = pool.freeNodes[i];
+            if (node < 0 || node >= pool.nodesHandedOut || linked[node]) {
                 throw new IllegalStateException("free list entry " + node + " is linked, repeated or never handed out");
             }
             linked[node] = true;
         }
-        if (nodesInUse + freeCount != nodesHandedOut) {
-            throw new IllegalStateException("nodes handed out " + nodesHandedOut + " != in use " + nodesInUse
-                    + " + free " + freeCount);
+        if (pool.nodesInUse + pool.freeCount != pool.nodesHandedOut) {
+            throw new IllegalStateException("nodes handed out " + pool.nodesHandedOut + " != in use " + pool.nodesInUse
+                    + " + free " + pool.freeCount);
         }
     }
 
@@ -1376,7 +1189,7 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
             }
             return;
         }
-        Pieces.run(pool, pieces, body);
+        Pieces.run(workers, pieces, body);
     }
 
     /** Splits {@code [0, n)} into {@code pieces} even parts and runs {@code body(from, to)} on each. */

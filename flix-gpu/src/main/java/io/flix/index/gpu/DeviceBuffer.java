@@ -8,6 +8,7 @@ import static jcuda.driver.JCudaDriver.cuMemGetInfo;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.IntFunction;
 
 import jcuda.driver.CUdeviceptr;
 import jcuda.driver.CUresult;
@@ -70,6 +71,27 @@ public final class DeviceBuffer implements AutoCloseable {
         LIVE_BYTES.addAndGet(size);
         LIVE_ALLOCATIONS.incrementAndGet();
         return new DeviceBuffer(p, size, null);
+    }
+
+    /**
+     * Allocates {@code count} buffers, {@code allocate.apply(i)} the i-th, all or none: where one fails, those
+     * allocated before it are freed and the exception propagates.
+     */
+    static DeviceBuffer[] allocateAll(int count, IntFunction<DeviceBuffer> allocate) {
+        final DeviceBuffer[] buffers = new DeviceBuffer[count];
+        try {
+            for (int i = 0; i < count; i++) {
+                buffers[i] = allocate.apply(i);
+            }
+        } catch (RuntimeException e) {
+            for (DeviceBuffer b : buffers) {
+                if (b != null) {
+                    b.close();
+                }
+            }
+            throw e;
+        }
+        return buffers;
     }
 
     /**
@@ -192,6 +214,11 @@ public final class DeviceBuffer implements AutoCloseable {
             throw new IllegalStateException("device buffer used after close");
         }
         return pointer;
+    }
+
+    /** The buffer's pointer, or null for no buffer (a kernel's optional array). */
+    static CUdeviceptr pointerOf(DeviceBuffer buffer) {
+        return buffer == null ? null : buffer.pointer();
     }
 
     /** The pointer {@code byteOffset} bytes in. */

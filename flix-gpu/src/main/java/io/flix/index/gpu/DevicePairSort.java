@@ -22,7 +22,7 @@ public final class DevicePairSort implements AutoCloseable {
 
     private DevicePairSort(GpuRuntime.DeviceContext device) {
         this.device = device;
-        this.steps = new DeviceSteps(device, null, step -> { });
+        this.steps = new DeviceSteps(new FlixKernels(device, step -> { }), step -> { });
     }
 
     /** Opens the sort on CUDA device {@code deviceOrdinal}. */

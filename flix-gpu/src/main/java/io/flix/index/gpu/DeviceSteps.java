@@ -1,37 +1,36 @@
 package io.flix.index.gpu;
 
-import static jcuda.driver.JCudaDriver.cuLaunchKernel;
+import static io.flix.index.gpu.DeviceBuffer.pointerOf;
+import static io.flix.index.gpu.KernelContract.STEP_COUNTER_SLOTS;
+import static io.flix.index.gpu.KernelContract.STEP_DEDUPED_PAIRS;
+import static io.flix.index.gpu.KernelContract.STEP_FIRST_RESERVED;
+import static io.flix.index.gpu.KernelContract.STEP_FIRST_UNSORTED;
+import static io.flix.index.gpu.KernelContract.STEP_KEY_SPREAD;
+import static io.flix.index.gpu.KernelContract.STEP_LONG_DIGIT_RUNS;
+import static io.flix.index.gpu.KernelContract.STEP_RUNS;
 import static jcuda.driver.JCudaDriver.cuMemcpyDtoD;
 import static jcuda.driver.JCudaDriver.cuMemcpyDtoH;
-import static jcuda.driver.JCudaDriver.cuMemsetD32;
 
 import io.flix.index.BatchArgs;
 
 import java.util.function.Consumer;
 
 import jcuda.Pointer;
-import jcuda.driver.CUdeviceptr;
-import jcuda.driver.CUfunction;
 
 /**
- * The device steps that the GPU structures share: kernel launches and small reads; CUB's sorts and scans with one
- * scratch buffer; and the batch work every structure does the same way (the device checks of a batch, the sort of
- * an unsorted batch, the reduction of a pair batch to the last occurrence of each key), on the kernels of
- * {@code flix_kernels.cu}. Owns the scratch those need; one per structure, used from the thread that holds it.
+ * The device steps that the GPU structures share: small reads; CUB's sorts and scans with one scratch buffer; and
+ * the batch work every structure does the same way (the device checks of a batch, the sort of an unsorted batch,
+ * the reduction of a pair batch to the last occurrence of each key), on the kernels of {@code flix_kernels.cu}.
+ * Owns the scratch those need; one per structure, used from the thread that holds it.
  */
 final class DeviceSteps implements AutoCloseable {
 
-    static final int BLOCK = 256;
     /** Batches at least this large are checked on the device after the upload instead of on the host. */
     static final int DEVICE_CHECK_MIN = 1 << 16;
-    /** Threads of the grid-stride reductions: enough to fill the device, few global atomics. */
-    private static final int REDUCTION_THREADS = 1 << 18;
 
-    private final GpuRuntime.DeviceContext device;
-    /** The fatbin resource of the owner's kernels; null for flix_kernels.fatbin. */
-    private final String fatbin;
+    private final FlixKernels kernels;
     private final Consumer<String> trace;
-    private final DeviceBuffer stepCounters;
+    private final DeviceCounters stepCounters;
 
     private final Scratch cubScratch = new Scratch("sort and scan scratch");
     private final Scratch sortedKeys = new Scratch("sorted keys");
@@ -45,69 +44,15 @@ final class DeviceSteps implements AutoCloseable {
     private final Scratch[] scratches = {cubScratch, sortedKeys, sortedValues, identity, positions, runFlags,
         runPositions, dedupedKeys, dedupedValues};
 
-    /**
-     * @param fatbin the owner's kernels (null: flix_kernels.fatbin)
-     * @param trace  called with each step's name after it is issued (profiling; may do nothing)
-     */
-    DeviceSteps(GpuRuntime.DeviceContext device, String fatbin, Consumer<String> trace) {
-        this.device = device;
-        this.fatbin = fatbin;
+    /** @param trace called with each step's name after it is issued (profiling; may do nothing) */
+    DeviceSteps(FlixKernels kernels, Consumer<String> trace) {
+        this.kernels = kernels;
         this.trace = trace;
-        this.stepCounters = DeviceBuffer.allocate(3L * Long.BYTES, "batch step counters");
+        this.stepCounters = new DeviceCounters(STEP_COUNTER_SLOTS, "batch step counters");
     }
 
     // ---------------------------------------------------------------------------------------------------------
-    // Launches and reads
-
-    /** One thread per item, a kernel of the owner's fatbin. */
-    void launch(String kernel, long threads, Object... args) {
-        launchIn(fatbin, kernel, threads, args);
-    }
-
-    /** A grid of {@code gridX} by {@code gridY} blocks, a kernel of the owner's fatbin. */
-    void launchGrid(String kernel, int gridX, int gridY, Object... args) {
-        cuLaunchKernel(function(fatbin, kernel), gridX, gridY, 1, BLOCK, 1, 1, 0, null, parameters(args), null);
-        trace.accept(kernel);
-    }
-
-    private void launchIn(String resource, String kernel, long threads, Object... args) {
-        if (threads <= 0) {
-            return;
-        }
-        final long blocks = (threads + BLOCK - 1) / BLOCK;
-        if (blocks > Integer.MAX_VALUE) {
-            throw new IllegalStateException(kernel + ": " + threads + " threads exceed one launch");
-        }
-        cuLaunchKernel(function(resource, kernel), (int) blocks, 1, 1, BLOCK, 1, 1, 0, null, parameters(args), null);
-        trace.accept(kernel);
-    }
-
-    private CUfunction function(String resource, String kernel) {
-        return resource == null ? device.function(kernel) : device.function(resource, kernel);
-    }
-
-    private static Pointer parameters(Object[] args) {
-        final Pointer[] params = new Pointer[args.length];
-        for (int i = 0; i < args.length; i++) {
-            params[i] = parameter(args[i]);
-        }
-        return Pointer.to(params);
-    }
-
-    private static Pointer parameter(Object arg) {
-        if (arg == null) {
-            return Pointer.to(new CUdeviceptr());
-        } else if (arg instanceof DeviceBuffer b) {
-            return Pointer.to(b.pointer());
-        } else if (arg instanceof CUdeviceptr p) {
-            return Pointer.to(p);
-        } else if (arg instanceof Integer i) {
-            return Pointer.to(new int[] {i});
-        } else if (arg instanceof Long l) {
-            return Pointer.to(new long[] {l});
-        }
-        throw new IllegalArgumentException("unsupported kernel argument " + arg.getClass());
-    }
+    // Reads
 
     long readLong(DeviceBuffer buffer, long index) {
         final long[] one = new long[1];
@@ -169,15 +114,14 @@ final class DeviceSteps implements AutoCloseable {
             run(whileSorting);
             return flags == null ? 0 : flagLastOfRuns(sortedKeys.buffer(), n, flags);
         }
-        cuMemsetD32(stepCounters.pointer(), 0, 2);
-        launchIn(null, "sort_within_digits", n, sortedKeys.buffer(), values == null ? null : sortedValues.buffer(), n,
-                bits[0], flags, stepCounters);
+        stepCounters.zero(STEP_RUNS, STEP_LONG_DIGIT_RUNS + 1);
+        kernels.sortWithinDigits(sortedKeys.pointer(), values == null ? null : sortedValues.pointer(), n, bits[0],
+                pointerOf(flags), stepCounters.at(STEP_RUNS), stepCounters.at(STEP_LONG_DIGIT_RUNS));
         // both passes are queued: the host's work hides behind them, up to the read of their counters
         run(whileSorting);
-        final int[] found = new int[2];
-        cuMemcpyDtoH(Pointer.to(found), stepCounters.pointer(), 8);
-        if (found[1] == 0) {
-            return found[0];
+        final long[] found = stepCounters.read(STEP_RUNS, STEP_LONG_DIGIT_RUNS + 1);
+        if ((int) found[STEP_LONG_DIGIT_RUNS] == 0) {
+            return (int) found[STEP_RUNS];
         }
         cubSort(keys, values, n, 0, 64);
         return flags == null ? 0 : flagLastOfRuns(sortedKeys.buffer(), n, flags);
@@ -211,9 +155,9 @@ final class DeviceSteps implements AutoCloseable {
 
     /** flags[i] = 1 where sorted keys[i] is the last of its run of equal keys; returns the runs. */
     private int flagLastOfRuns(DeviceBuffer keys, int n, DeviceBuffer flags) {
-        cuMemsetD32(stepCounters.pointer(), 0, 1);
-        launchIn(null, "flag_last_of_run", n, keys, n, flags, stepCounters);
-        return (int) readInt(stepCounters, 0);
+        stepCounters.zero(STEP_RUNS, STEP_RUNS + 1);
+        kernels.flagLastOfRun(keys.pointer(), n, flags.pointer(), stepCounters.at(STEP_RUNS));
+        return stepCounters.readInt(STEP_RUNS);
     }
 
     /**
@@ -222,7 +166,7 @@ final class DeviceSteps implements AutoCloseable {
      */
     void sortWithPositions(DeviceBuffer keys, int n, int beginBit, int endBit) {
         final DeviceBuffer iota = identity.ensure(n * 4L);
-        launchIn(null, "iota_u32", n, iota, n);
+        kernels.iotaU32(iota.pointer(), n);
         final long bytes = CubNative.checkBytes(CubNative.sortPairsScratchBytes(n), "sort scratch size");
         CubNative.check(CubNative.sortPairs(cubScratch.ensure(bytes).address(), bytes, keys.address(),
                 sortedKeys.ensure(n * 8L).address(), iota.address(), positions.ensure(n * 4L).address(), n,
@@ -247,16 +191,15 @@ final class DeviceSteps implements AutoCloseable {
 
     /** topVaryingBits, checking {@code values} (where not null) in the same pass: a reserved one is reported. */
     private int[] varyingBitsOrReport(DeviceBuffer keys, DeviceBuffer values, int n, int bits) {
-        final CUdeviceptr firstBad = stepCounters.at(2L * Long.BYTES);
-        cuMemsetD32(stepCounters.pointer(), 0, 2);
-        cuMemsetD32(firstBad, Integer.MAX_VALUE, 1);
-        launchIn(null, "key_spread", Math.min(n, REDUCTION_THREADS), keys, values, n, stepCounters, firstBad);
-        final long[] found = new long[3];
-        cuMemcpyDtoH(Pointer.to(found), stepCounters.pointer(), 3L * Long.BYTES);
-        if ((int) found[2] != Integer.MAX_VALUE) {
+        stepCounters.zero(STEP_KEY_SPREAD, STEP_KEY_SPREAD + 1);
+        stepCounters.fillInts(STEP_FIRST_RESERVED, STEP_FIRST_RESERVED + 1, Integer.MAX_VALUE);
+        kernels.keySpread(keys.pointer(), pointerOf(values), n, stepCounters.at(STEP_KEY_SPREAD),
+                stepCounters.at(STEP_FIRST_RESERVED));
+        final long[] found = stepCounters.read(STEP_KEY_SPREAD, STEP_FIRST_RESERVED + 1);
+        if ((int) found[STEP_FIRST_RESERVED] != Integer.MAX_VALUE) {
             DeviceBatchFaults.report(keys, values, n, false);
         }
-        final long spread = found[0];
+        final long spread = found[STEP_KEY_SPREAD];
         if (spread == 0) {
             return null;
         }
@@ -306,8 +249,9 @@ final class DeviceSteps implements AutoCloseable {
         }
         final DeviceBuffer at = runPositions.ensure(n * 4L);
         scanInt(flags, at, n);
-        launchIn(null, "compact_flagged", n, k, v, flags, at, n, dedupedKeys.ensure(runs * 8L),
-                dedupedValues.ensure(runs * 8L), stepCounters.at(Long.BYTES));
+        kernels.compactFlagged(k.pointer(), v.pointer(), flags.pointer(), at.pointer(), n,
+                dedupedKeys.ensure(runs * 8L).pointer(), dedupedValues.ensure(runs * 8L).pointer(),
+                stepCounters.at(STEP_DEDUPED_PAIRS));
         dedupedKeyBuffer = dedupedKeys.buffer();
         dedupedValueBuffer = dedupedValues.buffer();
         return runs;
@@ -358,12 +302,12 @@ final class DeviceSteps implements AutoCloseable {
         if (!deviceChecks(n, hostChecked) || (values == null && !keysSorted)) {
             return;
         }
-        final CUdeviceptr firstBad = stepCounters.pointer();
-        cuMemsetD32(firstBad, Integer.MAX_VALUE, 2);
-        launchIn(null, "check_batch", n, keys, values, n, keysSorted ? 1 : 0, firstBad);
-        final int[] found = new int[2];
-        cuMemcpyDtoH(Pointer.to(found), firstBad, 8);
-        if (found[0] != Integer.MAX_VALUE || found[1] != Integer.MAX_VALUE) {
+        stepCounters.fillInts(STEP_FIRST_RESERVED, STEP_FIRST_UNSORTED + 1, Integer.MAX_VALUE);
+        kernels.checkBatch(keys.pointer(), pointerOf(values), n, keysSorted ? 1 : 0,
+                stepCounters.at(STEP_FIRST_RESERVED), stepCounters.at(STEP_FIRST_UNSORTED));
+        final long[] found = stepCounters.read(STEP_FIRST_RESERVED, STEP_FIRST_UNSORTED + 1);
+        if ((int) found[STEP_FIRST_RESERVED] != Integer.MAX_VALUE
+                || (int) found[STEP_FIRST_UNSORTED] != Integer.MAX_VALUE) {
             DeviceBatchFaults.report(keys, values, n, keysSorted);
         }
     }

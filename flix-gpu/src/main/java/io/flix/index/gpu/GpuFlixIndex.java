@@ -1,21 +1,28 @@
 package io.flix.index.gpu;
 
+import static io.flix.index.gpu.KernelContract.INDEX_COUNTER_SLOTS;
+import static io.flix.index.gpu.KernelContract.MODE_GET;
+import static io.flix.index.gpu.KernelContract.SLOT_BUCKETS_TOUCHED;
+import static io.flix.index.gpu.KernelContract.SLOT_FIRST_UNSORTED;
+import static io.flix.index.gpu.KernelContract.SLOT_FREE_TOP;
+import static io.flix.index.gpu.KernelContract.SLOT_KEYS_DELETED;
+import static io.flix.index.gpu.KernelContract.SLOT_KEYS_INSERTED;
+import static io.flix.index.gpu.KernelContract.SLOT_LONGEST_CHAIN;
+import static io.flix.index.gpu.KernelContract.SLOT_MOST_KEYS_IN_A_BUCKET;
+import static io.flix.index.gpu.KernelContract.SLOT_MOST_NODES_GAINED;
+import static io.flix.index.gpu.KernelContract.SLOT_NODES_IN_USE;
+import static io.flix.index.gpu.KernelContract.SLOT_TOUCHED_ITEMS;
+import static io.flix.index.gpu.KernelContract.SLOT_WIDE_MERGES;
+import static io.flix.index.gpu.KernelContract.WIDE_MERGE_BYTES;
+import static io.flix.index.gpu.KernelContract.WIDE_MERGE_MIN;
 import static jcuda.driver.JCudaDriver.cuCtxSynchronize;
-import static jcuda.driver.JCudaDriver.cuLaunchKernel;
 import static jcuda.driver.JCudaDriver.cuMemcpyDtoD;
-import static jcuda.driver.JCudaDriver.cuMemcpyDtoH;
 import static jcuda.driver.JCudaDriver.cuMemcpyHtoD;
 import static jcuda.driver.JCudaDriver.cuMemsetD32;
 
-import io.flix.index.AbstractFlixIndex;
 import io.flix.index.Backend;
-import io.flix.index.BatchArgs;
 import io.flix.index.FlixConfig;
 import io.flix.index.IndexStats;
-import io.flix.index.RangeResult;
-
-import java.io.IOException;
-import java.util.concurrent.locks.Lock;
 
 import jcuda.Pointer;
 import jcuda.driver.CUdeviceptr;
@@ -49,27 +56,16 @@ import jcuda.driver.CUdeviceptr;
  * works in the index's batch scratch, staging memory and stream (and unsorted gets and ranges may first cut long
  * chains). The calls of several threads are correct; they do not overlap.
  */
-public final class GpuFlixIndex extends AbstractFlixIndex implements DeviceResidentIndex {
+public final class GpuFlixIndex extends AbstractGpuIndex {
 
     /** Keys per node: the one size the kernels are written for. */
-    public static final int NODE_SIZE = 32;
+    public static final int NODE_SIZE = KernelContract.NODE_SIZE;
 
-    private static final int BLOCK = 256;
-    private static final long NODE_KEY_BYTES = NODE_SIZE * (long) Long.BYTES;
-    private static final int INITIAL_NODES = 1024;
-    private static final int MODE_GET = 0;
-    private static final int MODE_CEILING = 1;
-    private static final int MODE_FLOOR = 2;
     /**
      * Batches with fewer than numBuckets / ratio keys run one work item per touched bucket
      * ({@code -Dflix.gpu.touchedBucketsRatio}, default 8; a huge value turns it off, for comparisons).
      */
     private static final int TOUCHED_BUCKETS_RATIO = Integer.getInteger("flix.gpu.touchedBucketsRatio", 8);
-    /** A node taking at least this many batch keys is merged by many blocks (as WIDE_MERGE_MIN in the kernels). */
-    private static final int WIDE_MERGE_MIN = 2048;
-    /** sizeof(WideMerge) in the kernels. */
-    private static final int WIDE_MERGE_BYTES = 680;
-    private static final int WIDE_MERGE_BLOCKS = 128;
     private static final int MAX_GRID_Y = 65535;
     /** Below this many keys per touched bucket an upsert runs the single-thread kernel. */
     private static final double LIGHT_KEYS_PER_BUCKET = 2.0;
@@ -87,102 +83,51 @@ public final class GpuFlixIndex extends AbstractFlixIndex implements DeviceResid
      */
     private static final int LOCALITY_BITS_BELOW_BUCKETS =
             Integer.getInteger("flix.gpu.localityBitsBelowBuckets", 5);
-    /**
-     * Unsorted gets take the one-thread-a-query path while no chain is longer than this many nodes (plus one):
-     * each thread walks its chain from the head, where the sorted path's warp walks it once for all the queries
-     * of its bucket. H200, 2^26 gets into the skewed X3Y90 and X6Y90 rounds (chains of tens of nodes): 6.5-9 ms
-     * one thread a query, 10-10.4 ms fully sorted.
-     */
-    private static final int ANY_ORDER_CHAIN_MAX = Integer.getInteger("flix.gpu.anyOrderChainMax", 256);
-    /** -Dflix.gpu.growWhileSorting=false: the pool grows only after the count pass (see growAhead). */
-    private static final boolean GROW_WHILE_SORTING =
-            Boolean.parseBoolean(System.getProperty("flix.gpu.growWhileSorting", "true"));
 
     private final int keysPerBuiltNode;
-    private final GpuRuntime.DeviceContext device;
 
     // the structure
-    private DeviceBuffer nodeKeys;
-    private DeviceBuffer nodeValues;
-    private DeviceBuffer nodeCount;
-    private DeviceBuffer nodeNext;
-    private DeviceBuffer nodeMax;
-    private DeviceBuffer freeStack;
-    private int capacity;
-    private long freeTop;
+    private final DeviceNodePool pool;
     private DeviceBuffer bucketMax;
     private DeviceBuffer bucketHead;
     private int bucketCapacity;
     private int numBuckets;
     private long size;
 
-    /**
-     * [0] free stack top, [1] keys inserted or deleted, [2] buckets touched, [3] batch size after dedupe,
-     * [4] two ints: the first faults found by the device batch check, or the touched-bucket count, or the count
-     * of wide merges, [5] most nodes one bucket gained. [3] also serves as the most keys one bucket takes.
-     */
-    private final DeviceBuffer counters;
-    private final long[] hostCounters = new long[4];
-
     // reused scratch, grown on demand
-    private final Scratch batchKeys = new Scratch("batch keys");
-    private final Scratch batchValues = new Scratch("batch values");
-    private final Scratch flags = new Scratch("run flags");
-    private final Scratch flagPositions = new Scratch("run positions");
-    private final Scratch segStart = new Scratch("bucket slices");
-    private final Scratch needNodes = new Scratch("nodes per bucket");
-    private final Scratch allocBase = new Scratch("node allocation offsets");
-    private final Scratch outKeys = new Scratch("result keys");
-    private final Scratch outValues = new Scratch("result values");
-    private final Scratch counts = new Scratch("counts");
-    private final Scratch offsets = new Scratch("offsets");
-    private final Scratch keyBuckets = new Scratch("bucket of each batch key");
-    private final Scratch touchedBuckets = new Scratch("touched buckets");
-    private final Scratch wideMerges = new Scratch("wide merge records");
-    private final Scratch chainGroups = new Scratch("buckets each chain becomes");
-    private final Scratch chainGroupStart = new Scratch("first new bucket of each chain");
-    private final Scratch spareBucketMax = new Scratch("spare bucket max keys");
-    private final Scratch spareBucketHead = new Scratch("spare bucket heads");
-    private final Scratch[] scratches = {batchKeys, batchValues, flags, flagPositions, segStart, needNodes,
-        allocBase, outKeys, outValues, counts, offsets, keyBuckets, touchedBuckets, wideMerges, chainGroups,
-        chainGroupStart, spareBucketMax, spareBucketHead};
-    /** Launches, CUB, and the batch checks, sorts and dedupe shared with the sorted-array baseline. */
-    private final DeviceSteps steps;
-    private StagedCopies copies;
+    private final Scratch flags = scratch("run flags");
+    private final Scratch flagPositions = scratch("run positions");
+    private final Scratch segStart = scratch("bucket slices");
+    private final Scratch needNodes = scratch("nodes per bucket");
+    private final Scratch allocBase = scratch("node allocation offsets");
+    private final Scratch keyBuckets = scratch("bucket of each batch key");
+    private final Scratch touchedBuckets = scratch("touched buckets");
+    private final Scratch wideMerges = scratch("wide merge records");
+    private final Scratch chainGroups = scratch("buckets each chain becomes");
+    private final Scratch chainGroupStart = scratch("first new bucket of each chain");
+    private final Scratch spareBucketMax = scratch("spare bucket max keys");
+    private final Scratch spareBucketHead = scratch("spare bucket heads");
 
     /** Whether the last sliceBatch made one item per touched bucket. */
     private boolean touchedItems;
 
-    /** Nodes the last upsert took off the free stack per batch key (growAhead's guess for the next); NaN before. */
-    private double nodesPerKey = Double.NaN;
-    /** Upper bound on how much the longest chain grew since the buckets were last cut. */
-    private long chainGrowthBound;
-    /** Whether chainGrowthBound was cut to the longest chain measured since the last upsert. */
-    private boolean chainBoundMeasured;
-    /** -Dflix.gpu.autoRestructure=false turns the automatic restructure of long chains off. */
-    private boolean autoRestructure = Boolean.parseBoolean(System.getProperty("flix.gpu.autoRestructure", "true"));
+    /** When chains are measured, cut into groups or flattened by a restructure. */
+    private final ChainPolicy chains = new ChainPolicy();
 
     /** With -Dflix.gpu.trace=true each step synchronises and prints its time (for profiling, slows batches). */
     private static final boolean TRACE = Boolean.getBoolean("flix.gpu.trace");
     private long traceMark;
 
     private GpuFlixIndex(FlixConfig config, GpuRuntime.DeviceContext device) {
-        super(Backend.GPU, false);
+        super(device, INDEX_COUNTER_SLOTS);
         this.keysPerBuiltNode = config.keysPerBuiltNode();
-        this.device = device;
-        this.steps = new DeviceSteps(device, null, this::trace);
-        DeviceBuffer c = null;
+        this.pool = new DeviceNodePool(device, kernels, this::trace);
         try {
-            c = DeviceBuffer.allocate(6L * Long.BYTES, "counters");
-            this.counters = c;
-            copies = new StagedCopies();
-            growPool(INITIAL_NODES, false);
-            resetEmpty();
+            pool.grow(DeviceNodePool.INITIAL_NODES, false);
+            layoutEmpty();
         } catch (RuntimeException e) {
-            releaseAll();
-            if (c != null) {
-                c.close();
-            }
+            releaseStructure();
+            releaseHost();
             throw e;
         }
     }
@@ -194,22 +139,12 @@ public final class GpuFlixIndex extends AbstractFlixIndex implements DeviceResid
      * @throws IllegalStateException    where no GPU is usable ({@link GpuSupport#unavailableReason()})
      */
     public static GpuFlixIndex open(FlixConfig config) {
-        if (config == null) {
-            throw new IllegalArgumentException("config must not be null");
-        }
+        requireConfig(config);
         if (config.nodeSize() != NODE_SIZE) {
             throw new IllegalArgumentException("nodeSize must be " + NODE_SIZE + " for the GPU backend, was "
                     + config.nodeSize());
         }
-        final String reason = GpuSupport.unavailableReason();
-        if (reason != null) {
-            throw new IllegalStateException(reason);
-        }
-        try {
-            return new GpuFlixIndex(config, GpuRuntime.device(config.device()));
-        } catch (IOException e) {
-            throw new IllegalStateException("GPU backend unavailable: " + e.getMessage(), e);
-        }
+        return new GpuFlixIndex(config, openDevice(config));
     }
 
     /** The CUDA device's name. */
@@ -217,154 +152,60 @@ public final class GpuFlixIndex extends AbstractFlixIndex implements DeviceResid
         return device.name;
     }
 
-    /** The process-wide context of this index's device, shared by every index open on it (for tests). */
-    GpuRuntime.DeviceContext deviceContext() {
-        return device;
-    }
-
     // -------------------------------------------------------------------------------------------------------------
     // Updates
 
     @Override
-    protected void buildLocked(long[] keys, long[] values, int n, boolean keysSorted) {
-        enter();
-        DeviceSteps.checkPairArrays(keys, values, n, keysSorted);
-        if (n == 0) {
-            cut(null, null, 0);
-            return;
-        }
-        final DeviceBuffer batch = uploadLongs(keys, values, n);
-        final int m = steps.checkSortAndDedupe(batch, batchValues.buffer(), n, keysSorted, true, null);
-        cut(steps.dedupedKeys(), steps.dedupedValues(), m);
-    }
-
-    @Override
-    protected void upsertLocked(long[] keys, long[] values, int n, boolean keysSorted) {
-        enter();
-        DeviceSteps.checkPairArrays(keys, values, n, keysSorted);
-        if (n == 0) {
-            return;
-        }
-        final DeviceBuffer batch = uploadLongs(keys, values, n);
-        upsertOnDevice(batch, batchValues.buffer(), n, keysSorted, true);
-    }
-
-    /**
-     * {@link #upsert(long[], long[], int, boolean)} of pairs already on the device: times the device work alone
-     * (sort, dedupe, merge). The batch is not modified; returns once the device is done.
-     *
-     * @throws IllegalArgumentException as the host overload, and where an array is on another device or shorter
-     *                                  than {@code n}
-     */
-    @Override
-    public void upsert(DeviceLongs keys, DeviceLongs values, int n, boolean keysSorted) {
-        final Lock held = enterUpdate();
-        try {
-            enter();
-            DeviceLongs.checkArgs(n, device.ordinal, keys, "keys", values, "values");
-            if (n == 0) {
-                return;
-            }
-            upsertOnDevice(keys.buffer(), values.buffer(), n, keysSorted, false);
-            cuCtxSynchronize();
-        } finally {
-            held.unlock();
-        }
-    }
-
-    /** The upsert of a batch on the device ({@code hostChecked}: the host has checked what BatchArgs checks). */
-    private void upsertOnDevice(DeviceBuffer keys, DeviceBuffer values, int n, boolean keysSorted,
-                                boolean hostChecked) {
-        final int m = steps.checkSortAndDedupe(keys, values, n, keysSorted, hostChecked, () -> growAhead(n));
+    void upsertOnDevice(DeviceBuffer keys, DeviceBuffer values, int n, boolean keysSorted, boolean hostChecked) {
+        final int m = steps.checkSortAndDedupe(keys, values, n, keysSorted, hostChecked,
+                () -> pool.growAhead(n, numBuckets));
         final CUdeviceptr batch = steps.dedupedKeys().pointer();
         final CUdeviceptr batchValues = steps.dedupedValues().pointer();
         final int items = sliceBatch(batch, m);
-        final DeviceBuffer itemBucket = itemBuckets();
-        zeroCounters();
-        launch("upsert_count", items + 1L, items, itemBucket, bucketHead, nodeKeys, nodeCount, nodeNext,
-                nodeMax, batch, segStart.buffer(), needNodes.ensure((items + 1L) * Integer.BYTES), counters);
-        scanInt(needNodes.buffer(), allocBase.ensure((items + 1L) * Integer.BYTES), items + 1);
-        final long nodesNeeded = readInt(allocBase.buffer(), items);
-        cuMemcpyDtoH(Pointer.to(hostCounters), counters.pointer(), 4L * Long.BYTES);
-        final long touched = hostCounters[2];
-        final long mostKeysInABucket = hostCounters[3];
+        final CUdeviceptr itemBucket = itemBuckets();
+        counters.zeroAll();
+        kernels.upsertCount(items, itemBucket, bucketHead.pointer(), pool.nodeKeys(), pool.nodeCount(),
+                pool.nodeNext(), pool.nodeMax(), batch, segStart.pointer(),
+                needNodes.ensure((items + 1L) * Integer.BYTES).pointer(), counters.pointer());
+        steps.scanInt(needNodes.buffer(), allocBase.ensure((items + 1L) * Integer.BYTES), items + 1);
+        final long nodesNeeded = steps.readInt(allocBase.buffer(), items);
+        final long[] counted = counters.read(SLOT_BUCKETS_TOUCHED, SLOT_MOST_KEYS_IN_A_BUCKET + 1);
+        final long touched = counted[SLOT_BUCKETS_TOUCHED];
+        final long mostKeysInABucket = counted[SLOT_MOST_KEYS_IN_A_BUCKET];
         // the only allocations that can fail; nothing has changed yet
         final DeviceBuffer wide = wideMerges.ensure((m / WIDE_MERGE_MIN + 1L) * WIDE_MERGE_BYTES);
-        ensureFreeNodes(nodesNeeded);
+        pool.ensureFreeNodes(nodesNeeded);
         final boolean fewKeysPerBucket = m < LIGHT_KEYS_PER_BUCKET * touched && mostKeysInABucket <= 64;
         if (fewKeysPerBucket) {
-            launch("upsert_apply_single", items, items, itemBucket, bucketHead, nodeKeys, nodeValues, nodeCount,
-                    nodeNext, nodeMax, freeStack, freeTop, batch, batchValues, segStart.buffer(),
-                    allocBase.buffer(), counters);
+            kernels.upsertApplySingle(items, itemBucket, bucketHead.pointer(), pool.nodeKeys(), pool.nodeValues(),
+                    pool.nodeCount(), pool.nodeNext(), pool.nodeMax(), pool.freeStack(), pool.freeTop(), batch,
+                    batchValues, segStart.pointer(), allocBase.pointer(), counters.pointer());
         } else {
-            final CUdeviceptr wideCount = counters.at(4L * Long.BYTES);
-            launchWarps("upsert_apply", items, items, itemBucket, bucketHead, nodeKeys, nodeValues, nodeCount,
-                    nodeNext, nodeMax, freeStack, freeTop, batch, batchValues, segStart.buffer(),
-                    allocBase.buffer(), counters, wide, wideCount);
-            final int wideMergeCount = (int) readInt(counters, 8);
+            final CUdeviceptr wideCount = counters.at(SLOT_WIDE_MERGES);
+            kernels.upsertApply(items, itemBucket, bucketHead.pointer(), pool.nodeKeys(), pool.nodeValues(),
+                    pool.nodeCount(), pool.nodeNext(), pool.nodeMax(), pool.freeStack(), pool.freeTop(), batch,
+                    batchValues, segStart.pointer(), allocBase.pointer(), counters.pointer(), wide.pointer(),
+                    wideCount);
+            final int wideMergeCount = counters.readInt(SLOT_WIDE_MERGES);
             for (int first = 0; first < wideMergeCount; first += MAX_GRID_Y) {
                 final int jobs = Math.min(MAX_GRID_Y, wideMergeCount - first);
                 final CUdeviceptr jobsAt = wide.at((long) first * WIDE_MERGE_BYTES);
-                launchPerJob("wide_merge_write", jobs, jobsAt, batch, batchValues, freeStack, freeTop,
-                        nodeKeys, nodeValues);
-                launchPerJob("wide_merge_meta", jobs, jobsAt, freeStack, freeTop, nodeKeys, nodeCount, nodeNext,
-                        nodeMax);
+                kernels.wideMergeWrite(jobs, jobsAt, batch, batchValues, pool.freeStack(), pool.freeTop(),
+                        pool.nodeKeys(), pool.nodeValues());
+                kernels.wideMergeMeta(jobs, jobsAt, pool.freeStack(), pool.freeTop(), pool.nodeKeys(),
+                        pool.nodeCount(), pool.nodeNext(), pool.nodeMax());
             }
         }
-        freeTop -= nodesNeeded;
-        nodesPerKey = nodesNeeded / (double) n;
-        size += readLong(counters, 1);
-        chainGrowthBound += readLong(counters, 5);
-        chainBoundMeasured = false;
-        if (autoRestructure && chainGrowthBound > autoRestructureChain()) {
+        pool.took(nodesNeeded, n);
+        size += counters.readLong(SLOT_KEYS_INSERTED);
+        chains.upserted(counters.readLong(SLOT_MOST_NODES_GAINED));
+        if (chains.restructureAfterUpsert(size)) {
             restructureLocked();
         }
     }
 
-    /**
-     * Chain length beyond which an upsert restructures on its own. One warp walks a bucket's chain serially
-     * (about 2 us a node on an H200) while a restructure costs about 0.05 ns a key, so chains are cut back when
-     * walking one costs about as much as a restructure: size / 32768 nodes, at least 64. This bounds the cost of
-     * skewed inserts, such as ever-growing ids that all land in the last bucket, between explicit restructures.
-     */
-    private long autoRestructureChain() {
-        return Math.max(64, size / 32768);
-    }
-
     @Override
-    protected void deleteLocked(long[] keys, int n, boolean keysSorted) {
-        enter();
-        DeviceSteps.checkKeyArray(keys, n, keysSorted);
-        if (n == 0) {
-            return;
-        }
-        deleteOnDevice(uploadLongs(keys, null, n), n, keysSorted, true);
-    }
-
-    /**
-     * {@link #delete(long[], int, boolean)} of keys already on the device: times the device work alone. The batch
-     * is not modified; returns once the device is done.
-     *
-     * @throws IllegalArgumentException as the host overload, and where the array is on another device or shorter
-     *                                  than {@code n}
-     */
-    @Override
-    public void delete(DeviceLongs keys, int n, boolean keysSorted) {
-        final Lock held = enterUpdate();
-        try {
-            enter();
-            DeviceLongs.checkArgs(n, device.ordinal, keys, "keys");
-            if (n == 0) {
-                return;
-            }
-            deleteOnDevice(keys.buffer(), n, keysSorted, false);
-            cuCtxSynchronize();
-        } finally {
-            held.unlock();
-        }
-    }
-
-    private void deleteOnDevice(DeviceBuffer keys, int n, boolean keysSorted, boolean hostChecked) {
+    void deleteOnDevice(DeviceBuffer keys, int n, boolean keysSorted, boolean hostChecked) {
         steps.checkOnDevice(keys, null, n, keysSorted, hostChecked);
         if (size == 0) {
             return;
@@ -375,112 +216,23 @@ public final class GpuFlixIndex extends AbstractFlixIndex implements DeviceResid
             batch = steps.sortedKeys().pointer();
         }
         final int items = sliceBatch(batch, n);
-        hostCounters[0] = freeTop;
-        hostCounters[1] = 0;
-        hostCounters[2] = 0;
-        hostCounters[3] = 0;
-        cuMemcpyHtoD(counters.pointer(), Pointer.to(hostCounters), 4L * Long.BYTES);
-        launchWarps("delete_apply", items, items, itemBuckets(), bucketHead, nodeKeys, nodeValues, nodeCount, nodeNext,
-                nodeMax, freeStack, batch, segStart.buffer(), counters);
-        cuMemcpyDtoH(Pointer.to(hostCounters), counters.pointer(), 2L * Long.BYTES);
-        freeTop = hostCounters[0];
-        size -= hostCounters[1];
+        counters.write(SLOT_FREE_TOP, pool.freeTop(), 0); // and SLOT_KEYS_DELETED
+        kernels.deleteApply(items, itemBuckets(), bucketHead.pointer(), pool.nodeKeys(), pool.nodeValues(),
+                pool.nodeCount(), pool.nodeNext(), pool.nodeMax(), pool.freeStack(), batch, segStart.pointer(),
+                counters.pointer());
+        final long[] counted = counters.read(SLOT_FREE_TOP, SLOT_KEYS_DELETED + 1);
+        pool.freeTop(counted[SLOT_FREE_TOP]);
+        size -= counted[SLOT_KEYS_DELETED];
     }
 
     // -------------------------------------------------------------------------------------------------------------
     // Lookups
 
     @Override
-    protected void getLocked(long[] keys, int n, long[] valuesOut, boolean keysSorted) {
-        enter();
-        DeviceSteps.checkKeyArray(keys, n, keysSorted);
-        BatchArgs.checkArray(valuesOut, "valuesOut", n);
-        lookup(MODE_GET, keys, n, null, valuesOut, keysSorted);
-    }
-
-    /**
-     * {@link #get(long[], int, long[], boolean)} with the keys and the results on the device: times the device work
-     * alone (the sort of an unsorted batch included). Returns once the device is done.
-     *
-     * @throws IllegalArgumentException as the host overload, and where an array is on another device or shorter
-     *                                  than {@code n}
-     */
-    @Override
-    public void get(DeviceLongs keys, int n, DeviceLongs valuesOut, boolean keysSorted) {
-        final Lock held = enterLookup();
-        try {
-            enter();
-            DeviceLongs.checkArgs(n, device.ordinal, keys, "keys", valuesOut, "valuesOut");
-            if (n == 0) {
-                return;
-            }
-            lookupOnDevice(MODE_GET, keys.buffer(), n, keysSorted, false, null, valuesOut.buffer());
-            cuCtxSynchronize();
-        } finally {
-            held.unlock();
-        }
-    }
-
-    /**
-     * {@link #ceiling(long[], int, long[], long[], boolean)} with the keys and the results on the device: times the
-     * device work alone. Returns once the device is done.
-     *
-     * @throws IllegalArgumentException as the host overload, and where an array is on another device or shorter
-     *                                  than {@code n}
-     */
-    @Override
-    public void ceiling(DeviceLongs keys, int n, DeviceLongs keysOut, DeviceLongs valuesOut, boolean keysSorted) {
-        final Lock held = enterLookup();
-        try {
-            enter();
-            DeviceLongs.checkArgs(n, device.ordinal, keys, "keys", keysOut, "keysOut", valuesOut, "valuesOut");
-            if (n == 0) {
-                return;
-            }
-            lookupOnDevice(MODE_CEILING, keys.buffer(), n, keysSorted, false, keysOut.buffer(), valuesOut.buffer());
-            cuCtxSynchronize();
-        } finally {
-            held.unlock();
-        }
-    }
-
-    @Override
-    protected void ceilingLocked(long[] keys, int n, long[] keysOut, long[] valuesOut, boolean keysSorted) {
-        enter();
-        DeviceSteps.checkKeyArray(keys, n, keysSorted);
-        BatchArgs.checkArray(keysOut, "keysOut", n);
-        BatchArgs.checkArray(valuesOut, "valuesOut", n);
-        lookup(MODE_CEILING, keys, n, keysOut, valuesOut, keysSorted);
-    }
-
-    @Override
-    protected void floorLocked(long[] keys, int n, long[] keysOut, long[] valuesOut, boolean keysSorted) {
-        enter();
-        DeviceSteps.checkKeyArray(keys, n, keysSorted);
-        BatchArgs.checkArray(keysOut, "keysOut", n);
-        BatchArgs.checkArray(valuesOut, "valuesOut", n);
-        lookup(MODE_FLOOR, keys, n, keysOut, valuesOut, keysSorted);
-    }
-
-    private void lookup(int mode, long[] keys, int n, long[] keysOut, long[] valuesOut, boolean keysSorted) {
-        if (n == 0) {
-            return;
-        }
-        final DeviceBuffer queries = uploadLongs(keys, null, n);
-        final DeviceBuffer valuesResult = outValues.ensure(n * 8L);
-        final DeviceBuffer keysResult = keysOut == null ? null : outKeys.ensure(n * 8L);
-        lookupOnDevice(mode, queries, n, keysSorted, true, keysResult, valuesResult);
-        downloadLongs(valuesResult.pointer(), valuesOut, n);
-        if (keysOut != null) {
-            downloadLongs(keysResult.pointer(), keysOut, n);
-        }
-    }
-
-    /** Looks up {@code queries[0, n)} on the device into keysResult (null for get) and valuesResult. */
-    private void lookupOnDevice(int mode, DeviceBuffer queries, int n, boolean keysSorted, boolean hostChecked,
-                                DeviceBuffer keysResult, DeviceBuffer valuesResult) {
+    void lookupOnDevice(int mode, DeviceBuffer queries, int n, boolean keysSorted, boolean hostChecked,
+                        DeviceBuffer keysResult, DeviceBuffer valuesResult) {
         if (mode == MODE_GET && !keysSorted) {
-            splitLongChains();
+            cutLongChainsIntoGroups();
             if (chainsAreShort()) {
                 getInAnyOrder(queries, n, valuesResult);
                 return;
@@ -496,22 +248,16 @@ public final class GpuFlixIndex extends AbstractFlixIndex implements DeviceResid
         // a sort promise the host has not checked is checked by the lookup kernel itself (see flix_kernels.cu):
         // lookups change nothing, so the broken promise is reported after the kernel
         final boolean deviceCheck = keysSorted && !(hostChecked && n < DeviceSteps.DEVICE_CHECK_MIN);
-        final CUdeviceptr unsortedAt = deviceCheck ? counters.at(5L * Long.BYTES) : null;
+        final CUdeviceptr unsortedAt = deviceCheck ? counters.at(SLOT_FIRST_UNSORTED) : null;
         if (deviceCheck) {
-            cuMemsetD32(unsortedAt, Integer.MAX_VALUE, 1);
+            counters.fillInts(SLOT_FIRST_UNSORTED, SLOT_FIRST_UNSORTED + 1, Integer.MAX_VALUE);
         }
         final int items = sliceBatch(batch, n);
-        final String kernel = switch (mode) {
-            case MODE_GET -> "lookup_get";
-            case MODE_CEILING -> "lookup_ceiling";
-            default -> "lookup_floor";
-        };
-        launchWarps(kernel, items, numBuckets, items, itemBuckets(), bucketHead, nodeKeys, nodeValues, nodeCount,
-                nodeNext, nodeMax, batch, perm, segStart.buffer(), keysResult, valuesResult, unsortedAt);
+        kernels.lookup(mode).launch(numBuckets, items, itemBuckets(), bucketHead.pointer(), pool.nodeKeys(),
+                pool.nodeValues(), pool.nodeCount(), pool.nodeNext(), pool.nodeMax(), batch, perm, segStart.pointer(),
+                DeviceBuffer.pointerOf(keysResult), valuesResult.pointer(), unsortedAt);
         if (deviceCheck) {
-            final int[] at = new int[1];
-            cuMemcpyDtoH(Pointer.to(at), unsortedAt, 4);
-            if (at[0] != Integer.MAX_VALUE) {
+            if (counters.readInt(SLOT_FIRST_UNSORTED) != Integer.MAX_VALUE) {
                 DeviceBatchFaults.report(queries, null, n, true);
             }
         }
@@ -539,62 +285,40 @@ public final class GpuFlixIndex extends AbstractFlixIndex implements DeviceResid
                 perm = steps.positions().pointer();
             }
         }
-        launch("lookup_get_any_order", n, bucketMax, numBuckets, bucketHead, nodeKeys, nodeValues, nodeCount,
-                nodeNext, nodeMax, batch, perm, n, valuesResult);
+        kernels.lookupGetAnyOrder(bucketMax.pointer(), numBuckets, bucketHead.pointer(), pool.nodeKeys(),
+                pool.nodeValues(), pool.nodeCount(), pool.nodeNext(), pool.nodeMax(), batch, perm, n,
+                valuesResult.pointer());
     }
 
+    /** Ranges walk chains from their heads, as unsorted gets do: long chains are cut first. */
     @Override
-    protected RangeResult rangeLocked(long[] lo, long[] hi, int n, int limitPerRange) {
-        enter();
-        BatchArgs.checkRanges(lo, hi, n, limitPerRange);
-        if (n == 0) {
-            return new RangeResult(new int[1], new long[0], new long[0]);
-        }
-        splitLongChains();
-        uploadLongs(lo, n, batchKeys.ensure(n * 8L));
-        uploadLongs(hi, n, batchValues.ensure(n * 8L));
-        final DeviceBuffer rangeCounts = counts.ensure((n + 1L) * Long.BYTES);
+    void beforeRanges() {
+        cutLongChainsIntoGroups();
+    }
+
+    /** One warp a range. */
+    @Override
+    void countRanges(DeviceBuffer lo, DeviceBuffer hi, int n, int limit, DeviceBuffer rangeCounts) {
         cuMemsetD32(rangeCounts.at(n * 8L), 0, 2);
-        final Object[] args = {0, n, batchKeys.buffer(), batchValues.buffer(), limitPerRange, numBuckets, bucketMax,
-            bucketHead, nodeKeys, nodeValues, nodeCount, nodeNext, nodeMax, rangeCounts, null, null, null};
-        launchWarps("range_query", n, args);
-        final DeviceBuffer rangeOffsets = offsets.ensure((n + 1L) * Long.BYTES);
-        scanLong(rangeCounts, rangeOffsets, n + 1);
-        final long total = readLong(rangeOffsets, n);
-        if (total > Integer.MAX_VALUE - 8) {
-            throw new IllegalStateException("ranges hold " + total + " pairs, too many for one result: lower "
-                    + "limitPerRange or split the batch");
-        }
-        final long[] keys = new long[(int) total];
-        final long[] values = new long[(int) total];
-        if (total > 0) {
-            args[0] = 1;
-            args[14] = rangeOffsets;
-            args[15] = outKeys.ensure(total * 8);
-            args[16] = outValues.ensure(total * 8);
-            launchWarps("range_query", n, args);
-            downloadLongs(outKeys.pointer(), keys, (int) total);
-            downloadLongs(outValues.pointer(), values, (int) total);
-        }
-        final long[] longOffsets = new long[n + 1];
-        downloadLongs(rangeOffsets.pointer(), longOffsets, n + 1);
-        final int[] csr = new int[n + 1];
-        for (int i = 0; i <= n; i++) {
-            csr[i] = (int) longOffsets[i];
-        }
-        return new RangeResult(csr, keys, values);
+        kernels.rangeQuery(0, n, lo.pointer(), hi.pointer(), limit, numBuckets, bucketMax.pointer(),
+                bucketHead.pointer(), pool.nodeKeys(), pool.nodeValues(), pool.nodeCount(), pool.nodeNext(),
+                pool.nodeMax(), rangeCounts.pointer(), null, null, null);
     }
 
     @Override
-    protected int exportFromLocked(long fromKey, long[] keysOut, long[] valuesOut) {
-        enter();
-        BatchArgs.checkExport(keysOut, valuesOut);
-        if (keysOut.length == 0 || size == 0) {
-            return 0;
-        }
+    void fillRanges(DeviceBuffer lo, DeviceBuffer hi, int n, int limit, DeviceBuffer rangeCounts,
+                    DeviceBuffer rangeOffsets, DeviceBuffer keysOut, DeviceBuffer valuesOut) {
+        kernels.rangeQuery(1, n, lo.pointer(), hi.pointer(), limit, numBuckets, bucketMax.pointer(),
+                bucketHead.pointer(), pool.nodeKeys(), pool.nodeValues(), pool.nodeCount(), pool.nodeNext(),
+                pool.nodeMax(), rangeCounts.pointer(), rangeOffsets.pointer(), keysOut.pointer(),
+                valuesOut.pointer());
+    }
+
+    @Override
+    int exportFromDevice(long fromKey, long[] keysOut, long[] valuesOut) {
         final int copied = (int) exportToDevice(fromKey, keysOut.length);
-        downloadLongs(outKeys.pointer(), keysOut, copied);
-        downloadLongs(outValues.pointer(), valuesOut, copied);
+        download(outKeys.pointer(), keysOut, copied);
+        download(outValues.pointer(), valuesOut, copied);
         return copied;
     }
 
@@ -602,17 +326,16 @@ public final class GpuFlixIndex extends AbstractFlixIndex implements DeviceResid
     private long exportToDevice(long fromKey, long limit) {
         final DeviceBuffer bucketCounts = counts.ensure((numBuckets + 1L) * Long.BYTES);
         final DeviceBuffer bucketOffsets = offsets.ensure((numBuckets + 1L) * Long.BYTES);
-        final Object[] args = {0, numBuckets, bucketMax, bucketHead, nodeKeys, nodeValues, nodeCount, nodeNext,
-            fromKey, bucketCounts, null, limit, null, null};
-        launchWarps("export_pairs", numBuckets + 1L, args);
-        scanLong(bucketCounts, bucketOffsets, numBuckets + 1);
-        final long copied = Math.min(limit, readLong(bucketOffsets, numBuckets));
+        kernels.exportPairs(0, numBuckets, bucketMax.pointer(), bucketHead.pointer(), pool.nodeKeys(),
+                pool.nodeValues(), pool.nodeCount(), pool.nodeNext(), fromKey, bucketCounts.pointer(), null, limit,
+                null, null);
+        steps.scanLong(bucketCounts, bucketOffsets, numBuckets + 1);
+        final long copied = Math.min(limit, steps.readLong(bucketOffsets, numBuckets));
         if (copied > 0) {
-            args[0] = 1;
-            args[10] = bucketOffsets;
-            args[12] = outKeys.ensure(copied * 8);
-            args[13] = outValues.ensure(copied * 8);
-            launchWarps("export_pairs", numBuckets + 1L, args);
+            kernels.exportPairs(1, numBuckets, bucketMax.pointer(), bucketHead.pointer(), pool.nodeKeys(),
+                    pool.nodeValues(), pool.nodeCount(), pool.nodeNext(), fromKey, bucketCounts.pointer(),
+                    bucketOffsets.pointer(), limit, outKeys.ensure(copied * 8).pointer(),
+                    outValues.ensure(copied * 8).pointer());
         }
         return copied;
     }
@@ -620,91 +343,68 @@ public final class GpuFlixIndex extends AbstractFlixIndex implements DeviceResid
     @Override
     protected long restructureLocked() {
         enter();
-        final long before = nodesInUse();
+        final long before = pool.nodesInUse();
         if (size == 0) {
-            cut(null, null, 0);
+            layoutSorted(null, null, 0);
         } else {
             final long n = exportToDevice(Long.MIN_VALUE, size);
-            cut(outKeys.buffer(), outValues.buffer(), n);
+            layoutSorted(outKeys.buffer(), outValues.buffer(), n);
         }
-        return before - nodesInUse();
+        return before - pool.nodesInUse();
     }
 
     // -------------------------------------------------------------------------------------------------------------
     // Shape
 
     @Override
-    protected long sizeLocked() {
-        enter();
+    long keyCount() {
         return size;
-    }
-
-    /**
-     * Device bytes of reusable batch scratch held between calls (sorted copies of the last large batch, CUB's
-     * temporary storage, lookup results): not part of {@link IndexStats#bytes()}, which is the structure alone.
-     */
-    @Override
-    public long scratchBytes() {
-        final Lock held = enterLookup();
-        try {
-            enter();
-            long bytes = counters.bytes() + steps.scratchBytes();
-            for (Scratch s : scratches) {
-                bytes += s.bytes();
-            }
-            return bytes;
-        } finally {
-            held.unlock();
-        }
     }
 
     @Override
     protected IndexStats statsLocked() {
         enter();
-        measureChains();
-        final long structureBytes = nodeKeys.bytes() + nodeValues.bytes() + nodeCount.bytes() + nodeNext.bytes()
-                + nodeMax.bytes() + freeStack.bytes() + bucketMax.bytes() + bucketHead.bytes();
-        return new IndexStats(Backend.GPU, size, numBuckets, hostCounters[0], freeTop, NODE_SIZE, hostCounters[1],
-                structureBytes);
+        final long[] chainCounts = measureChains();
+        final long structureBytes = pool.bytes() + bucketMax.bytes() + bucketHead.bytes();
+        return new IndexStats(Backend.GPU, size, numBuckets, chainCounts[SLOT_NODES_IN_USE], pool.freeTop(),
+                NODE_SIZE, chainCounts[SLOT_LONGEST_CHAIN], structureBytes);
     }
 
-    /** Nodes in use into hostCounters[0], the longest chain into hostCounters[1]. */
-    private void measureChains() {
-        zeroCounters();
-        launch("chain_stats", numBuckets, numBuckets, bucketHead, nodeNext, counters);
-        cuMemcpyDtoH(Pointer.to(hostCounters), counters.pointer(), 2L * Long.BYTES);
+    /** The counters with the nodes in use (SLOT_NODES_IN_USE) and the longest chain (SLOT_LONGEST_CHAIN). */
+    private long[] measureChains() {
+        counters.zeroAll();
+        kernels.chainStats(numBuckets, bucketHead.pointer(), pool.nodeNext(), counters.pointer());
+        return counters.read(SLOT_NODES_IN_USE, SLOT_LONGEST_CHAIN + 1);
     }
 
     /**
      * Unsorted gets and ranges walk a chain from its head for every query, so before them, where chains may have
-     * grown past {@link #longChain()} nodes since the buckets were last cut (skewed upserts grow chains of tens of
-     * nodes in their hot buckets), the chains are measured, and if one is that long every chain longer than
-     * {@link #chainGroup()} nodes is cut into buckets of that many nodes (split_chains): no key moves, only links
-     * are cut and the bucket arrays rewritten, about two walks of the chains. Sorted lookups walk a chain once for
-     * all the queries of its bucket and do not cut them. Cuts are kept few because every bucket costs the sorted
-     * lookups, upserts and deletes a work item (H200, skewed rounds at 2^25 + 2^24 keys: a cut costs about 0.7 ms;
-     * unsorted gets of 2^26 into chains of about 50 nodes took up to 9.9 ms, 7.2 ms after cuts into buckets of 4;
-     * at cuts into 4 from chains of 8, sorted gets and deletes of the X25Y90 to X3Y90 rounds after the deletes took
-     * 5-12% longer). Where memory for the new bucket arrays is short, the chains stay as they are.
+     * grown past {@link ChainPolicy#longChain()} nodes since the buckets were last cut (skewed upserts grow chains
+     * of tens of nodes in their hot buckets), the chains are measured, and if one is that long every chain longer
+     * than {@link ChainPolicy#chainGroup()} nodes is cut into buckets of that many nodes (split_chains): no key
+     * moves, only links are cut and the bucket arrays rewritten, about two walks of the chains. Sorted lookups walk
+     * a chain once for all the queries of its bucket and do not cut them. Cuts are kept few because every bucket
+     * costs the sorted lookups, upserts and deletes a work item (H200, skewed rounds at 2^25 + 2^24 keys: a cut
+     * costs about 0.7 ms; unsorted gets of 2^26 into chains of about 50 nodes took up to 9.9 ms, 7.2 ms after cuts
+     * into buckets of 4; at cuts into 4 from chains of 8, sorted gets and deletes of the X25Y90 to X3Y90 rounds
+     * after the deletes took 5-12% longer). Where memory for the new bucket arrays is short, the chains stay as
+     * they are.
      */
-    private void splitLongChains() {
-        if (chainGrowthBound + 1 <= longChain() || size == 0) {
+    private void cutLongChainsIntoGroups() {
+        if (!chains.mayHaveLongChains() || size == 0) {
             return;
         }
-        zeroCounters();
+        counters.zeroAll();
         final DeviceBuffer groups = chainGroups.ensure((numBuckets + 1L) * Integer.BYTES);
-        final Object[] args = {0, numBuckets, chainGroup(), bucketMax, bucketHead, nodeNext, nodeMax, groups, null,
-            null, null, counters};
-        launch("split_chains", numBuckets + 1L, args);
-        final long longest = readLong(counters, 1);
-        chainGrowthBound = Math.max(0, longest - 1);
-        chainBoundMeasured = true;
-        if (longest <= longChain()) {
+        kernels.splitChains(0, numBuckets, ChainPolicy.chainGroup(), bucketMax.pointer(), bucketHead.pointer(),
+                pool.nodeNext(), pool.nodeMax(), groups.pointer(), null, null, null, counters.pointer());
+        final long longest = counters.readLong(SLOT_LONGEST_CHAIN);
+        if (!chains.measuredBeforeWalks(longest)) {
             return;
         }
         final DeviceBuffer start = chainGroupStart.ensure((numBuckets + 1L) * Integer.BYTES);
-        scanInt(groups, start, numBuckets + 1);
-        final int buckets = (int) readInt(start, numBuckets);
+        steps.scanInt(groups, start, numBuckets + 1);
+        final int buckets = (int) steps.readInt(start, numBuckets);
         final DeviceBuffer max;
         final DeviceBuffer head;
         try {
@@ -714,17 +414,15 @@ public final class GpuFlixIndex extends AbstractFlixIndex implements DeviceResid
         } catch (GpuOutOfMemoryException e) {
             return; // the chains stay: lookups walk them
         }
-        args[0] = 1;
-        args[8] = start;
-        args[9] = max;
-        args[10] = head;
-        launch("split_chains", numBuckets + 1L, args);
+        kernels.splitChains(1, numBuckets, ChainPolicy.chainGroup(), bucketMax.pointer(), bucketHead.pointer(),
+                pool.nodeNext(), pool.nodeMax(), groups.pointer(), start.pointer(), max.pointer(), head.pointer(),
+                counters.pointer());
         // the spares, now written, become the bucket arrays; the old arrays the spares of the next cut
         bucketMax = spareBucketMax.swap(bucketMax);
         bucketHead = spareBucketHead.swap(bucketHead);
         bucketCapacity = (int) Math.min(bucketMax.bytes() / 8, bucketHead.bytes() / 4);
         numBuckets = buckets;
-        chainGrowthBound = chainGroup() - 1;
+        chains.cutIntoGroups();
         trace("split chains into " + buckets + " buckets");
     }
 
@@ -735,40 +433,9 @@ public final class GpuFlixIndex extends AbstractFlixIndex implements DeviceResid
         }
     }
 
-    /** Chains longer than this are cut before unsorted gets and ranges (-Dflix.gpu.longChain, default 16). */
-    private static int longChain() {
-        return Integer.getInteger("flix.gpu.longChain", 16);
-    }
-
-    /** Nodes a bucket keeps where splitLongChains cuts a chain (-Dflix.gpu.chainGroup, default 8). */
-    private static int chainGroup() {
-        return Math.max(1, Integer.getInteger("flix.gpu.chainGroup", 8));
-    }
-
-    /**
-     * Whether no chain is longer than ANY_ORDER_CHAIN_MAX + 1 nodes. Where the growth bound says it may be, the
-     * chains are measured once (until the next upsert) and the bound cut to what they are.
-     */
+    /** Whether no chain is longer than ChainPolicy.ANY_ORDER_CHAIN_MAX + 1 nodes (measured where need be). */
     private boolean chainsAreShort() {
-        if (chainGrowthBound > ANY_ORDER_CHAIN_MAX && !chainBoundMeasured) {
-            measureChains();
-            chainGrowthBound = Math.min(chainGrowthBound, hostCounters[1] - 1);
-            chainBoundMeasured = true;
-        }
-        return chainGrowthBound <= ANY_ORDER_CHAIN_MAX;
-    }
-
-    @Override
-    public int deviceOrdinal() {
-        return device.ordinal;
-    }
-
-    /** Frees the device memory and the pinned staging memory; the host objects left are a few small handles. */
-    @Override
-    protected void closeLocked() {
-        device.makeCurrent();
-        releaseAll();
-        counters.close();
+        return chains.shortForAnyOrder(() -> measureChains()[SLOT_LONGEST_CHAIN]);
     }
 
     // -------------------------------------------------------------------------------------------------------------
@@ -782,42 +449,34 @@ public final class GpuFlixIndex extends AbstractFlixIndex implements DeviceResid
     private int sliceBatch(CUdeviceptr sortedBatch, int n) {
         if ((long) n * TOUCHED_BUCKETS_RATIO >= numBuckets) {
             touchedItems = false;
-            launch("bucket_slices", numBuckets + 1L, bucketMax, numBuckets, sortedBatch, n,
-                    segStart.ensure((numBuckets + 1L) * Integer.BYTES));
+            kernels.bucketSlices(bucketMax.pointer(), numBuckets, sortedBatch, n,
+                    segStart.ensure((numBuckets + 1L) * Integer.BYTES).pointer());
             return numBuckets;
         }
         touchedItems = true;
         final DeviceBuffer firstOfBucket = flags.ensure(n * 4L);
         final DeviceBuffer keyBucket = keyBuckets.ensure(n * 4L);
-        launch("touched_buckets", n, bucketMax, numBuckets, sortedBatch, n, firstOfBucket, keyBucket);
+        kernels.touchedBuckets(bucketMax.pointer(), numBuckets, sortedBatch, n, firstOfBucket.pointer(),
+                keyBucket.pointer());
         final DeviceBuffer itemIndex = flagPositions.ensure(n * 4L);
-        scanInt(firstOfBucket, itemIndex, n);
-        final CUdeviceptr itemCount = counters.at(4L * Long.BYTES);
-        launch("compact_touched", n, firstOfBucket, itemIndex, keyBucket, n, touchedBuckets.ensure(n * 4L),
-                segStart.ensure((n + 1L) * Integer.BYTES), itemCount);
-        final int[] count = new int[1];
-        cuMemcpyDtoH(Pointer.to(count), itemCount, 4);
-        return count[0];
+        steps.scanInt(firstOfBucket, itemIndex, n);
+        kernels.compactTouched(firstOfBucket.pointer(), itemIndex.pointer(), keyBucket.pointer(), n,
+                touchedBuckets.ensure(n * 4L).pointer(), segStart.ensure((n + 1L) * Integer.BYTES).pointer(),
+                counters.at(SLOT_TOUCHED_ITEMS));
+        return counters.readInt(SLOT_TOUCHED_ITEMS);
     }
 
     /** The item-to-bucket map of the last sliceBatch, or null where item b is bucket b. */
-    private DeviceBuffer itemBuckets() {
-        return touchedItems ? touchedBuckets.buffer() : null;
-    }
-
-    private void scanInt(DeviceBuffer in, DeviceBuffer out, int n) {
-        steps.scanInt(in, out, n);
-    }
-
-    private void scanLong(DeviceBuffer in, DeviceBuffer out, int n) {
-        steps.scanLong(in, out, n);
+    private CUdeviceptr itemBuckets() {
+        return touchedItems ? touchedBuckets.pointer() : null;
     }
 
     // -------------------------------------------------------------------------------------------------------------
     // Structure management
 
-    /** Cuts sorted, distinct pairs into one node per bucket at the initial fill, replacing the contents. */
-    private void cut(DeviceBuffer keys, DeviceBuffer values, long m) {
+    /** Lays the sorted, distinct pairs out one node per bucket at the initial fill. */
+    @Override
+    void layoutSorted(DeviceBuffer keys, DeviceBuffer values, long m) {
         final long buckets = Math.max(1, (m + keysPerBuiltNode - 1) / keysPerBuiltNode);
         if (buckets > Integer.MAX_VALUE - 1) {
             throw new IllegalArgumentException(m + " keys need " + buckets + " buckets, more than the GPU backend "
@@ -830,53 +489,41 @@ public final class GpuFlixIndex extends AbstractFlixIndex implements DeviceResid
             growBuckets(b);
         }
         ensurePerBucketScratch(b);
-        // the pool is cut to what the nodes need (memory grows again on demand): no slack after a build, and a
-        // restructure returns what the deletes freed. The old pool is not read: the pairs are in scratch.
-        final long poolNodes = Math.max(usedNodes, INITIAL_NODES);
-        if (poolNodes > capacity) {
-            growPool(poolNodes, false);
-        } else if (capacity - poolNodes > poolNodes / 4) {
-            try {
-                growPool(poolNodes, false);
-            } catch (GpuOutOfMemoryException e) {
-                // keep the larger pool: it holds the nodes as well
-            }
-        }
+        // the old pool is not read: the pairs are in scratch
+        pool.resizeFor(usedNodes);
         if (m == 0) {
-            resetEmpty();
+            layoutEmpty();
             return;
         }
-        launch("build_nodes", (long) b * NODE_SIZE, keys, values, m, keysPerBuiltNode, b, nodeKeys, nodeValues);
-        launch("build_buckets", b, keys, m, keysPerBuiltNode, b, bucketMax, bucketHead, nodeCount, nodeNext, nodeMax);
-        launch("fill_free_stack", capacity - usedNodes, freeStack, 0L, usedNodes, capacity - usedNodes);
-        freeTop = capacity - usedNodes;
+        kernels.buildNodes(keys.pointer(), values.pointer(), m, keysPerBuiltNode, b, pool.nodeKeys(),
+                pool.nodeValues());
+        kernels.buildBuckets(keys.pointer(), m, keysPerBuiltNode, b, bucketMax.pointer(), bucketHead.pointer(),
+                pool.nodeCount(), pool.nodeNext(), pool.nodeMax());
+        pool.fillFreeStack(usedNodes);
         numBuckets = b;
         size = m;
-        chainGrowthBound = 0;
+        chains.laidOut();
     }
 
-    private void resetEmpty() {
+    /** An empty structure: one bucket without nodes, every node of the pool on the free stack. */
+    private void layoutEmpty() {
         if (bucketCapacity < 1) {
             growBuckets(1);
         }
         numBuckets = 1;
         cuMemcpyHtoD(bucketMax.pointer(), Pointer.to(new long[] {Long.MAX_VALUE}), Long.BYTES);
         cuMemsetD32(bucketHead.pointer(), -1, 1);
-        launch("fill_free_stack", capacity, freeStack, 0L, 0, capacity);
-        freeTop = capacity;
+        pool.fillFreeStack(0);
         size = 0;
-        chainGrowthBound = 0;
+        chains.laidOut();
     }
 
     private void growBuckets(int buckets) {
-        final DeviceBuffer max = DeviceBuffer.allocate(buckets * 8L, "bucket max keys (" + buckets + " buckets)");
-        final DeviceBuffer head;
-        try {
-            head = DeviceBuffer.allocate(buckets * 4L, "bucket heads (" + buckets + " buckets)");
-        } catch (RuntimeException e) {
-            max.close();
-            throw e;
-        }
+        final DeviceBuffer[] maxAndHead = DeviceBuffer.allocateAll(2, i -> i == 0
+                ? DeviceBuffer.allocate(buckets * 8L, "bucket max keys (" + buckets + " buckets)")
+                : DeviceBuffer.allocate(buckets * 4L, "bucket heads (" + buckets + " buckets)"));
+        final DeviceBuffer max = maxAndHead[0];
+        final DeviceBuffer head = maxAndHead[1];
         if (bucketMax != null) {
             // keep the current buckets valid: a later failure in the same call must leave the index intact
             cuMemcpyDtoD(max.pointer(), bucketMax.pointer(), numBuckets * 8L);
@@ -889,189 +536,27 @@ public final class GpuFlixIndex extends AbstractFlixIndex implements DeviceResid
         bucketCapacity = buckets;
     }
 
-    /**
-     * Grows a pool that grows in place, while the device sorts an upsert's batch of n, where the free stack may not
-     * hold what the batch needs: twice the nodes a key took in the last upsert, or before the first upsert, for a
-     * batch of at least a key a bucket, a node for every 16 keys (new keys at about 8 a bucket split most nodes
-     * once). It grows by what the guess lacks only, not by half again, so that a guess too high costs little
-     * memory (a batch of updates alone, after a build: a node for every 16 keys). Mapping memory is host
-     * work (H200, traced: 0.7-1.0 ms for 0.5-1.3 GiB) that would otherwise wait for the count pass and hold the
-     * device idle, where the sort of 2^24 pairs takes 1.0 ms to hide it; the count pass still grows the pool where
-     * this guessed short.
-     */
-    private void growAhead(int n) {
-        if (!GROW_WHILE_SORTING || !nodeKeys.growsInPlace()) {
-            return;
-        }
-        final double perKey = Double.isNaN(nodesPerKey) ? (n >= numBuckets ? 1.0 / 32 : 0) : nodesPerKey;
-        final long expected = (long) Math.ceil(2 * perKey * n);
-        final long target = capacity + (expected - freeTop);
-        if (expected > freeTop && target <= Integer.MAX_VALUE) {
-            try {
-                growPool(target, true);
-                trace("grow pool ahead to " + capacity);
-            } catch (GpuOutOfMemoryException e) {
-                // a guess: the count pass knows what the batch needs and grows the pool or fails cleanly
-            }
-        }
-    }
-
-    /** Grows the node pool until the free stack holds {@code nodes}. */
-    private void ensureFreeNodes(long nodes) {
-        if (nodes <= freeTop) {
-            return;
-        }
-        final long need = capacity + (nodes - freeTop);
-        final long grown = Math.max(need, capacity + capacity / 2L);
-        growPool(grown, true);
-        trace("grow pool to " + grown);
-    }
-
-    /** Bytes of one node in each pool array: keys, values, counts, links, max keys, the free stack. */
-    private static final long[] POOL_BYTES_PER_NODE = {NODE_KEY_BYTES, NODE_KEY_BYTES, 4, 4, 8, 4};
-    private static final String[] POOL_ARRAYS = {"node keys", "node values", "node counts", "node links",
-        "node max keys", "free node stack"};
-
-    /**
-     * Gives the node pool {@code newCapacity} nodes, keeping the old nodes when asked ({@code keep}): in place where
-     * the pool grows in place, else into new buffers, copied.
-     */
-    private void growPool(long newCapacity, boolean keep) {
-        if (newCapacity > Integer.MAX_VALUE) {
-            throw new IllegalStateException("the GPU backend addresses at most " + Integer.MAX_VALUE + " nodes, "
-                    + newCapacity + " requested");
-        }
-        final int cap = (int) newCapacity;
-        final String nodes = " (" + cap + " nodes of " + NODE_SIZE + ")";
-        final int oldCapacity = capacity;
-        if (keep && oldCapacity > 0 && nodeKeys.growsInPlace()) {
-            growPoolInPlace(cap, nodes);
-        } else {
-            final DeviceBuffer[] fresh = new DeviceBuffer[POOL_ARRAYS.length];
-            try {
-                for (int i = 0; i < fresh.length; i++) {
-                    fresh[i] = allocatePoolArray(cap, i, POOL_ARRAYS[i] + nodes);
-                }
-            } catch (RuntimeException e) {
-                for (DeviceBuffer f : fresh) {
-                    if (f != null) {
-                        f.close();
-                    }
-                }
-                throw e;
-            }
-            if (keep && oldCapacity > 0) {
-                final DeviceBuffer[] old = pool();
-                for (int i = 0; i < old.length - 1; i++) {
-                    cuMemcpyDtoD(fresh[i].pointer(), old[i].pointer(), oldCapacity * POOL_BYTES_PER_NODE[i]);
-                }
-                if (freeTop > 0) {
-                    cuMemcpyDtoD(fresh[5].pointer(), freeStack.pointer(), freeTop * 4L);
-                }
-            }
-            closePool();
-            nodeKeys = fresh[0];
-            nodeValues = fresh[1];
-            nodeCount = fresh[2];
-            nodeNext = fresh[3];
-            nodeMax = fresh[4];
-            freeStack = fresh[5];
-        }
-        if (keep && oldCapacity > 0) {
-            launch("fill_free_stack", cap - oldCapacity, freeStack, freeTop, oldCapacity, cap - oldCapacity);
-            freeTop += cap - oldCapacity;
-        }
-        capacity = cap;
-    }
-
-    /** Maps memory behind every pool array; where one cannot grow, the others give theirs back. */
-    private void growPoolInPlace(int cap, String nodes) {
-        final DeviceBuffer[] pool = pool();
-        final long[] before = new long[pool.length];
-        int grown = 0;
-        try {
-            for (; grown < pool.length; grown++) {
-                before[grown] = pool[grown].bytes();
-                pool[grown].growTo(cap * POOL_BYTES_PER_NODE[grown], POOL_ARRAYS[grown] + nodes);
-            }
-        } catch (RuntimeException e) {
-            for (int i = 0; i < grown; i++) {
-                pool[i].shrinkTo(before[i]);
-            }
-            throw e;
-        }
-    }
-
-    /**
-     * Pools of at least this many nodes (about 280 MiB; {@code -Dflix.gpu.inPlaceMinNodes}) grow in place: memory
-     * is mapped in chunks of the device's granularity (2 MiB), which would weigh on a small pool, and copying a
-     * small pool costs little.
-     */
-    private static int inPlaceMinNodes() {
-        return Integer.getInteger("flix.gpu.inPlaceMinNodes", 1 << 20);
-    }
-
-    /**
-     * One pool array for {@code cap} nodes: for a large pool where the device allows, a buffer that grows in place,
-     * its addresses reserved for as many nodes as the device's memory could hold.
-     */
-    private DeviceBuffer allocatePoolArray(int cap, int array, String what) {
-        final long bytes = cap * POOL_BYTES_PER_NODE[array];
-        if (!device.growsInPlace || cap < inPlaceMinNodes()) {
-            return DeviceBuffer.allocate(bytes, what);
-        }
-        final long reserve = Math.min(device.totalMemory, Integer.MAX_VALUE * POOL_BYTES_PER_NODE[array]);
-        return DeviceBuffer.reserve(device.ordinal, reserve, bytes, what);
-    }
-
-    private DeviceBuffer[] pool() {
-        return new DeviceBuffer[] {nodeKeys, nodeValues, nodeCount, nodeNext, nodeMax, freeStack};
-    }
-
-    private long nodesInUse() {
-        return capacity - freeTop;
-    }
-
-    private void closePool() {
-        for (DeviceBuffer b : pool()) {
-            if (b != null) {
-                b.close();
-            }
-        }
-        nodeKeys = nodeValues = nodeCount = nodeNext = nodeMax = freeStack = null;
-    }
-
-    private void releaseAll() {
-        closePool();
+    @Override
+    void releaseStructure() {
+        pool.close();
         if (bucketMax != null) {
             bucketMax.close();
             bucketHead.close();
             bucketMax = bucketHead = null;
         }
-        for (Scratch s : scratches) {
-            s.close();
-        }
-        steps.close();
-        if (copies != null) {
-            copies.close();
-            copies = null;
-        }
     }
 
-    private void zeroCounters() {
-        cuMemsetD32(counters.pointer(), 0, 12);
-    }
-
-    /** Makes the device's context current on the calling thread; first in every call (the lock is held). */
-    private void enter() {
-        device.makeCurrent();
+    @Override
+    void enter() {
+        super.enter();
         if (TRACE) {
             cuCtxSynchronize();
             traceMark = System.nanoTime();
         }
     }
 
-    private void trace(String step) {
+    @Override
+    void trace(String step) {
         if (TRACE) {
             cuCtxSynchronize();
             final long now = System.nanoTime();
@@ -1080,56 +565,8 @@ public final class GpuFlixIndex extends AbstractFlixIndex implements DeviceResid
         }
     }
 
-    // -------------------------------------------------------------------------------------------------------------
-    // Copies and launches
-
-    // Host<->device copies go through two pinned slots (StagedCopies), so that the Java-side copy and the DMA
-    // overlap.
-
-    private void uploadLongs(long[] src, int n, DeviceBuffer dst) {
-        copies.upload(src, n, dst.pointer());
-        trace("upload " + n);
-    }
-
-    /** Uploads a batch into batchKeys (and batchValues where values != null); returns batchKeys. */
-    private DeviceBuffer uploadLongs(long[] keys, long[] values, int n) {
-        uploadLongs(keys, n, batchKeys.ensure(n * 8L));
-        if (values != null) {
-            uploadLongs(values, n, batchValues.ensure(n * 8L));
-        }
-        return batchKeys.buffer();
-    }
-
-    private void downloadLongs(CUdeviceptr src, long[] dst, int n) {
-        copies.download(src, dst, n);
-        trace("download " + n);
-    }
-
-    private long readLong(DeviceBuffer buffer, long index) {
-        return steps.readLong(buffer, index);
-    }
-
-    private long readInt(DeviceBuffer buffer, long index) {
-        return steps.readInt(buffer, index);
-    }
-
-    /** One thread per item. */
-    private void launch(String kernel, long threads, Object... args) {
-        steps.launch(kernel, threads, args);
-    }
-
-    /** {@code jobs} rows of WIDE_MERGE_BLOCKS blocks each (blockIdx.y names the job). */
-    private void launchPerJob(String kernel, int jobs, Object... args) {
-        steps.launchGrid(kernel, WIDE_MERGE_BLOCKS, jobs, args);
-    }
-
-    /** One warp per item. */
-    private void launchWarps(String kernel, long warps, Object... args) {
-        launch(kernel, warps * 32, args);
-    }
-
     /** Turns the automatic restructure of long chains on or off (tests that build long chains on purpose). */
     void autoRestructure(boolean on) {
-        autoRestructure = on;
+        chains.autoRestructure(on);
     }
 }

@@ -86,7 +86,7 @@ class CpuFlixIndexTest {
             final IndexStats stats = index.stats();
             assertTrue(stats.longestChain() > 1, "chain grew: " + stats);
             assertTrue(stats.longestChain() >= m / 32, "a chain of split nodes holds the hot keys: " + stats);
-            assertTrue(stats.longestChain() <= CpuFlixIndex.MAX_CHAIN_NODES, stats.toString());
+            assertTrue(stats.longestChain() <= ChainPolicy.MAX_CHAIN_NODES, stats.toString());
             assertEquals(SPACED_KEYS / 16, stats.buckets(), "bucket boundaries unchanged");
             assertTrue(stats.nodes() > nodesBefore);
             assertEquals(oracle.size(), index.size());
@@ -262,7 +262,7 @@ class CpuFlixIndexTest {
                     batch[i] = next++;
                 }
                 both(index, oracle).upsert(batch, batch, m);
-                assertTrue(index.stats().longestChain() <= CpuFlixIndex.MAX_CHAIN_NODES);
+                assertTrue(index.stats().longestChain() <= ChainPolicy.MAX_CHAIN_NODES);
             }
             index.verifyStructure();
             assertTrue(index.stats().buckets() > bucketsBefore);

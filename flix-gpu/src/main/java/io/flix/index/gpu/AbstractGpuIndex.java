@@ -1,0 +1,436 @@
+package io.flix.index.gpu;
+
+import static io.flix.index.gpu.KernelContract.MODE_CEILING;
+import static io.flix.index.gpu.KernelContract.MODE_FLOOR;
+import static io.flix.index.gpu.KernelContract.MODE_GET;
+import static jcuda.driver.JCudaDriver.cuCtxSynchronize;
+
+import io.flix.index.AbstractFlixIndex;
+import io.flix.index.Backend;
+import io.flix.index.BatchArgs;
+import io.flix.index.FlixConfig;
+import io.flix.index.RangeResult;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.locks.Lock;
+
+import jcuda.driver.CUdeviceptr;
+
+/**
+ * The host side that the GPU structures share, written once under both ({@link GpuFlixIndex},
+ * {@link GpuSortedArrayIndex}), as cuCollections keeps one open-addressing implementation under its set and map:
+ * every entry point (argument checks, the device's context made current, uploads and downloads through pinned
+ * staging, the {@link DeviceLongs} overloads, the range count, scan and fill into CSR offsets, export's checks)
+ * and the device, staging, batch steps, counters and scratch they use. A structure implements the device work of
+ * each operation ({@link #layoutSorted}, {@link #upsertOnDevice}, {@link #deleteOnDevice},
+ * {@link #lookupOnDevice}, {@link #countRanges} and {@link #fillRanges}, {@link #exportFromDevice}) and its shape.
+ *
+ * <p>Lookups run one at a time, as updates do: every call works in the index's batch scratch, staging memory and
+ * stream.
+ */
+abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResidentIndex {
+
+    final GpuRuntime.DeviceContext device;
+    /** The kernels of flix_kernels.cu, one typed launch each. */
+    final FlixKernels kernels;
+    /** CUB, small reads, and the batch checks, sorts and dedupe. */
+    final DeviceSteps steps;
+    final StagedCopies copies;
+    /** Small results the kernels write and the host reads, in the structure's named slots. */
+    final DeviceCounters counters;
+
+    private final List<Scratch> scratches = new ArrayList<>();
+    final Scratch batchKeys = scratch("batch keys");
+    final Scratch batchValues = scratch("batch values");
+    final Scratch outKeys = scratch("result keys");
+    final Scratch outValues = scratch("result values");
+    final Scratch counts = scratch("counts");
+    final Scratch offsets = scratch("offsets");
+
+    /** @param counterSlots slots of {@link #counters} (KernelContract's INDEX_ or SA_COUNTER_SLOTS) */
+    AbstractGpuIndex(GpuRuntime.DeviceContext device, int counterSlots) {
+        super(Backend.GPU, false);
+        this.device = device;
+        this.kernels = new FlixKernels(device, this::trace);
+        this.steps = new DeviceSteps(kernels, this::trace);
+        StagedCopies c = null;
+        try {
+            c = new StagedCopies();
+            this.counters = new DeviceCounters(counterSlots, "counters");
+        } catch (RuntimeException e) {
+            if (c != null) {
+                c.close();
+            }
+            steps.close();
+            throw e;
+        }
+        this.copies = c;
+    }
+
+    /** Checks the config that every GPU structure's {@code open} takes. */
+    static void requireConfig(FlixConfig config) {
+        if (config == null) {
+            throw new IllegalArgumentException("config must not be null");
+        }
+    }
+
+    /**
+     * The configured device's context, current on the calling thread.
+     *
+     * @throws IllegalStateException where no GPU is usable ({@link GpuSupport#unavailableReason()})
+     */
+    static GpuRuntime.DeviceContext openDevice(FlixConfig config) {
+        final String reason = GpuSupport.unavailableReason();
+        if (reason != null) {
+            throw new IllegalStateException(reason);
+        }
+        try {
+            return GpuRuntime.device(config.device());
+        } catch (IOException e) {
+            throw new IllegalStateException("GPU backend unavailable: " + e.getMessage(), e);
+        }
+    }
+
+    /** A scratch buffer of this index: reported by {@link #scratchBytes()}, closed with the index. */
+    final Scratch scratch(String what) {
+        final Scratch s = new Scratch(what);
+        scratches.add(s);
+        return s;
+    }
+
+    // -------------------------------------------------------------------------------------------------------------
+    // The structure's part
+
+    /** Replaces the contents with {@code m} sorted, distinct pairs on the device (none: keys and values null). */
+    abstract void layoutSorted(DeviceBuffer keys, DeviceBuffer values, long m);
+
+    /** The upsert of a batch on the device ({@code hostChecked}: the host has checked what BatchArgs checks). */
+    abstract void upsertOnDevice(DeviceBuffer keys, DeviceBuffer values, int n, boolean keysSorted,
+                                 boolean hostChecked);
+
+    /** The delete of a batch on the device, as {@link #upsertOnDevice}. */
+    abstract void deleteOnDevice(DeviceBuffer keys, int n, boolean keysSorted, boolean hostChecked);
+
+    /** Looks up {@code queries[0, n)} on the device into keysResult (null for get) and valuesResult. */
+    abstract void lookupOnDevice(int mode, DeviceBuffer queries, int n, boolean keysSorted, boolean hostChecked,
+                                 DeviceBuffer keysResult, DeviceBuffer valuesResult);
+
+    /** Runs before the ranges are uploaded (a structure may prepare its chains for the walks). */
+    void beforeRanges() {
+    }
+
+    /** counts[i] = the pairs of range i, at most limit; counts[n] = 0 (for the scan). */
+    abstract void countRanges(DeviceBuffer lo, DeviceBuffer hi, int n, int limit, DeviceBuffer counts);
+
+    /** Writes each range's pairs from offsets[i] into keysOut and valuesOut. */
+    abstract void fillRanges(DeviceBuffer lo, DeviceBuffer hi, int n, int limit, DeviceBuffer counts,
+                             DeviceBuffer offsets, DeviceBuffer keysOut, DeviceBuffer valuesOut);
+
+    /** Copies the pairs from {@code fromKey} on into the arrays (not empty, the index not empty); returns how many. */
+    abstract int exportFromDevice(long fromKey, long[] keysOut, long[] valuesOut);
+
+    /** The keys held. */
+    abstract long keyCount();
+
+    /** Device bytes the structure holds besides its own structure and the scratch here (0 by default). */
+    long structureScratchBytes() {
+        return 0;
+    }
+
+    /** Frees the structure's device memory (null-safe: also after a failed construction). */
+    abstract void releaseStructure();
+
+    // -------------------------------------------------------------------------------------------------------------
+    // Updates
+
+    @Override
+    protected final void buildLocked(long[] keys, long[] values, int n, boolean keysSorted) {
+        enter();
+        DeviceSteps.checkPairArrays(keys, values, n, keysSorted);
+        if (n == 0) {
+            layoutSorted(null, null, 0);
+            return;
+        }
+        final DeviceBuffer batch = uploadBatch(keys, values, n);
+        final int m = steps.checkSortAndDedupe(batch, batchValues.buffer(), n, keysSorted, true, null);
+        layoutSorted(steps.dedupedKeys(), steps.dedupedValues(), m);
+    }
+
+    @Override
+    protected final void upsertLocked(long[] keys, long[] values, int n, boolean keysSorted) {
+        enter();
+        DeviceSteps.checkPairArrays(keys, values, n, keysSorted);
+        if (n == 0) {
+            return;
+        }
+        final DeviceBuffer batch = uploadBatch(keys, values, n);
+        upsertOnDevice(batch, batchValues.buffer(), n, keysSorted, true);
+    }
+
+    /**
+     * {@link #upsert(long[], long[], int, boolean)} of pairs already on the device: times the device work alone
+     * (sort, dedupe, merge). The batch is not modified; returns once the device is done.
+     *
+     * @throws IllegalArgumentException as the host overload, and where an array is on another device or shorter
+     *                                  than {@code n}
+     */
+    @Override
+    public final void upsert(DeviceLongs keys, DeviceLongs values, int n, boolean keysSorted) {
+        onDevice(enterUpdate(), n, () -> DeviceLongs.checkArgs(n, device.ordinal, keys, "keys", values, "values"),
+                () -> upsertOnDevice(keys.buffer(), values.buffer(), n, keysSorted, false));
+    }
+
+    @Override
+    protected final void deleteLocked(long[] keys, int n, boolean keysSorted) {
+        enter();
+        DeviceSteps.checkKeyArray(keys, n, keysSorted);
+        if (n == 0) {
+            return;
+        }
+        deleteOnDevice(uploadBatch(keys, null, n), n, keysSorted, true);
+    }
+
+    /**
+     * {@link #delete(long[], int, boolean)} of keys already on the device: times the device work alone. The batch
+     * is not modified; returns once the device is done.
+     *
+     * @throws IllegalArgumentException as the host overload, and where the array is on another device or shorter
+     *                                  than {@code n}
+     */
+    @Override
+    public final void delete(DeviceLongs keys, int n, boolean keysSorted) {
+        onDevice(enterUpdate(), n, () -> DeviceLongs.checkArgs(n, device.ordinal, keys, "keys"),
+                () -> deleteOnDevice(keys.buffer(), n, keysSorted, false));
+    }
+
+    // -------------------------------------------------------------------------------------------------------------
+    // Lookups
+
+    @Override
+    protected final void getLocked(long[] keys, int n, long[] valuesOut, boolean keysSorted) {
+        enter();
+        DeviceSteps.checkKeyArray(keys, n, keysSorted);
+        BatchArgs.checkArray(valuesOut, "valuesOut", n);
+        lookup(MODE_GET, keys, n, null, valuesOut, keysSorted);
+    }
+
+    @Override
+    protected final void ceilingLocked(long[] keys, int n, long[] keysOut, long[] valuesOut, boolean keysSorted) {
+        orderedLookup(MODE_CEILING, keys, n, keysOut, valuesOut, keysSorted);
+    }
+
+    @Override
+    protected final void floorLocked(long[] keys, int n, long[] keysOut, long[] valuesOut, boolean keysSorted) {
+        orderedLookup(MODE_FLOOR, keys, n, keysOut, valuesOut, keysSorted);
+    }
+
+    /** Ceiling or floor: the arguments checked, then the lookup. */
+    private void orderedLookup(int mode, long[] keys, int n, long[] keysOut, long[] valuesOut, boolean keysSorted) {
+        enter();
+        DeviceSteps.checkKeyArray(keys, n, keysSorted);
+        BatchArgs.checkArray(keysOut, "keysOut", n);
+        BatchArgs.checkArray(valuesOut, "valuesOut", n);
+        lookup(mode, keys, n, keysOut, valuesOut, keysSorted);
+    }
+
+    /**
+     * {@link #get(long[], int, long[], boolean)} with the keys and the results on the device: times the device work
+     * alone (the sort of an unsorted batch included). Returns once the device is done.
+     *
+     * @throws IllegalArgumentException as the host overload, and where an array is on another device or shorter
+     *                                  than {@code n}
+     */
+    @Override
+    public final void get(DeviceLongs keys, int n, DeviceLongs valuesOut, boolean keysSorted) {
+        onDevice(enterLookup(), n, () -> DeviceLongs.checkArgs(n, device.ordinal, keys, "keys", valuesOut,
+                "valuesOut"), () -> lookupOnDevice(MODE_GET, keys.buffer(), n, keysSorted, false, null,
+                valuesOut.buffer()));
+    }
+
+    /**
+     * {@link #ceiling(long[], int, long[], long[], boolean)} with the keys and the results on the device: times the
+     * device work alone. Returns once the device is done.
+     *
+     * @throws IllegalArgumentException as the host overload, and where an array is on another device or shorter
+     *                                  than {@code n}
+     */
+    @Override
+    public final void ceiling(DeviceLongs keys, int n, DeviceLongs keysOut, DeviceLongs valuesOut,
+                              boolean keysSorted) {
+        onDevice(enterLookup(), n, () -> DeviceLongs.checkArgs(n, device.ordinal, keys, "keys", keysOut, "keysOut",
+                valuesOut, "valuesOut"), () -> lookupOnDevice(MODE_CEILING, keys.buffer(), n, keysSorted, false,
+                keysOut.buffer(), valuesOut.buffer()));
+    }
+
+    /**
+     * A {@link DeviceLongs} call under the lock {@code held}: the context made current, the arguments checked,
+     * nothing for an empty batch, else the device work and a wait for the device.
+     */
+    private void onDevice(Lock held, int n, Runnable checkArguments, Runnable work) {
+        try {
+            enter();
+            checkArguments.run();
+            if (n == 0) {
+                return;
+            }
+            work.run();
+            cuCtxSynchronize();
+        } finally {
+            held.unlock();
+        }
+    }
+
+    private void lookup(int mode, long[] keys, int n, long[] keysOut, long[] valuesOut, boolean keysSorted) {
+        if (n == 0) {
+            return;
+        }
+        final DeviceBuffer queries = uploadBatch(keys, null, n);
+        final DeviceBuffer valuesResult = outValues.ensure(n * 8L);
+        final DeviceBuffer keysResult = keysOut == null ? null : outKeys.ensure(n * 8L);
+        lookupOnDevice(mode, queries, n, keysSorted, true, keysResult, valuesResult);
+        download(valuesResult.pointer(), valuesOut, n);
+        if (keysOut != null) {
+            download(keysResult.pointer(), keysOut, n);
+        }
+    }
+
+    /** A count pass, a scan of the counts into CSR offsets, a fill pass. */
+    @Override
+    protected final RangeResult rangeLocked(long[] lo, long[] hi, int n, int limitPerRange) {
+        enter();
+        BatchArgs.checkRanges(lo, hi, n, limitPerRange);
+        if (n == 0) {
+            return new RangeResult(new int[1], new long[0], new long[0]);
+        }
+        beforeRanges();
+        upload(lo, n, batchKeys.ensure(n * 8L));
+        upload(hi, n, batchValues.ensure(n * 8L));
+        final DeviceBuffer rangeCounts = counts.ensure((n + 1L) * Long.BYTES);
+        countRanges(batchKeys.buffer(), batchValues.buffer(), n, limitPerRange, rangeCounts);
+        final DeviceBuffer rangeOffsets = offsets.ensure((n + 1L) * Long.BYTES);
+        steps.scanLong(rangeCounts, rangeOffsets, n + 1);
+        final long total = steps.readLong(rangeOffsets, n);
+        if (total > Integer.MAX_VALUE - 8) {
+            throw new IllegalStateException("ranges hold " + total + " pairs, too many for one result: lower "
+                    + "limitPerRange or split the batch");
+        }
+        final long[] keys = new long[(int) total];
+        final long[] values = new long[(int) total];
+        if (total > 0) {
+            fillRanges(batchKeys.buffer(), batchValues.buffer(), n, limitPerRange, rangeCounts, rangeOffsets,
+                    outKeys.ensure(total * 8), outValues.ensure(total * 8));
+            download(outKeys.pointer(), keys, (int) total);
+            download(outValues.pointer(), values, (int) total);
+        }
+        final long[] longOffsets = new long[n + 1];
+        download(rangeOffsets.pointer(), longOffsets, n + 1);
+        final int[] csr = new int[n + 1];
+        for (int i = 0; i <= n; i++) {
+            csr[i] = (int) longOffsets[i];
+        }
+        return new RangeResult(csr, keys, values);
+    }
+
+    @Override
+    protected final int exportFromLocked(long fromKey, long[] keysOut, long[] valuesOut) {
+        enter();
+        BatchArgs.checkExport(keysOut, valuesOut);
+        if (keysOut.length == 0 || keyCount() == 0) {
+            return 0;
+        }
+        return exportFromDevice(fromKey, keysOut, valuesOut);
+    }
+
+    // -------------------------------------------------------------------------------------------------------------
+    // Shape
+
+    @Override
+    protected final long sizeLocked() {
+        enter();
+        return keyCount();
+    }
+
+    /**
+     * Device bytes of reusable batch scratch held between calls (sorted copies of the last large batch, CUB's
+     * temporary storage, lookup results): not part of {@link io.flix.index.IndexStats#bytes()}, which is the
+     * structure alone.
+     */
+    @Override
+    public final long scratchBytes() {
+        final Lock held = enterLookup();
+        try {
+            enter();
+            long bytes = counters.bytes() + steps.scratchBytes() + structureScratchBytes();
+            for (Scratch s : scratches) {
+                bytes += s.bytes();
+            }
+            return bytes;
+        } finally {
+            held.unlock();
+        }
+    }
+
+    @Override
+    public final int deviceOrdinal() {
+        return device.ordinal;
+    }
+
+    /** The process-wide context of this index's device, shared by every index open on it (for tests). */
+    final GpuRuntime.DeviceContext deviceContext() {
+        return device;
+    }
+
+    /** Frees the device memory and the pinned staging memory; the host objects left are a few small handles. */
+    @Override
+    protected final void closeLocked() {
+        device.makeCurrent();
+        releaseStructure();
+        releaseHost();
+    }
+
+    /** Frees what this class holds: scratch, batch steps, staging and counters. */
+    final void releaseHost() {
+        for (Scratch s : scratches) {
+            s.close();
+        }
+        steps.close();
+        copies.close();
+        counters.close();
+    }
+
+    // -------------------------------------------------------------------------------------------------------------
+    // Context, copies, tracing
+
+    /** Makes the device's context current on the calling thread; first in every call (the lock is held). */
+    void enter() {
+        device.makeCurrent();
+    }
+
+    /** Called with each step's name after it is issued (profiling); does nothing unless the structure traces. */
+    void trace(String step) {
+    }
+
+    // Host<->device copies go through two pinned slots (StagedCopies), so that the Java-side copy and the DMA
+    // overlap.
+
+    final void upload(long[] src, int n, DeviceBuffer dst) {
+        copies.upload(src, n, dst.pointer());
+        trace("upload " + n);
+    }
+
+    /** Uploads a batch into batchKeys (and batchValues where values != null); returns batchKeys. */
+    final DeviceBuffer uploadBatch(long[] keys, long[] values, int n) {
+        upload(keys, n, batchKeys.ensure(n * 8L));
+        if (values != null) {
+            upload(values, n, batchValues.ensure(n * 8L));
+        }
+        return batchKeys.buffer();
+    }
+
+    final void download(CUdeviceptr src, long[] dst, int n) {
+        copies.download(src, dst, n);
+        trace("download " + n);
+    }
+}

@@ -1,0 +1,275 @@
+package io.flix.index.gpu;
+
+import static jcuda.driver.JCudaDriver.cuMemcpyDtoD;
+
+import java.util.function.Consumer;
+
+import jcuda.driver.CUdeviceptr;
+
+/**
+ * The GPU index's node pool in device memory, as structure of arrays: per node {@link GpuFlixIndex#NODE_SIZE}
+ * keys and values, a count, a link and a max key (532 bytes a node with its free-stack slot), and the free stack
+ * of node ids, {@code freeStack[0, freeTop)} free. The index links the nodes; the pool owns their memory.
+ *
+ * <p>It grows before anything changes, so that an out-of-memory leaves the index as it was: a pool of
+ * {@code -Dflix.gpu.inPlaceMinNodes} nodes or more (default 2^20) grows in place where the device has virtual
+ * memory management (memory mapped behind reserved addresses: no copy, and never the old and the new pool at
+ * once), else into new arrays, copied. Build and restructure cut it to the nodes in use.
+ */
+final class DeviceNodePool implements AutoCloseable {
+
+    /** Nodes a pool holds at least. */
+    static final int INITIAL_NODES = 1024;
+    private static final long NODE_KEY_BYTES = GpuFlixIndex.NODE_SIZE * (long) Long.BYTES;
+    /** -Dflix.gpu.growWhileSorting=false: the pool grows only after the count pass (see growAhead). */
+    private static final boolean GROW_WHILE_SORTING =
+            Boolean.parseBoolean(System.getProperty("flix.gpu.growWhileSorting", "true"));
+
+    private final GpuRuntime.DeviceContext device;
+    private final FlixKernels kernels;
+    private final Consumer<String> trace;
+
+    private DeviceBuffer nodeKeys;
+    private DeviceBuffer nodeValues;
+    private DeviceBuffer nodeCount;
+    private DeviceBuffer nodeNext;
+    private DeviceBuffer nodeMax;
+    private DeviceBuffer freeStack;
+    private int capacity;
+    private long freeTop;
+
+    /** Nodes the last upsert took off the free stack per batch key (growAhead's guess for the next); NaN before. */
+    private double nodesPerKey = Double.NaN;
+
+    /**
+     * An empty pool (no nodes until {@link #grow}).
+     *
+     * @param trace called with each step's name (profiling; may do nothing)
+     */
+    DeviceNodePool(GpuRuntime.DeviceContext device, FlixKernels kernels, Consumer<String> trace) {
+        this.device = device;
+        this.kernels = kernels;
+        this.trace = trace;
+    }
+
+    CUdeviceptr nodeKeys() {
+        return nodeKeys.pointer();
+    }
+
+    CUdeviceptr nodeValues() {
+        return nodeValues.pointer();
+    }
+
+    CUdeviceptr nodeCount() {
+        return nodeCount.pointer();
+    }
+
+    CUdeviceptr nodeNext() {
+        return nodeNext.pointer();
+    }
+
+    CUdeviceptr nodeMax() {
+        return nodeMax.pointer();
+    }
+
+    CUdeviceptr freeStack() {
+        return freeStack.pointer();
+    }
+
+    int capacity() {
+        return capacity;
+    }
+
+    /** Free nodes: the top of the free stack. */
+    long freeTop() {
+        return freeTop;
+    }
+
+    long nodesInUse() {
+        return capacity - freeTop;
+    }
+
+    /** Device bytes of every pool array. */
+    long bytes() {
+        return nodeKeys.bytes() + nodeValues.bytes() + nodeCount.bytes() + nodeNext.bytes() + nodeMax.bytes()
+                + freeStack.bytes();
+    }
+
+    /**
+     * Sizes the pool for a new layout of {@code usedNodes} nodes, contents not kept: the pool is cut to what the
+     * nodes need (memory grows again on demand), so there is no slack after a build and a restructure returns
+     * what the deletes freed.
+     */
+    void resizeFor(int usedNodes) {
+        final long poolNodes = Math.max(usedNodes, INITIAL_NODES);
+        if (poolNodes > capacity) {
+            grow(poolNodes, false);
+        } else if (capacity - poolNodes > poolNodes / 4) {
+            try {
+                grow(poolNodes, false);
+            } catch (GpuOutOfMemoryException e) {
+                // keep the larger pool: it holds the nodes as well
+            }
+        }
+    }
+
+    /** Nodes {@code [0, usedNodes)} are in use, the others free (after a layout). */
+    void fillFreeStack(int usedNodes) {
+        kernels.fillFreeStack(freeStack.pointer(), 0L, usedNodes, capacity - usedNodes);
+        freeTop = capacity - usedNodes;
+    }
+
+    /** An upsert of {@code batchKeys} keys took {@code nodes} off the free stack. */
+    void took(long nodes, int batchKeys) {
+        freeTop -= nodes;
+        nodesPerKey = nodes / (double) batchKeys;
+    }
+
+    /** The free stack's top after a delete pushed the nodes it emptied. */
+    void freeTop(long top) {
+        freeTop = top;
+    }
+
+    /**
+     * Grows a pool that grows in place, while the device sorts an upsert's batch of n, where the free stack may not
+     * hold what the batch needs: twice the nodes a key took in the last upsert, or before the first upsert, for a
+     * batch of at least a key a bucket, a node for every 16 keys (new keys at about 8 a bucket split most nodes
+     * once). It grows by what the guess lacks only, not by half again, so that a guess too high costs little
+     * memory (a batch of updates alone, after a build: a node for every 16 keys). Mapping memory is host
+     * work (H200, traced: 0.7-1.0 ms for 0.5-1.3 GiB) that would otherwise wait for the count pass and hold the
+     * device idle, where the sort of 2^24 pairs takes 1.0 ms to hide it; the count pass still grows the pool where
+     * this guessed short.
+     */
+    void growAhead(int n, int numBuckets) {
+        if (!GROW_WHILE_SORTING || !nodeKeys.growsInPlace()) {
+            return;
+        }
+        final double perKey = Double.isNaN(nodesPerKey) ? (n >= numBuckets ? 1.0 / 32 : 0) : nodesPerKey;
+        final long expected = (long) Math.ceil(2 * perKey * n);
+        final long target = capacity + (expected - freeTop);
+        if (expected > freeTop && target <= Integer.MAX_VALUE) {
+            try {
+                grow(target, true);
+                trace.accept("grow pool ahead to " + capacity);
+            } catch (GpuOutOfMemoryException e) {
+                // a guess: the count pass knows what the batch needs and grows the pool or fails cleanly
+            }
+        }
+    }
+
+    /** Grows the node pool until the free stack holds {@code nodes}. */
+    void ensureFreeNodes(long nodes) {
+        if (nodes <= freeTop) {
+            return;
+        }
+        final long need = capacity + (nodes - freeTop);
+        final long grown = Math.max(need, capacity + capacity / 2L);
+        grow(grown, true);
+        trace.accept("grow pool to " + grown);
+    }
+
+    /** Bytes of one node in each pool array: keys, values, counts, links, max keys, the free stack. */
+    private static final long[] POOL_BYTES_PER_NODE = {NODE_KEY_BYTES, NODE_KEY_BYTES, 4, 4, 8, 4};
+    private static final String[] POOL_ARRAYS = {"node keys", "node values", "node counts", "node links",
+        "node max keys", "free node stack"};
+
+    /**
+     * Gives the node pool {@code newCapacity} nodes, keeping the old nodes when asked ({@code keep}): in place where
+     * the pool grows in place, else into new buffers, copied.
+     */
+    void grow(long newCapacity, boolean keep) {
+        if (newCapacity > Integer.MAX_VALUE) {
+            throw new IllegalStateException("the GPU backend addresses at most " + Integer.MAX_VALUE + " nodes, "
+                    + newCapacity + " requested");
+        }
+        final int cap = (int) newCapacity;
+        final String nodes = " (" + cap + " nodes of " + GpuFlixIndex.NODE_SIZE + ")";
+        final int oldCapacity = capacity;
+        if (keep && oldCapacity > 0 && nodeKeys.growsInPlace()) {
+            growInPlace(cap, nodes);
+        } else {
+            final DeviceBuffer[] fresh = DeviceBuffer.allocateAll(POOL_ARRAYS.length,
+                    i -> allocatePoolArray(cap, i, POOL_ARRAYS[i] + nodes));
+            if (keep && oldCapacity > 0) {
+                final DeviceBuffer[] old = arrays();
+                for (int i = 0; i < old.length - 1; i++) {
+                    cuMemcpyDtoD(fresh[i].pointer(), old[i].pointer(), oldCapacity * POOL_BYTES_PER_NODE[i]);
+                }
+                if (freeTop > 0) {
+                    cuMemcpyDtoD(fresh[5].pointer(), freeStack.pointer(), freeTop * 4L);
+                }
+            }
+            closeArrays();
+            nodeKeys = fresh[0];
+            nodeValues = fresh[1];
+            nodeCount = fresh[2];
+            nodeNext = fresh[3];
+            nodeMax = fresh[4];
+            freeStack = fresh[5];
+        }
+        if (keep && oldCapacity > 0) {
+            kernels.fillFreeStack(freeStack.pointer(), freeTop, oldCapacity, cap - oldCapacity);
+            freeTop += cap - oldCapacity;
+        }
+        capacity = cap;
+    }
+
+    /** Maps memory behind every pool array; where one cannot grow, the others give theirs back. */
+    private void growInPlace(int cap, String nodes) {
+        final DeviceBuffer[] pool = arrays();
+        final long[] before = new long[pool.length];
+        int grown = 0;
+        try {
+            for (; grown < pool.length; grown++) {
+                before[grown] = pool[grown].bytes();
+                pool[grown].growTo(cap * POOL_BYTES_PER_NODE[grown], POOL_ARRAYS[grown] + nodes);
+            }
+        } catch (RuntimeException e) {
+            for (int i = 0; i < grown; i++) {
+                pool[i].shrinkTo(before[i]);
+            }
+            throw e;
+        }
+    }
+
+    /**
+     * Pools of at least this many nodes (about 280 MiB; {@code -Dflix.gpu.inPlaceMinNodes}) grow in place: memory
+     * is mapped in chunks of the device's granularity (2 MiB), which would weigh on a small pool, and copying a
+     * small pool costs little.
+     */
+    private static int inPlaceMinNodes() {
+        return Integer.getInteger("flix.gpu.inPlaceMinNodes", 1 << 20);
+    }
+
+    /**
+     * One pool array for {@code cap} nodes: for a large pool where the device allows, a buffer that grows in place,
+     * its addresses reserved for as many nodes as the device's memory could hold.
+     */
+    private DeviceBuffer allocatePoolArray(int cap, int array, String what) {
+        final long bytes = cap * POOL_BYTES_PER_NODE[array];
+        if (!device.growsInPlace || cap < inPlaceMinNodes()) {
+            return DeviceBuffer.allocate(bytes, what);
+        }
+        final long reserve = Math.min(device.totalMemory, Integer.MAX_VALUE * POOL_BYTES_PER_NODE[array]);
+        return DeviceBuffer.reserve(device.ordinal, reserve, bytes, what);
+    }
+
+    private DeviceBuffer[] arrays() {
+        return new DeviceBuffer[] {nodeKeys, nodeValues, nodeCount, nodeNext, nodeMax, freeStack};
+    }
+
+    /** Frees the pool's arrays (null-safe). */
+    @Override
+    public void close() {
+        closeArrays();
+    }
+
+    private void closeArrays() {
+        for (DeviceBuffer b : arrays()) {
+            if (b != null) {
+                b.close();
+            }
+        }
+        nodeKeys = nodeValues = nodeCount = nodeNext = nodeMax = freeStack = null;
+    }
+}
