@@ -78,6 +78,25 @@ final class PostgresProducts implements AutoCloseable {
         return queryLong("SELECT pg_total_relation_size('products')");
     }
 
+    /**
+     * How often the products table has been read (index and sequential scans, from the server's statistics): one
+     * per lookup that reached the database. The statistics arrive from the server's backends with a delay, so this
+     * reads until two reads half a second apart agree (at most ten seconds).
+     */
+    long reads() throws SQLException, InterruptedException {
+        long last = -1;
+        for (int i = 0; i < 20; i++) {
+            final long now = queryLong("SELECT coalesce(idx_scan, 0) + coalesce(seq_scan, 0) "
+                    + "FROM pg_stat_user_tables WHERE relname = 'products'");
+            if (now == last) {
+                return now;
+            }
+            last = now;
+            Thread.sleep(500);
+        }
+        return last;
+    }
+
     /** The server's version and memory settings, for the printout. */
     String describe() throws SQLException {
         try (Connection connection = connect(); Statement statement = connection.createStatement();
