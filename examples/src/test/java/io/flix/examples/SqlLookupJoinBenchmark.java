@@ -17,7 +17,10 @@ import org.apache.kafka.common.serialization.StringSerializer;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.LocalTime;
+import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.EnumSet;
@@ -300,9 +303,11 @@ public final class SqlLookupJoinBenchmark {
     }
 
     private static void print(Result r) {
-        System.out.printf(Locale.ROOT, "%s, %d products: joined=%d seconds=%.1f throughput=%d after-first-row=%d "
+        // the end time (UTC) places the job among load samples taken beside the run
+        System.out.printf(Locale.ROOT, "%s %s, %d products: joined=%d seconds=%.1f throughput=%d after-first-row=%d "
                         + "first-row=%.2f s live-heap=%s local-files=%s store=%s store-reads=%s%n",
-                r.contestant().label, r.products(), r.joined(), r.seconds(), Math.round(r.throughput()),
+                LocalTime.now(ZoneOffset.UTC).truncatedTo(ChronoUnit.SECONDS), r.contestant().label, r.products(),
+                r.joined(), r.seconds(), Math.round(r.throughput()),
                 Math.round(r.throughputAfterFirstRow()), r.firstRowSeconds(), mib(r.liveHeapBytes()),
                 mib(r.localDiskBytes()), mib(r.storeBytes()), count(r.storeReads()));
     }
