@@ -390,7 +390,7 @@ public final class EnrichmentBenchmark {
         final long loadEndCpu = processCpuNanos();
         // while the job runs: the shared mode's backend gauge reads its index, which is closed when the job ends
         final String backend = backendUsed(contestant);
-        final long liveHeap = liveHeap();
+        final long liveHeap = LiveHeap.bytes();
         double savepointSeconds = Double.NaN;
         long savepointBytes = -1;
         if (setup.savepoint()) {
@@ -593,14 +593,6 @@ public final class EnrichmentBenchmark {
     private static long processCpuNanos() {
         return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
                 .getProcessCpuTime();
-    }
-
-    private static long liveHeap() throws InterruptedException {
-        for (int i = 0; i < 3; i++) {
-            System.gc();
-            Thread.sleep(200);
-        }
-        return ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
     }
 
     /** Holds the orders back, without blocking checkpoints, until the main thread releases them. */
