@@ -3,6 +3,7 @@ package io.flix.flink.table;
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.metrics.Histogram;
 import org.apache.flink.metrics.MetricGroup;
+import org.apache.flink.metrics.ThreadSafeSimpleCounter;
 import org.apache.flink.runtime.metrics.DescriptiveStatisticsHistogram;
 import org.apache.flink.table.api.TableException;
 import org.apache.flink.table.data.RowData;
@@ -10,12 +11,11 @@ import org.apache.flink.table.functions.AsyncLookupFunction;
 import org.apache.flink.table.functions.FunctionContext;
 import org.apache.flink.table.types.logical.LogicalType;
 
-import java.util.Arrays;
 import java.util.Collection;
 import java.util.Collections;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 
 /**
  * The {@code 'flix'} table's lookups: gathers the lookups of this subtask into a batch, answers it against the task
@@ -48,18 +48,12 @@ public final class FlixAsyncLookupFunction extends AsyncLookupFunction {
 
     /** Runs the linger of a batch; the dimension's timer unless a test sets one before {@link #open}. */
     private transient ScheduledExecutorService lingerTimer;
-    /** Guards the batch being gathered and {@link #dimension}. */
-    private transient Object lock;
+    /** Gathers the lookups into batches while open; null before {@link #open} and after {@link #close}. */
+    private transient volatile ProbeBatcher<Lookup> batcher;
     /** The shared dimension while open; null before {@link #open} and after {@link #close}. */
     private transient SharedDimension dimension;
     /** Whether this subtask makes its task manager write the table's snapshots ({@link SnapshotWriter}). */
     private transient boolean snapshotRole;
-    private transient long[] keys;
-    private transient CompletableFuture<Collection<RowData>>[] futures;
-    private transient int count;
-    private transient long firstNanos;
-    /** Counts sent batches, so that a linger timer of an already sent batch does nothing. */
-    private transient long generation;
     /** Further lookup keys: their fields in the table's row and in the key row, and their equality. */
     private transient RowData.FieldGetter[] extraGetters;
     private transient RowData.FieldGetter[] extraKeyGetters;
@@ -79,12 +73,8 @@ public final class FlixAsyncLookupFunction extends AsyncLookupFunction {
     }
 
     @Override
-    @SuppressWarnings("unchecked")
     public void open(FunctionContext context) throws Exception {
         super.open(context);
-        lock = new Object();
-        keys = new long[lookup.batchSize()];
-        futures = new CompletableFuture[lookup.batchSize()];
         extraGetters = new RowData.FieldGetter[lookupFields.length - 1];
         extraKeyGetters = new RowData.FieldGetter[lookupFields.length - 1];
         extraEqualities = new SqlEquality[lookupFields.length - 1];
@@ -108,12 +98,10 @@ public final class FlixAsyncLookupFunction extends AsyncLookupFunction {
             release(acquired);
             throw e;
         }
-        synchronized (lock) {
-            if (lingerTimer == null) {
-                lingerTimer = acquired.lingerTimer;
-            }
-            dimension = acquired;
-        }
+        dimension = acquired;
+        batcher = new ProbeBatcher<>(lookup.batchSize(), lookup.linger().toNanos(),
+                lingerTimer != null ? lingerTimer : acquired.lingerTimer,
+                (batch, firstNanos) -> send(acquired, batch, firstNanos));
     }
 
     /** Whether this is subtask 0 of its lookup join; a function opened outside a job is alone, so it is. */
@@ -140,7 +128,8 @@ public final class FlixAsyncLookupFunction extends AsyncLookupFunction {
 
     private void registerMetrics(MetricGroup group, SharedDimension d) {
         lookups = group.counter("flixLookups");
-        batches = group.counter("flixLookupBatches");
+        // a batch is counted by the thread that sends it: the subtask's or the linger timer's
+        batches = group.counter("flixLookupBatches", new ThreadSafeSimpleCounter());
         batchSizes = group.histogram("flixLookupBatchSize", new DescriptiveStatisticsHistogram(1000));
         latencies = group.histogram("flixLookupLatencyNanos", new DescriptiveStatisticsHistogram(1000));
         group.gauge("flixIndexSize", d::indexSize);
@@ -155,15 +144,19 @@ public final class FlixAsyncLookupFunction extends AsyncLookupFunction {
         answered = (size, latencyNanos) -> latencyHistogram.update(latencyNanos);
     }
 
+    /** One lookup: its key and its answer. */
+    private record Lookup(long key, CompletableFuture<Collection<RowData>> future) {
+    }
+
     @Override
     public CompletableFuture<Collection<RowData>> asyncLookup(RowData keyRow) {
-        if (lock == null) {
+        final ProbeBatcher<Lookup> gathering = batcher;
+        if (gathering == null) {
             return closed();
         }
         if (keyRow.isNullAt(keyPosition)) {
             return CompletableFuture.completedFuture(Collections.emptyList());
         }
-        final long key = keyRow.getLong(keyPosition);
         final CompletableFuture<Collection<RowData>> found = new CompletableFuture<>();
         final CompletableFuture<Collection<RowData>> result;
         if (extraGetters.length == 0) {
@@ -172,29 +165,10 @@ public final class FlixAsyncLookupFunction extends AsyncLookupFunction {
             final Object[] wanted = otherKeys(keyRow);
             result = found.thenApply(rows -> matchingOthers(rows, wanted));
         }
-        final SharedDimension.LookupBatch full;
-        final SharedDimension target;
-        synchronized (lock) {
-            if (dimension == null) {
-                return closed();
-            }
-            lookups.inc();
-            if (count == 0) {
-                firstNanos = System.nanoTime();
-                final long batchGeneration = generation;
-                lingerTimer.schedule(() -> lingerExpired(batchGeneration), lookup.linger().toNanos(),
-                        TimeUnit.NANOSECONDS);
-            }
-            keys[count] = key;
-            futures[count] = found;
-            count++;
-            if (count < lookup.batchSize()) {
-                return result;
-            }
-            full = takeBatchLocked();
-            target = dimension;
+        lookups.inc();
+        if (!gathering.add(new Lookup(keyRow.getLong(keyPosition), found))) {
+            return closed();
         }
-        target.submit(full); // outside the lock: the index call may wait for an update batch
         return result;
     }
 
@@ -227,29 +201,19 @@ public final class FlixAsyncLookupFunction extends AsyncLookupFunction {
         return rows;
     }
 
-    private void lingerExpired(long batchGeneration) {
-        final SharedDimension.LookupBatch batch;
-        final SharedDimension target;
-        synchronized (lock) {
-            if (generation != batchGeneration || count == 0 || dimension == null) {
-                return;
-            }
-            batch = takeBatchLocked();
-            target = dimension;
+    /** Answers a batch on this thread (see {@link SharedDimension#submit}). */
+    @SuppressWarnings("unchecked")
+    private void send(SharedDimension target, List<Lookup> batch, long firstNanos) {
+        final int n = batch.size();
+        final long[] keys = new long[n];
+        final CompletableFuture<Collection<RowData>>[] futures = new CompletableFuture[n];
+        for (int i = 0; i < n; i++) {
+            keys[i] = batch.get(i).key;
+            futures[i] = batch.get(i).future;
         }
-        target.submit(batch);
-    }
-
-    /** The lookups gathered, as a batch to answer; the next lookup starts a new one. */
-    private SharedDimension.LookupBatch takeBatchLocked() {
-        final SharedDimension.LookupBatch batch = new SharedDimension.LookupBatch(lookup.match(),
-                Arrays.copyOf(keys, count), Arrays.copyOf(futures, count), count, firstNanos, answered);
-        Arrays.fill(futures, 0, count, null);
         batches.inc();
-        batchSizes.update(count);
-        count = 0;
-        generation++;
-        return batch;
+        batchSizes.update(n);
+        target.submit(new SharedDimension.LookupBatch(lookup.match(), keys, futures, n, firstNanos, answered));
     }
 
     @Override
@@ -257,20 +221,16 @@ public final class FlixAsyncLookupFunction extends AsyncLookupFunction {
         try {
             super.close();
         } finally {
-            SharedDimension held = null;
-            if (lock != null) {
-                synchronized (lock) {
-                    held = dimension;
-                    dimension = null;
-                    for (int i = 0; i < count; i++) {
-                        futures[i].completeExceptionally(new IllegalStateException("the 'flix' lookup function ("
-                                + spec.describeChangelog() + ") closed before this lookup was sent"));
-                        futures[i] = null;
-                    }
-                    count = 0;
-                    generation++;
+            final ProbeBatcher<Lookup> gathering = batcher;
+            batcher = null;
+            if (gathering != null) {
+                for (Lookup unsent : gathering.close()) {
+                    unsent.future.completeExceptionally(new IllegalStateException("the 'flix' lookup function ("
+                            + spec.describeChangelog() + ") closed before this lookup was sent"));
                 }
             }
+            final SharedDimension held = dimension;
+            dimension = null;
             if (held != null) {
                 LOG.info("FliX lookup subtask closed: {} lookups in {} batches", lookups.getCount(),
                         batches.getCount());

@@ -354,29 +354,15 @@ public final class FlixRangeFunction extends AsyncTableFunction<RowData> impleme
 
     /** Answers a batch on this thread; where the dimension fails, every probe of the batch fails with the cause. */
     private void send(SharedDimension target, List<Probe> batch, long firstNanos) {
-        final Object[] answers;
-        try {
-            answers = target.read((index, rows) -> answer(batch, index, rows));
-        } catch (Throwable t) {
-            for (Probe probe : batch) {
-                probe.future.completeExceptionally(t);
-            }
-            return;
+        final List<CompletableFuture<Collection<RowData>>> futures = new ArrayList<>(batch.size());
+        for (Probe probe : batch) {
+            futures.add(probe.future);
         }
-        batches.inc();
-        synchronized (latencies) {
+        target.answer(futures, (index, rows) -> answer(batch, index, rows), () -> {
+            batches.inc();
             batchSizes.update(batch.size());
             latencies.update(System.nanoTime() - firstNanos);
-        }
-        for (int i = 0; i < answers.length; i++) {
-            if (answers[i] instanceof Throwable unreadable) {
-                batch.get(i).future.completeExceptionally(unreadable);
-            } else {
-                @SuppressWarnings("unchecked")
-                final Collection<RowData> found = (Collection<RowData>) answers[i];
-                batch.get(i).future.complete(found);
-            }
-        }
+        });
     }
 
     /**

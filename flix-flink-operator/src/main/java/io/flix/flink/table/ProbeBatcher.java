@@ -6,7 +6,8 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Gathers one subtask's probes into batches for its shared dimension: a batch is sent when it holds
+ * Gathers one subtask's probes into batches for its shared dimension, for the lookup join
+ * ({@link FlixAsyncLookupFunction}) and the range functions ({@link FlixRangeFunction}): a batch is sent when it holds
  * {@code batchSize} probes (on the thread that adds the last one) or when its first probe has waited
  * {@code lingerNanos} (on the timer's thread). A batch is sent outside the batcher's lock, so a slow index call
  * holds up only the thread that sends it; two batches may therefore be answered at the same time, and a later one

@@ -18,8 +18,10 @@ import org.slf4j.LoggerFactory;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.Collection;
 import java.util.Collections;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -245,51 +247,34 @@ final class SharedDimension implements AutoCloseable {
 
     /**
      * Answers a lookup batch on this thread: one index call under the dimension's shared lock (gathered with other
-     * subtasks' batches on the GPU), then the batch's metrics, then its futures. Where the dimension has failed, or
-     * fails while answering this batch, every future of the batch completes exceptionally with the cause; once the
-     * dimension is closed, with an error saying so.
+     * subtasks' batches on the GPU), then the batch's metrics, then its futures; see {@link #answer}.
      */
     void submit(LookupBatch lookups) {
-        if (failIfStopped(lookups)) {
-            return;
-        }
-        final Object[] answers = new Object[lookups.size];
-        try {
-            rows.read((index, payloads) -> {
-                answer(lookups, index, payloads, answers);
-                return null;
-            });
-            if (lookups.metrics != null) {
-                lookups.metrics.batchAnswered(lookups.size, System.nanoTime() - lookups.firstNanos);
-            }
-        } catch (Throwable t) {
-            failAll(lookups, reasonFor(t));
-            return;
-        }
-        for (int i = 0; i < lookups.size; i++) {
-            if (answers[i] instanceof Throwable unreadable) {
-                lookups.futures[i].completeExceptionally(unreadable);
-            } else {
-                @SuppressWarnings("unchecked")
-                final Collection<RowData> found = (Collection<RowData>) answers[i];
-                lookups.futures[i].complete(found);
-            }
-        }
+        final LookupMetrics metrics = lookups.metrics;
+        answer(Arrays.asList(lookups.futures).subList(0, lookups.size),
+                (index, rowReader) -> answer(lookups, index, rowReader),
+                metrics == null ? null
+                        : () -> metrics.batchAnswered(lookups.size, System.nanoTime() - lookups.firstNanos));
     }
 
     /**
-     * Runs {@code read} on this thread under the dimension's shared lock, with the index's lookups (gathered with
-     * other threads' on the GPU) and a reader of the stored rows: for lookups of other shapes than
-     * {@link #submit}'s (key ranges), under its rules. Where the dimension has failed, or fails during the read (what
-     * the read throws fails the dimension), this throws the cause; once it is closed, an error saying so.
+     * Answers a batch of probes on this thread, for every shape of lookup: {@code read} runs under the dimension's
+     * shared lock with the index's lookups (gathered with other threads' on the GPU) and a reader of the stored rows,
+     * and gives each probe's rows, or the reason one probe's rows cannot be read (that probe alone fails with it);
+     * then {@code answered} runs (the batch's metrics; may be null), then the futures complete. Where the dimension
+     * has failed, or fails during the read or in {@code answered} (what they throw fails the dimension), every
+     * future of the batch completes exceptionally with the cause; once the dimension is closed, with an error saying
+     * so.
      */
-    <T> T read(RowsRead<T> read) throws Throwable {
+    void answer(List<CompletableFuture<Collection<RowData>>> futures, RowsRead<Object[]> read, Runnable answered) {
         final Throwable failed = failure;
         if (failed != null || closing) {
-            throw failed != null ? failed : closed();
+            failAll(futures, failed != null ? failed : closed());
+            return;
         }
+        final Object[] answers;
         try {
-            return rows.read((index, payloads) -> {
+            answers = rows.read((index, payloads) -> {
                 PayloadStore.Reader<RowData> rowReader = rowReaders.poll();
                 if (rowReader == null) {
                     rowReader = payloads.reader();
@@ -300,19 +285,38 @@ final class SharedDimension implements AutoCloseable {
                     rowReaders.offer(rowReader);
                 }
             });
+            if (answered != null) {
+                answered.run();
+            }
         } catch (Throwable t) {
-            throw reasonFor(t);
+            failAll(futures, reasonFor(t));
+            return;
+        }
+        for (int i = 0; i < answers.length; i++) {
+            if (answers[i] instanceof Throwable unreadable) {
+                futures.get(i).completeExceptionally(unreadable);
+            } else {
+                @SuppressWarnings("unchecked")
+                final Collection<RowData> found = (Collection<RowData>) answers[i];
+                futures.get(i).complete(found);
+            }
         }
     }
 
-    /** A read of the index and the stored rows; see {@link #read}. */
+    private static void failAll(List<CompletableFuture<Collection<RowData>>> futures, Throwable reason) {
+        for (CompletableFuture<Collection<RowData>> future : futures) {
+            future.completeExceptionally(reason);
+        }
+    }
+
+    /** A read of the index and the stored rows; see {@link #answer}. */
     @FunctionalInterface
     interface RowsRead<T> {
         T run(IndexLookups index, PayloadStore.Reader<RowData> rows) throws Exception;
     }
 
     /** Under the shared lock: each lookup's row (a collection of 0 or 1), or why its stored row cannot be read. */
-    private void answer(LookupBatch l, IndexLookups index, PayloadStore<RowData> payloads, Object[] answers) {
+    private static Object[] answer(LookupBatch l, IndexLookups index, PayloadStore.Reader<RowData> rowReader) {
         final long[] values = new long[l.size];
         // the key each row is stored under: the one looked up, or the floor's or ceiling's
         final long[] found = l.match == LookupKind.EXACT ? l.keys : new long[l.size];
@@ -321,26 +325,20 @@ final class SharedDimension implements AutoCloseable {
             case CEILING -> index.ceiling(l.keys, l.size, found, values);
             default -> index.get(l.keys, l.size, values);
         }
-        PayloadStore.Reader<RowData> rowReader = rowReaders.poll();
-        if (rowReader == null) {
-            rowReader = payloads.reader();
-        }
-        try {
-            for (int i = 0; i < l.size; i++) {
-                if (values[i] == NOT_FOUND) {
-                    answers[i] = Collections.emptyList();
-                    continue;
-                }
-                try {
-                    answers[i] = Collections.singletonList(rowReader.payload(values[i], found[i]));
-                } catch (IOException e) {
-                    answers[i] = new IllegalStateException("the stored row of key " + found[i]
-                            + " does not deserialize", e.getCause() != null ? e.getCause() : e);
-                }
+        final Object[] answers = new Object[l.size];
+        for (int i = 0; i < l.size; i++) {
+            if (values[i] == NOT_FOUND) {
+                answers[i] = Collections.emptyList();
+                continue;
             }
-        } finally {
-            rowReaders.offer(rowReader);
+            try {
+                answers[i] = Collections.singletonList(rowReader.payload(values[i], found[i]));
+            } catch (IOException e) {
+                answers[i] = new IllegalStateException("the stored row of key " + found[i]
+                        + " does not deserialize", e.getCause() != null ? e.getCause() : e);
+            }
         }
+        return answers;
     }
 
     /** What the lookups of a batch whose answering threw fail with; fails the dimension where it had not failed. */
@@ -353,21 +351,6 @@ final class SharedDimension implements AutoCloseable {
         }
         fail(thrown);
         return thrown;
-    }
-
-    private boolean failIfStopped(LookupBatch lookups) {
-        final Throwable failed = failure;
-        if (failed == null && !closing) {
-            return false;
-        }
-        failAll(lookups, failed != null ? failed : closed());
-        return true;
-    }
-
-    private static void failAll(LookupBatch lookups, Throwable reason) {
-        for (int i = 0; i < lookups.size; i++) {
-            lookups.futures[i].completeExceptionally(reason);
-        }
     }
 
     // ---- called by the changelog reader ----

@@ -370,6 +370,39 @@ class FlixAsyncLookupFunctionTest {
         function.close(); // a second close does nothing
     }
 
+    /** A lookup after close fails whatever its key: a null key too, which an open function answers with no row. */
+    @Test
+    void aNullKeyLookupAfterCloseSaysSoToo() throws Exception {
+        final Path file = dir.resolve("products.jsonl");
+        Files.write(file, List.of("{\"id\":1,\"name\":\"a\",\"price\":1.0}"));
+        final FlixAsyncLookupFunction function = function(fileOptions(file, "json"), new int[] {0});
+        function.open(new FunctionContext(null));
+        function.close();
+        final Throwable afterClose = TestTables.failure(function.asyncLookup(GenericRowData.of((Object) null)));
+        assertInstanceOf(IllegalStateException.class, afterClose);
+        assertTrue(afterClose.getMessage().contains("closed"), afterClose.getMessage());
+    }
+
+    /** Lookups gathered and not sent when the function closes fail saying so; their linger then sends nothing. */
+    @Test
+    void closeFailsTheLookupsNotSent() throws Exception {
+        final Path file = dir.resolve("products.jsonl");
+        Files.write(file, List.of("{\"id\":1,\"name\":\"a\",\"price\":1.0}"));
+        final FlixAsyncLookupFunction function = function(fileOptions(file, "json"), new int[] {0});
+        final ManuallyTriggeredScheduledExecutorService linger = new ManuallyTriggeredScheduledExecutorService();
+        function.setLingerTimer(linger);
+        function.open(new FunctionContext(null));
+        final SharedDimension dimension = function.dimension();
+        final CompletableFuture<Collection<RowData>> pending = function.asyncLookup(GenericRowData.of(1L));
+        function.close();
+        final Throwable unsent = TestTables.failure(pending);
+        assertInstanceOf(IllegalStateException.class, unsent);
+        assertTrue(unsent.getMessage().contains("closed before this lookup was sent"), unsent.getMessage());
+        assertTrue(unsent.getMessage().contains(file.toString()), unsent.getMessage());
+        linger.triggerScheduledTasks();
+        assertNull(SharedDimensions.find(dimension.spec.identity()), "the dimension is released");
+    }
+
     /**
      * With 'value.json.ignore-parse-errors', Flink's JSON format yields nothing for a line that does not start a
      * JSON value and a null row for one that breaks off inside the row: both are skipped and counted.
