@@ -537,14 +537,13 @@ public final class EnrichmentBenchmark {
                     savepointSeconds = (System.nanoTime() - start) / 1e9;
                     savepointBytes = bytesUnder(savepoints);
                 }
-                // while the job runs: the shared mode's dimension is closed when the job ends
-                indexBytes = indexBytes(contestant, setup.parallelism());
                 lookupsReleased.complete(null);
                 client.getJobExecutionResult().get(1, TimeUnit.HOURS);
                 end = System.nanoTime();
                 endCpu = processCpuNanos();
                 loadStart = LOAD_START.get();
                 lookupStart = LOOKUP_START.get();
+                indexBytes = indexBytes(contestant, setup.parallelism());
             }
             checkAnswers(contestant, setup.lookups(), "");
             final long hits = HITS.sum();
