@@ -101,6 +101,33 @@ import java.util.stream.Stream;
  * that keeps state must answer every order with its product's price or, where the product is not in the dimension,
  * nothing; a run with a wrong answer fails, naming it.
  *
+ * <p>{@code --restore} also measures how the loaded dimension recovers, for the contestants that keep state (all but
+ * the ceilings); each job runs on a local cluster of its own ({@link LocalJob}), as a local environment runs it.
+ * <ul>
+ *   <li>The checkpoint pause: once the dimension is loaded (and before the savepoint), a full checkpoint is taken.
+ *       Its pause is the longest synchronous part of the checkpoint on any subtask of the tasks that hold the
+ *       dimension (Flink's "sync duration" in its checkpoint statistics: the task processes nothing meanwhile); the
+ *       same measure for every contestant. FliX writes its dimension there (the keyed operator its key groups, the
+ *       shared mode's writer the one copy), so the pause grows with the dimension; Flink's heap backends write their
+ *       state after it, in the asynchronous part, and only prepare it there (a copy-on-write view of the keyed state
+ *       tables; a copy of each broadcast state map). For FliX the run's line also gives the operators' own
+ *       {@code flixSnapshotMillis} gauge (the write alone, the longest of its subtasks): part of the pause. With it,
+ *       the checkpoint's duration (trigger to the last acknowledgement) and its state size. {@code --checkpoint}
+ *       takes the checkpoint without the restores.</li>
+ *   <li>The restore time: after the lookups, the job is started again from the run's savepoint (a checkpoint is
+ *       discarded when its job finishes, and the lookups come first), at the same parallelism and at each of
+ *       {@code --restore-parallelism} (a list; it implies {@code --restore}). The time runs from the job's
+ *       submission (its cluster already started) until every subtask that holds the dimension holds its restored
+ *       part: for FliX when the {@code flixIndexSize} gauges say so, as for the load; for the others when every
+ *       subtask of their function has opened (Flink opens a function after restoring its state). Then
+ *       {@code --restore-lookups} orders (default 10^5, at most {@code --lookups}), from an order source of the
+ *       restored job's own, are released and every answer is checked; a restored job that applies an update (its
+ *       dimension did not come from the savepoint alone) fails the run. {@code --savepoint-format canonical|native}
+ *       (default canonical) sets the savepoint's format: FliX's state is the same in both and Flink's heap backends
+ *       read every entry back from either; RocksDB restores a native savepoint from its files, a canonical one by
+ *       writing every entry again.</li>
+ * </ul>
+ *
  * <p>{@code --warmup N} (default 10^6, at most {@code --keys}; 0 for none) first runs every contestant once with N
  * keys (printed, prefixed {@code warmup}), so that no contestant pays alone for compiling the Flink code all of
  * them share: measured on 2 cores, the first contestant of a cold JVM spent about 600 ns more CPU per lookup.
@@ -114,10 +141,13 @@ import java.util.stream.Stream;
  *     --object-reuse both --rocksdb-lookups 2000000
  * java -Xmx64g -cp ... io.flix.examples.EnrichmentBenchmark --keys 100000000 --parallelism 8 --backend gpu \
  *     --variants flix-shared,flix-keyed,heap,ceiling-keyed,ceiling-chained --no-savepoint
+ * java -Xmx10g -cp ... io.flix.examples.EnrichmentBenchmark --keys 10000000 --lookups 10000000 --parallelism 2 \
+ *     --variants flix-shared,flix-keyed,heap,broadcast --restore --restore-parallelism 3
  * </pre>
  * The second is the GPU run: 10^8 keys, the heap-state job beside it (about 100 bytes a key on the heap, 10 GB live
  * at 10^8, hence the larger heap; the broadcast-state job holds a copy of that per subtask). RocksDB needs its native
- * library, left out where it is not on the class path.
+ * library, left out where it is not on the class path. The third measures the checkpoint pause and the restore at
+ * the job's parallelism and at 3.
  */
 public final class EnrichmentBenchmark {
 
@@ -167,12 +197,45 @@ public final class EnrichmentBenchmark {
     }
 
     /**
+     * What is measured of the loaded dimension's recovery, for the contestants that keep state: {@code checkpoint},
+     * a checkpoint of it (its pause, duration and size); {@code restoreParallelisms}, the parallelisms the job is
+     * started again at from the run's savepoint (none: no restore), each restored job answering
+     * {@code sampleLookups} orders, every answer checked.
+     */
+    public record Recovery(boolean checkpoint, List<Integer> restoreParallelisms, long sampleLookups) {
+        /** Nothing measured. */
+        public static final Recovery NONE = new Recovery(false, List.of(), 0);
+
+        public Recovery {
+            restoreParallelisms = List.copyOf(restoreParallelisms);
+            if (restoreParallelisms.stream().anyMatch(p -> p < 1)) {
+                throw new IllegalArgumentException("restore parallelisms must be >= 1: " + restoreParallelisms);
+            }
+            if (!restoreParallelisms.isEmpty() && sampleLookups < 1) {
+                throw new IllegalArgumentException("a restored job answers at least one lookup, not "
+                        + sampleLookups);
+            }
+        }
+
+        /** The checkpoint, and a restore at each of {@code parallelisms} answering {@code sampleLookups} orders. */
+        public static Recovery restoreAt(List<Integer> parallelisms, long sampleLookups) {
+            return new Recovery(true, parallelisms, sampleLookups);
+        }
+
+        boolean restores() {
+            return !restoreParallelisms.isEmpty();
+        }
+    }
+
+    /**
      * The sizes and settings of a run. {@code batchSize} and {@code flushMillis}: the FliX operators' micro-batches;
      * batches of 2^17 records cost about 30% less CPU per key loaded than 2^15 at 10^7 keys on 2 cores (each batch
-     * touches more keys per index node); a lookup waits at most the interval.
+     * touches more keys per index node); a lookup waits at most the interval. A restore starts from the savepoint, so
+     * {@code recovery} with restores needs {@code savepoint}.
      */
     public record Setup(String payload, long keys, long lookups, int parallelism, boolean objectReuse,
-                        boolean savepoint, MemorySize rocksdbManaged, int batchSize, long flushMillis) {
+                        boolean savepoint, SavepointFormatType savepointFormat, MemorySize rocksdbManaged,
+                        int batchSize, long flushMillis, Recovery recovery) {
         public Setup {
             if (!payload.equals("long") && !payload.equals("product")) {
                 throw new IllegalArgumentException("payload must be long or product: " + payload);
@@ -181,65 +244,128 @@ public final class EnrichmentBenchmark {
                 throw new IllegalArgumentException("keys, lookups and parallelism must be >= 1, were " + keys + ", "
                         + lookups + " and " + parallelism);
             }
+            if (recovery.restores() && !savepoint) {
+                throw new IllegalArgumentException("a restore starts from the run's savepoint: restores at "
+                        + recovery.restoreParallelisms() + " need the savepoint taken");
+            }
         }
 
-        /** Object reuse off, savepoints on, RocksDB with 4g of managed memory, micro-batches of 2^17 or 200 ms. */
+        /**
+         * Object reuse off, canonical savepoints on, RocksDB with 4g of managed memory, micro-batches of 2^17 or
+         * 200 ms, no recovery measured.
+         */
         public static Setup of(String payload, long keys, long lookups, int parallelism) {
-            return new Setup(payload, keys, lookups, parallelism, false, true, MemorySize.parse("4g"), 1 << 17, 200);
+            return new Setup(payload, keys, lookups, parallelism, false, true, SavepointFormatType.CANONICAL,
+                    MemorySize.parse("4g"), 1 << 17, 200, Recovery.NONE);
         }
 
         public Setup withObjectReuse(boolean reuse) {
-            return new Setup(payload, keys, lookups, parallelism, reuse, savepoint, rocksdbManaged, batchSize,
-                    flushMillis);
+            return new Setup(payload, keys, lookups, parallelism, reuse, savepoint, savepointFormat, rocksdbManaged,
+                    batchSize, flushMillis, recovery);
         }
 
         public Setup withSavepoint(boolean take) {
-            return new Setup(payload, keys, lookups, parallelism, objectReuse, take, rocksdbManaged, batchSize,
-                    flushMillis);
+            return new Setup(payload, keys, lookups, parallelism, objectReuse, take, savepointFormat, rocksdbManaged,
+                    batchSize, flushMillis, recovery);
+        }
+
+        public Setup withSavepointFormat(SavepointFormatType format) {
+            return new Setup(payload, keys, lookups, parallelism, objectReuse, savepoint, format, rocksdbManaged,
+                    batchSize, flushMillis, recovery);
         }
 
         public Setup withRocksdbManaged(MemorySize managed) {
-            return new Setup(payload, keys, lookups, parallelism, objectReuse, savepoint, managed, batchSize,
-                    flushMillis);
+            return new Setup(payload, keys, lookups, parallelism, objectReuse, savepoint, savepointFormat, managed,
+                    batchSize, flushMillis, recovery);
         }
 
         public Setup withSizes(long dimensionKeys, long orderLookups) {
             return new Setup(payload, dimensionKeys, orderLookups, parallelism, objectReuse, savepoint,
-                    rocksdbManaged, batchSize, flushMillis);
+                    savepointFormat, rocksdbManaged, batchSize, flushMillis, recovery);
         }
 
         public Setup withBatches(int records, long millis) {
-            return new Setup(payload, keys, lookups, parallelism, objectReuse, savepoint, rocksdbManaged, records,
-                    millis);
+            return new Setup(payload, keys, lookups, parallelism, objectReuse, savepoint, savepointFormat,
+                    rocksdbManaged, records, millis, recovery);
+        }
+
+        public Setup withRecovery(Recovery measured) {
+            return new Setup(payload, keys, lookups, parallelism, objectReuse, savepoint, savepointFormat,
+                    rocksdbManaged, batchSize, flushMillis, measured);
+        }
+    }
+
+    /**
+     * A checkpoint of the loaded dimension. {@code pauseMillis}: the longest synchronous part of the checkpoint on a
+     * subtask of the tasks that hold the dimension (Flink's sync duration: the task processes nothing meanwhile);
+     * {@code flixWriteMillis}: for FliX, the longest its operators took to write the dimension (their
+     * {@code flixSnapshotMillis} gauges; part of the pause), else -1; {@code seconds}: from trigger to the last
+     * acknowledgement; {@code bytes}: the checkpoint's state size.
+     */
+    public record Checkpoint(long pauseMillis, long flixWriteMillis, double seconds, long bytes) {
+        /** No checkpoint taken. */
+        public static final Checkpoint NONE = new Checkpoint(-1, -1, Double.NaN, -1);
+
+        public boolean taken() {
+            return !Double.isNaN(seconds);
+        }
+
+        @Override
+        public String toString() {
+            return !taken() ? "-" : String.format(Locale.ROOT, "%.2f s (%d bytes, pause %d ms%s)", seconds, bytes,
+                    pauseMillis, flixWriteMillis < 0 ? "" : ", FliX write " + flixWriteMillis + " ms");
+        }
+    }
+
+    /**
+     * A restore of the loaded dimension from the savepoint at {@code parallelism}: {@code seconds} from submitting
+     * the job (to a started cluster) until every subtask holding the dimension holds its restored part;
+     * {@code lookups} orders then answered, {@code hits} of them with a payload, every answer checked.
+     */
+    public record Restore(int parallelism, double seconds, long lookups, long hits) {
+        @Override
+        public String toString() {
+            return String.format(Locale.ROOT, "p=%d %.2f s", parallelism, seconds);
         }
     }
 
     /**
      * One run's numbers. {@code indexBytes}: the FliX indexes' bytes (device memory on the GPU), -1 where not
-     * known; {@code savepointSeconds} and {@code savepointBytes}: NaN and -1 where no savepoint was taken.
+     * known; {@code savepointSeconds} and {@code savepointBytes}: NaN and -1 where no savepoint was taken;
+     * {@code checkpoint}: {@link Checkpoint#NONE} where none was taken; {@code restores}: one per restore
+     * parallelism, none where not measured.
      */
     public record Result(Contestant contestant, boolean objectReuse, String backend, long keys, long lookups,
                          long hits, double loadPerSecond, double lookupsPerSecond, long liveHeapBytes,
                          long indexBytes, double savepointSeconds, long savepointBytes, double loadCpuNanosPerKey,
-                         double lookupCpuNanosPerLookup) {
+                         double lookupCpuNanosPerLookup, Checkpoint checkpoint, List<Restore> restores) {
+        public Result {
+            restores = List.copyOf(restores);
+        }
+
         @Override
         public String toString() {
             return String.format(Locale.ROOT,
                     "%-22s reuse=%-3s keys=%d load=%.3f M/s lookups=%d hits=%d lookup=%.3f M/s liveHeap=%.1f MiB"
-                            + " (%.0f B/key) index=%s savepoint=%s cpu: load=%.0f ns/key lookup=%.0f ns backend=%s",
+                            + " (%.0f B/key) index=%s savepoint=%s cpu: load=%.0f ns/key lookup=%.0f ns backend=%s"
+                            + "%s%s",
                     contestant.label(), objectReuse ? "on" : "off", keys, loadPerSecond / 1e6, lookups, hits,
                     lookupsPerSecond / 1e6, liveHeapBytes / 1048576.0, (double) liveHeapBytes / keys,
                     indexBytes < 0 ? "n/a" : String.format(Locale.ROOT, "%.1f MiB (%.1f B/key)",
                             indexBytes / 1048576.0, (double) indexBytes / keys),
                     Double.isNaN(savepointSeconds) ? "-" : String.format(Locale.ROOT, "%.2f s (%d bytes)",
                             savepointSeconds, savepointBytes),
-                    loadCpuNanosPerKey, lookupCpuNanosPerLookup, backend);
+                    loadCpuNanosPerKey, lookupCpuNanosPerLookup, backend,
+                    checkpoint.taken() ? " checkpoint=" + checkpoint : "",
+                    restores.isEmpty() ? "" : " restore=" + restores);
         }
     }
 
     // The job runs in this JVM (local mode): its functions report here.
     // a LongAdder, not one contended counter, so that counting does not slow the subtasks down at high parallelism
     private static final LongAdder UPDATES_APPLIED = new LongAdder();
+    /** Subtasks of the non-FliX contestants' functions opened (with their state restored, where restored). */
+    private static final LongAdder OPENED = new LongAdder();
     private static final AtomicLong LOAD_START = new AtomicLong();
     private static final AtomicLong LOOKUP_START = new AtomicLong();
     // process CPU time (all threads, JIT and GC included) at the same moments
@@ -290,20 +416,31 @@ public final class EnrichmentBenchmark {
         final int repeat = (int) option(args, "--repeat", 1);
         final Setup setup = Setup.of(text(args, "--payload", "long"), keys, lookups, parallelism)
                 .withSavepoint(!flag(args, "--no-savepoint"))
+                .withSavepointFormat(SavepointFormatType.valueOf(
+                        text(args, "--savepoint-format", "canonical").toUpperCase(Locale.ROOT)))
                 .withRocksdbManaged(MemorySize.parse(text(args, "--rocksdb-managed", quick ? "256m" : "4g")))
-                .withBatches((int) option(args, "--batch-size", 1 << 17), option(args, "--flush-ms", 200));
+                .withBatches((int) option(args, "--batch-size", 1 << 17), option(args, "--flush-ms", 200))
+                .withRecovery(recovery(args, parallelism, lookups));
         System.out.printf(Locale.ROOT, "keys=%d lookups=%d (rocksdb: %d; half hits) payload=%s parallelism=%d "
                         + "cores=%d maxHeap=%.1f GiB batch=%d flush=%d ms repeat=%d gpu=%s%n", keys, lookups,
                 rocksdbLookups, setup.payload(), parallelism, Runtime.getRuntime().availableProcessors(),
                 Runtime.getRuntime().maxMemory() / 1073741824.0, setup.batchSize(), setup.flushMillis(), repeat,
                 gpuUnusable == null ? "usable" : gpuUnusable.lines().findFirst().orElse(gpuUnusable));
+        if (setup.recovery().checkpoint()) {
+            System.out.println("checkpoint of the loaded dimension");
+        }
+        if (setup.recovery().restores()) {
+            System.out.printf(Locale.ROOT, "restores from the %s savepoint at parallelism %s, %d lookups each%n",
+                    setup.savepointFormat().name().toLowerCase(Locale.ROOT), setup.recovery().restoreParallelisms(),
+                    setup.recovery().sampleLookups());
+        }
         final long warmupKeys = option(args, "--warmup", quick ? 0 : Math.min(keys, 1_000_000));
         if (warmupKeys > 0) {
             // the JIT compiles Flink's code paths in whichever job runs them first: warm every contestant up
             for (boolean reuse : reuseSettings) {
                 for (Contestant contestant : contestants) {
-                    System.out.println("warmup " + run(contestant, setup.withObjectReuse(reuse).withSavepoint(false)
-                            .withSizes(warmupKeys, 2 * warmupKeys)));
+                    System.out.println("warmup " + run(contestant, setup.withObjectReuse(reuse)
+                            .withSavepoint(setup.recovery().restores()).withSizes(warmupKeys, 2 * warmupKeys)));
                 }
             }
         }
@@ -323,9 +460,152 @@ public final class EnrichmentBenchmark {
         System.out.print(EnrichmentTable.of(results));
     }
 
-    /** Runs one contestant's job and measures it; fails where an answer is wrong or a lookup is missing. */
+    /**
+     * {@code --checkpoint}, {@code --restore}, {@code --restore-parallelism} and {@code --restore-lookups}: see the
+     * class comment.
+     */
+    private static Recovery recovery(String[] args, int parallelism, long lookups) {
+        final String others = text(args, "--restore-parallelism", null);
+        if (!flag(args, "--restore") && others == null) {
+            return flag(args, "--checkpoint") ? new Recovery(true, List.of(), 0) : Recovery.NONE;
+        }
+        final List<Integer> parallelisms = new ArrayList<>(List.of(parallelism));
+        if (others != null) {
+            for (String p : others.split(",")) {
+                final int other = Integer.parseInt(p.trim());
+                if (!parallelisms.contains(other)) {
+                    parallelisms.add(other);
+                }
+            }
+        }
+        return Recovery.restoreAt(parallelisms, option(args, "--restore-lookups", Math.min(lookups, 100_000)));
+    }
+
+    /**
+     * Runs one contestant's job and measures it, then restores it where the setup says; fails where an answer is
+     * wrong or a lookup is missing.
+     */
     public static Result run(Contestant contestant, Setup setup) throws Exception {
+        resetCounters();
+        final long keys = setup.keys();
+        final boolean recover = !contestant.ceiling(); // the ceilings keep no state
+        final Path checkpoints = Files.createTempDirectory("flix-bench-checkpoints");
+        final Path savepoints = Files.createTempDirectory("flix-bench-savepoint");
+        try {
+            final Configuration conf = configuration(contestant, setup, checkpoints);
+            final long loadStart;
+            final long loadEnd;
+            final long loadEndCpu;
+            final long lookupStart;
+            final long end;
+            final long endCpu;
+            final String backend;
+            final long liveHeap;
+            final long indexBytes;
+            Checkpoint checkpoint = Checkpoint.NONE;
+            double savepointSeconds = Double.NaN;
+            long savepointBytes = -1;
+            String savepoint = null;
+            try (LocalJob job = LocalJob.start(environment(contestant, setup, conf, setup.parallelism(), "orders",
+                    setup.lookups()), conf, contestant.label(), null)) {
+                final JobClient client = job.client();
+                // the load ends when every copy of the dimension holds it all: polled, at a resolution of about a
+                // millisecond
+                while (!loaded(contestant, setup)) {
+                    if (client.getJobExecutionResult().isDone()) {
+                        client.getJobExecutionResult().get(); // throws where the job failed
+                        throw new IllegalStateException(contestant.label() + ": the job ended before the dimension "
+                                + "was loaded (" + UPDATES_APPLIED.sum() + " updates applied, " + keys + " keys)");
+                    }
+                    Thread.sleep(1);
+                }
+                loadEnd = System.nanoTime();
+                loadEndCpu = processCpuNanos();
+                // while the job runs: the shared mode's backend gauge reads its index, which is closed when the job
+                // ends
+                backend = backendUsed(contestant);
+                liveHeap = LiveHeap.bytes();
+                if (setup.recovery().checkpoint() && recover) {
+                    final LocalJob.CheckpointStats stats = job.checkpoint(ENRICHMENT);
+                    checkpoint = new Checkpoint(stats.pauseMillis(), flixSnapshotMillis(contestant), stats.seconds(),
+                            stats.bytes());
+                }
+                if (setup.savepoint()) {
+                    final long start = System.nanoTime();
+                    savepoint = client.triggerSavepoint(savepoints.toUri().toString(), setup.savepointFormat())
+                            .get(1, TimeUnit.HOURS);
+                    savepointSeconds = (System.nanoTime() - start) / 1e9;
+                    savepointBytes = bytesUnder(savepoints);
+                }
+                lookupsReleased.complete(null);
+                client.getJobExecutionResult().get(1, TimeUnit.HOURS);
+                end = System.nanoTime();
+                endCpu = processCpuNanos();
+                loadStart = LOAD_START.get();
+                lookupStart = LOOKUP_START.get();
+                indexBytes = indexBytes(contestant, setup.parallelism());
+            }
+            checkAnswers(contestant, setup.lookups(), "");
+            final long hits = HITS.sum();
+            final double loadCpuPerKey = (double) (loadEndCpu - LOAD_START_CPU.get()) / keys;
+            final double lookupCpuPerLookup = (double) (endCpu - LOOKUP_START_CPU.get()) / setup.lookups();
+            final List<Restore> restores = new ArrayList<>();
+            if (recover) {
+                for (int parallelism : setup.recovery().restoreParallelisms()) {
+                    restores.add(restore(contestant, setup, conf, savepoint, parallelism));
+                }
+            }
+            final double loadSeconds = (loadEnd - loadStart) / 1e9;
+            final double lookupSeconds = (end - lookupStart) / 1e9;
+            return new Result(contestant, setup.objectReuse(), backend, keys, setup.lookups(), hits,
+                    keys / loadSeconds, setup.lookups() / lookupSeconds, liveHeap, indexBytes, savepointSeconds,
+                    savepointBytes, loadCpuPerKey, lookupCpuPerLookup, checkpoint, restores);
+        } finally {
+            deleteRecursively(checkpoints);
+            deleteRecursively(savepoints);
+        }
+    }
+
+    /**
+     * Starts the contestant's job again from {@code savepoint} at {@code parallelism}, with orders of its own (the
+     * sample, held back until the dimension is restored) in place of the first job's, and measures the time from
+     * its submission until every subtask that holds the dimension holds its restored part; then checks every answer
+     * to the sample. The updates' source is restored as the first job left it, done: the dimension must come from
+     * the savepoint alone, and a restored job that applies an update fails the run.
+     */
+    private static Restore restore(Contestant contestant, Setup setup, Configuration conf, String savepoint,
+                                   int parallelism) throws Exception {
+        resetCounters();
+        final long lookups = setup.recovery().sampleLookups();
+        final String label = contestant.label() + " restored at parallelism " + parallelism;
+        // the first job's garbage is not the restore's to collect
+        System.gc();
+        final double seconds;
+        try (LocalJob job = LocalJob.start(environment(contestant, setup, conf, parallelism, "orders after restore",
+                lookups), conf, label, savepoint)) {
+            final JobClient client = job.client();
+            while (!restored(contestant, setup.keys(), parallelism)) {
+                if (client.getJobExecutionResult().isDone()) {
+                    client.getJobExecutionResult().get(); // throws where the job failed
+                    throw new IllegalStateException(label + ": the job ended before its dimension was restored");
+                }
+                Thread.sleep(1);
+            }
+            seconds = (System.nanoTime() - job.submittedNanos()) / 1e9;
+            lookupsReleased.complete(null);
+            client.getJobExecutionResult().get(1, TimeUnit.HOURS);
+        }
+        if (UPDATES_APPLIED.sum() != 0) {
+            throw new IllegalStateException(label + " applied " + UPDATES_APPLIED.sum() + " updates: its dimension "
+                    + "did not come from the savepoint alone");
+        }
+        checkAnswers(contestant, lookups, " restored at parallelism " + parallelism);
+        return new Restore(parallelism, seconds, lookups, HITS.sum());
+    }
+
+    private static void resetCounters() {
         UPDATES_APPLIED.reset();
+        OPENED.reset();
         LOAD_START.set(0);
         LOOKUP_START.set(0);
         LOAD_START_CPU.set(0);
@@ -336,9 +616,26 @@ public final class EnrichmentBenchmark {
         FIRST_WRONG.set(null);
         lookupsReleased = new CompletableFuture<>();
         FlixGauges.clear();
+    }
 
-        final long keys = setup.keys();
-        final Path checkpoints = Files.createTempDirectory("flix-bench-checkpoints");
+    /** Every lookup came out, every answer right, and none at all from a contestant without state. */
+    private static void checkAnswers(Contestant contestant, long lookups, String job) {
+        if (ENRICHED.sum() != lookups) {
+            throw new IllegalStateException(contestant.label() + job + ": " + ENRICHED.sum() + " of " + lookups
+                    + " lookups came out");
+        }
+        if (WRONG.sum() > 0) {
+            throw new IllegalStateException(contestant.label() + job + ": " + WRONG.sum() + " wrong answers, the "
+                    + "first: " + FIRST_WRONG.get());
+        }
+        if (contestant.ceiling() && HITS.sum() != 0) {
+            throw new IllegalStateException(contestant.label() + " keeps no state but answered " + HITS.sum()
+                    + " lookups with a payload");
+        }
+    }
+
+    /** The cluster's and the job's configuration (the same, as in a local environment). */
+    private static Configuration configuration(Contestant contestant, Setup setup, Path checkpoints) {
         final Configuration conf = new Configuration();
         // savepoints of this size go to files, not to the job manager's memory
         conf.set(CheckpointingOptions.CHECKPOINT_STORAGE, "filesystem");
@@ -353,78 +650,40 @@ public final class EnrichmentBenchmark {
         conf.set(ConfigOptions.key("metrics.reporter.flixgauges.factory.class").stringType().noDefaultValue(),
                 FlixGauges.class.getName());
         conf.set(PipelineOptions.OBJECT_REUSE, setup.objectReuse());
-        final StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(
-                setup.parallelism(), conf);
+        return conf;
+    }
+
+    /**
+     * The contestant's job at {@code parallelism}: the dimension's updates, {@code lookups} orders from the source
+     * with uid {@code ordersUid} (held back until released), the enrichment and the checking sink. Every operator
+     * that may hold state has a uid of its own, so that a job restored from a savepoint finds it.
+     */
+    private static StreamExecutionEnvironment environment(Contestant contestant, Setup setup, Configuration conf,
+                                                          int parallelism, String ordersUid, long lookups) {
+        final long keys = setup.keys();
+        final StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(parallelism, conf);
         final long space = 2 * keys; // ids beyond the dimension: half the orders miss
         final DataStream<Order> orders = env.fromSource(new DataGeneratorSource<>(
                         i -> new Order(i, productId(Math.floorMod(i * 0x2545F4914F6CDD1DL, space)), 1),
-                        setup.lookups(), afterRelease(), TypeInformation.of(Order.class)),
-                WatermarkStrategy.noWatermarks(), "orders");
+                        lookups, afterRelease(), TypeInformation.of(Order.class)),
+                WatermarkStrategy.noWatermarks(), "orders").uid(ordersUid);
         if (setup.payload().equals("long")) {
             final DataStream<ProductPrice> updates = env.fromSource(new DataGeneratorSource<>(
                             i -> new ProductPrice(productId(i), price(i)), keys,
                             TypeInformation.of(ProductPrice.class)),
-                    WatermarkStrategy.noWatermarks(), "products");
+                    WatermarkStrategy.noWatermarks(), "products").uid("products");
             enrich(contestant, setup, updates, orders, p -> p.id, p -> p.price, Types.LONG)
-                    .sinkTo(new CheckingSink<Long>(keys, price -> price, !contestant.ceiling())).name("check");
+                    .sinkTo(new CheckingSink<Long>(keys, price -> price, !contestant.ceiling())).name("check")
+                    .uid("check");
         } else {
             final DataStream<Product> updates = env.fromSource(new DataGeneratorSource<>(
                             EnrichmentJob::listing, keys, TypeInformation.of(Product.class)),
-                    WatermarkStrategy.noWatermarks(), "products");
+                    WatermarkStrategy.noWatermarks(), "products").uid("products");
             enrich(contestant, setup, updates, orders, p -> p.id, p -> p, TypeInformation.of(Product.class))
                     .sinkTo(new CheckingSink<Product>(keys, product -> product.priceCents, !contestant.ceiling()))
-                    .name("check");
+                    .name("check").uid("check");
         }
-
-        final JobClient job = env.executeAsync(contestant.label());
-        // the load ends when every copy of the dimension holds it all: polled, at a resolution of about a millisecond
-        while (!loaded(contestant, setup)) {
-            if (job.getJobExecutionResult().isDone()) {
-                job.getJobExecutionResult().get(); // throws where the job failed
-                throw new IllegalStateException(contestant.label() + ": the job ended before the dimension was "
-                        + "loaded (" + UPDATES_APPLIED.sum() + " updates applied, " + keys + " keys)");
-            }
-            Thread.sleep(1);
-        }
-        final long loadEnd = System.nanoTime();
-        final long loadEndCpu = processCpuNanos();
-        // while the job runs: the shared mode's backend gauge reads its index, which is closed when the job ends
-        final String backend = backendUsed(contestant);
-        final long liveHeap = LiveHeap.bytes();
-        double savepointSeconds = Double.NaN;
-        long savepointBytes = -1;
-        if (setup.savepoint()) {
-            final Path dir = Files.createTempDirectory("flix-bench-savepoint");
-            final long start = System.nanoTime();
-            job.triggerSavepoint(dir.toUri().toString(), SavepointFormatType.CANONICAL).get(1, TimeUnit.HOURS);
-            savepointSeconds = (System.nanoTime() - start) / 1e9;
-            savepointBytes = bytesUnder(dir);
-            deleteRecursively(dir);
-        }
-        lookupsReleased.complete(null);
-        job.getJobExecutionResult().get(1, TimeUnit.HOURS);
-        final long end = System.nanoTime();
-        final long endCpu = processCpuNanos();
-        deleteRecursively(checkpoints);
-        if (ENRICHED.sum() != setup.lookups()) {
-            throw new IllegalStateException(contestant.label() + ": " + ENRICHED.sum() + " of " + setup.lookups()
-                    + " lookups came out");
-        }
-        if (WRONG.sum() > 0) {
-            throw new IllegalStateException(contestant.label() + ": " + WRONG.sum() + " wrong answers, the first: "
-                    + FIRST_WRONG.get());
-        }
-        if (contestant.ceiling() && HITS.sum() != 0) {
-            throw new IllegalStateException(contestant.label() + " keeps no state but answered " + HITS.sum()
-                    + " lookups with a payload");
-        }
-        final double loadSeconds = (loadEnd - LOAD_START.get()) / 1e9;
-        final double lookupSeconds = (end - LOOKUP_START.get()) / 1e9;
-        return new Result(contestant, setup.objectReuse(), backend, keys, setup.lookups(),
-                HITS.sum(), keys / loadSeconds, setup.lookups() / lookupSeconds, liveHeap,
-                indexBytes(contestant, setup.parallelism()), savepointSeconds, savepointBytes,
-                (double) (loadEndCpu - LOAD_START_CPU.get()) / keys,
-                (double) (endCpu - LOOKUP_START_CPU.get()) / setup.lookups());
+        return env;
     }
 
     /** The contestant's enrichment of the orders against the updates' payloads. */
@@ -444,6 +703,7 @@ public final class EnrichmentBenchmark {
                     .flushInterval(Duration.ofMillis(setup.flushMillis()))
                     .backend(contestant.backend())
                     .name(ENRICHMENT)
+                    .uid(ENRICHMENT)
                     .build();
             case "flix-keyed" -> FlixEnrichment.of(updates, orders)
                     .key(key, o -> o.productId)
@@ -455,20 +715,21 @@ public final class EnrichmentBenchmark {
                     .flushInterval(Duration.ofMillis(setup.flushMillis()))
                     .backend(contestant.backend())
                     .name(ENRICHMENT)
+                    .uid(ENRICHMENT)
                     .build();
             case "broadcast" -> {
                 final MapStateDescriptor<Long, P> dimension =
                         new MapStateDescriptor<>("dimension", Types.LONG, payloadType);
                 yield orders.connect(updates.broadcast(dimension))
                         .process(new BroadcastStateEnrichment<>(dimension, key, payloadOf), enrichedType)
-                        .name(ENRICHMENT);
+                        .name(ENRICHMENT).uid(ENRICHMENT);
             }
             case "heap", "rocksdb" -> keyedProcess(updates, orders, key,
                     new ValueStateEnrichment<>(payloadOf, payloadType), enrichedType);
             case "ceiling-keyed" -> keyedProcess(updates, orders, key, new KeyedNoState<U, P>(), enrichedType);
             case "ceiling-chained" -> {
-                updates.broadcast().sinkTo(new DroppingSink<>()).name("drop updates");
-                yield orders.map(new AnswerNothing<P>()).returns(enrichedType).name(ENRICHMENT);
+                updates.broadcast().sinkTo(new DroppingSink<>()).name("drop updates").uid("drop updates");
+                yield orders.map(new AnswerNothing<P>()).returns(enrichedType).name(ENRICHMENT).uid(ENRICHMENT);
             }
             default -> throw new IllegalStateException("no job for " + contestant.kind());
         };
@@ -482,28 +743,50 @@ public final class EnrichmentBenchmark {
         return updates.keyBy(key, Types.LONG)
                 .connect(orders.keyBy(o -> o.productId, Types.LONG))
                 .process(function, enrichedType)
-                .name(ENRICHMENT);
+                .name(ENRICHMENT)
+                .uid(ENRICHMENT);
     }
 
     /** Whether every copy of the dimension the contestant keeps holds every key. */
     private static boolean loaded(Contestant contestant, Setup setup) {
         final long keys = setup.keys();
         final int parallelism = setup.parallelism();
-        return switch (contestant.kind()) {
-            case "flix-keyed" -> {
-                // each subtask holds its key groups' slice: the slices add up to the dimension
-                final List<Object> sizes = FlixGauges.values(ENRICHMENT, "flixIndexSize");
-                yield sizes.size() == parallelism
-                        && sizes.stream().mapToLong(size -> ((Number) size).longValue()).sum() == keys;
-            }
-            case "flix-shared" -> {
-                // every writer subtask's task manager dimension holds the whole dimension
-                final List<Object> sizes = FlixGauges.values(DIMENSION_WRITER, "flixIndexSize");
-                yield sizes.size() == parallelism
-                        && sizes.stream().allMatch(size -> ((Number) size).longValue() >= keys);
-            }
-            default -> UPDATES_APPLIED.sum() >= (contestant.updatesBroadcast() ? keys * parallelism : keys);
-        };
+        return contestant.flix() ? flixHolds(contestant, keys, parallelism)
+                : UPDATES_APPLIED.sum() >= (contestant.updatesBroadcast() ? keys * parallelism : keys);
+    }
+
+    /**
+     * Whether every subtask of a restored job that holds the dimension holds its restored part: for FliX when the
+     * gauges say so, as for the load (they appear when a subtask opens, after it restored its state); for the
+     * others when every subtask of their function has opened (Flink opens a function after restoring its state).
+     */
+    private static boolean restored(Contestant contestant, long keys, int parallelism) {
+        return contestant.flix() ? flixHolds(contestant, keys, parallelism) : OPENED.sum() == parallelism;
+    }
+
+    /** Whether the FliX subtasks' {@code flixIndexSize} gauges say that they hold the whole dimension. */
+    private static boolean flixHolds(Contestant contestant, long keys, int parallelism) {
+        if (contestant.kind().equals("flix-keyed")) {
+            // each subtask holds its key groups' slice: the slices add up to the dimension
+            final List<Object> sizes = FlixGauges.values(ENRICHMENT, "flixIndexSize");
+            return sizes.size() == parallelism
+                    && sizes.stream().mapToLong(size -> ((Number) size).longValue()).sum() == keys;
+        }
+        // shared: every writer subtask's task manager dimension holds the whole dimension
+        final List<Object> sizes = FlixGauges.values(DIMENSION_WRITER, "flixIndexSize");
+        return sizes.size() == parallelism && sizes.stream().allMatch(size -> ((Number) size).longValue() >= keys);
+    }
+
+    /**
+     * The longest a FliX operator took to write its part of the last checkpoint, from the {@code flixSnapshotMillis}
+     * gauges (keyed: each subtask writes its slice; shared: one writer writes the dimension); -1 for the others.
+     */
+    private static long flixSnapshotMillis(Contestant contestant) {
+        if (!contestant.flix()) {
+            return -1;
+        }
+        return FlixGauges.values(contestant.kind().equals("flix-keyed") ? ENRICHMENT : DIMENSION_WRITER,
+                "flixSnapshotMillis").stream().mapToLong(millis -> ((Number) millis).longValue()).max().orElse(-1);
     }
 
     /**
@@ -638,6 +921,7 @@ public final class EnrichmentBenchmark {
         @Override
         public void open(OpenContext openContext) {
             payload = getRuntimeContext().getState(new ValueStateDescriptor<>("payload", payloadType));
+            OPENED.increment();
         }
 
         @Override
@@ -666,6 +950,11 @@ public final class EnrichmentBenchmark {
             this.dimension = dimension;
             this.key = key;
             this.payloadOf = payloadOf;
+        }
+
+        @Override
+        public void open(OpenContext openContext) {
+            OPENED.increment();
         }
 
         @Override

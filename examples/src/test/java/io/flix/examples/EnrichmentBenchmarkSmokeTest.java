@@ -1,26 +1,40 @@
 package io.flix.examples;
 
+import io.flix.examples.EnrichmentBenchmark.Checkpoint;
 import io.flix.examples.EnrichmentBenchmark.Contestant;
+import io.flix.examples.EnrichmentBenchmark.Recovery;
+import io.flix.examples.EnrichmentBenchmark.Restore;
 import io.flix.examples.EnrichmentBenchmark.Result;
 import io.flix.examples.EnrichmentBenchmark.Setup;
 import io.flix.index.Backend;
 
 import org.apache.flink.configuration.MemorySize;
+import org.apache.flink.core.execution.SavepointFormatType;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
+import java.util.List;
+import java.util.Locale;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Each contestant of the benchmark at tiny sizes: it loads the dimension, every lookup comes out, and the answers
  * are right (the benchmark checks each answer against the dimension and fails on a wrong one; here the hits are
- * counted against the orders' products as well). Not a measurement: nothing here depends on speed.
+ * counted against the orders' products as well); each contestant that keeps state takes a checkpoint of its loaded
+ * dimension and is restored from its savepoint at several parallelisms, the restored jobs answering right. Not a
+ * measurement: nothing here depends on speed.
  */
 class EnrichmentBenchmarkSmokeTest {
 
     private static final long KEYS = 5_000;
     private static final long LOOKUPS = 10_000;
+    /** The orders each restored job answers. */
+    private static final long SAMPLE = 3_000;
 
     @ParameterizedTest
     @CsvSource({
@@ -53,5 +67,51 @@ class EnrichmentBenchmarkSmokeTest {
         if (kind.equals("flix-keyed")) {
             assertTrue(result.indexBytes() > 0, "the subtasks' indexes report their bytes: " + result);
         }
+    }
+
+    @ParameterizedTest
+    @CsvSource({"flix-shared, canonical", "flix-keyed, canonical", "broadcast, canonical", "heap, canonical",
+            "rocksdb, canonical", "flix-shared, native", "rocksdb, native"})
+    void eachStatefulContestantIsCheckpointedAndRestoredAtEveryParallelism(String kind, String savepointFormat)
+            throws Exception {
+        final Contestant contestant = kind.startsWith("flix-") ? new Contestant(kind, Backend.CPU)
+                : Contestant.of(kind);
+        final Result result = EnrichmentBenchmark.run(contestant, Setup.of("long", KEYS, LOOKUPS, 2)
+                .withRocksdbManaged(MemorySize.parse("128m"))
+                .withSavepointFormat(SavepointFormatType.valueOf(savepointFormat.toUpperCase(Locale.ROOT)))
+                .withRecovery(Recovery.restoreAt(List.of(2, 3, 1), SAMPLE)));
+
+        assertEquals(EnrichmentBenchmark.expectedHits(KEYS, LOOKUPS), result.hits(), result.toString());
+        final Checkpoint checkpoint = result.checkpoint();
+        assertTrue(checkpoint.taken() && checkpoint.seconds() >= 0 && checkpoint.bytes() > 0
+                && checkpoint.pauseMillis() >= 0, result.toString());
+        // FliX's own account of the write, which is part of the pause; none for the others
+        assertEquals(contestant.flix(), checkpoint.flixWriteMillis() >= 0, result.toString());
+        // restored at each parallelism from the savepoint alone (the benchmark fails a restored job that applies an
+        // update), every answer right (it fails a wrong one), and the hits those of the sample's products
+        assertEquals(List.of(2, 3, 1), result.restores().stream().map(Restore::parallelism).toList());
+        for (Restore restore : result.restores()) {
+            assertEquals(SAMPLE, restore.lookups(), restore.toString());
+            assertEquals(EnrichmentBenchmark.expectedHits(KEYS, SAMPLE), restore.hits(), restore.toString());
+            assertTrue(restore.seconds() > 0, restore.toString());
+        }
+    }
+
+    @Test
+    void aContestantWithoutStateIsNeitherCheckpointedNorRestored() throws Exception {
+        final Result result = EnrichmentBenchmark.run(Contestant.of("ceiling-keyed"),
+                Setup.of("long", KEYS, LOOKUPS, 2).withRecovery(Recovery.restoreAt(List.of(2, 3), SAMPLE)));
+
+        assertFalse(result.checkpoint().taken(), result.toString());
+        assertEquals(List.of(), result.restores());
+        assertEquals(LOOKUPS, result.lookups());
+    }
+
+    @Test
+    void aRestoreNeedsTheSavepointItStartsFrom() {
+        final Setup noSavepoint = Setup.of("long", KEYS, LOOKUPS, 2).withSavepoint(false);
+        final IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> noSavepoint.withRecovery(Recovery.restoreAt(List.of(2), SAMPLE)));
+        assertTrue(e.getMessage().contains("savepoint"), e.getMessage());
     }
 }
