@@ -64,7 +64,9 @@ public final class LocalDimension<P> implements AutoCloseable {
     private volatile Throwable failed;
     /** Bytes the index holds (device memory on the GPU), refreshed at most once a second: stats walk the chains. */
     private volatile long indexBytes;
-    private long indexBytesNanos;
+    private volatile long indexBytesNanos;
+    /** An apply or load changed the index since {@link #indexBytes} was read from it. */
+    private volatile boolean indexBytesStale;
     /** Known at open, so that gauges read after close still answer. */
     private final String backendName;
 
@@ -356,6 +358,9 @@ public final class LocalDimension<P> implements AutoCloseable {
         if (indexBytes == 0 || now - indexBytesNanos >= 1_000_000_000L) {
             indexBytes = index.stats().bytes();
             indexBytesNanos = now;
+            indexBytesStale = false;
+        } else {
+            indexBytesStale = true;
         }
     }
 
@@ -410,8 +415,23 @@ public final class LocalDimension<P> implements AutoCloseable {
         return failed;
     }
 
-    /** Bytes the index held (device memory on the GPU) after an apply or load, at most a second old. */
+    /**
+     * Bytes the index holds (device memory on the GPU). Applies refresh it at most once a second; where the last
+     * apply left it stale, this read refreshes it, unless an apply holds the lock now (then it is at most a second
+     * old), so that a quiet dimension reports what its last apply left.
+     */
     public long indexBytes() {
+        if (indexBytesStale && lock.readLock().tryLock()) {
+            try {
+                if (indexBytesStale && !closed) {
+                    indexBytes = index.stats().bytes();
+                    indexBytesNanos = System.nanoTime();
+                    indexBytesStale = false;
+                }
+            } finally {
+                lock.readLock().unlock();
+            }
+        }
         return indexBytes;
     }
 

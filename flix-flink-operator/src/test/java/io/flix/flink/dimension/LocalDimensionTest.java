@@ -77,6 +77,25 @@ class LocalDimensionTest {
     }
 
     @Test
+    void theIndexBytesAreThoseTheLastApplyLeft() throws Exception {
+        final LocalDimension<String> d = open();
+        d.apply(new long[] {1}, new byte[][] {serialized("a")}, 1);
+        final long afterOne = d.indexBytes();
+        final int n = 50_000;
+        final long[] keys = new long[n];
+        final byte[][] payloads = new byte[n][];
+        for (int i = 0; i < n; i++) {
+            keys[i] = 1_000L + i * 7919L;
+            payloads[i] = serialized("p" + i);
+        }
+        // within the second after the first apply, or not: either way the figure read now is what the index holds
+        d.apply(keys, payloads, n);
+        assertTrue(d.indexBytes() > afterOne, "the bytes grew with " + n + " keys: " + afterOne + " then "
+                + d.indexBytes());
+        assertEquals(d.indexBytes(), d.indexBytes(), "a fresh figure stays until the next apply");
+    }
+
+    @Test
     void updatesApplyInOrderAndDeleteWithANullPayload() throws Exception {
         final LocalDimension<String> d = open();
         d.apply(new long[] {1, 2, 1}, new byte[][] {serialized("a"), serialized("b"), serialized("a2")}, 3);
