@@ -45,8 +45,8 @@ class FlixEnrichmentSavepointRescaleITCase {
         JobParts.reset(load);
         final StreamExecutionEnvironment first = StreamExecutionEnvironment.getExecutionEnvironment();
         first.setParallelism(2);
-        // lookups that never end keep the job running until the savepoint
-        enrichment(TestJobs.updates(first, UPDATES, KEYS, "updates-1"),
+        // sources that never end keep the job running until the savepoint
+        enrichment(TestJobs.updatesThatStayOpen(first, UPDATES, KEYS, "updates-1"),
                 TestJobs.lookups(first, Long.MAX_VALUE, KEYS, load, 5, "lookups-1"),
                 JobParts.countingPayload(load, UPDATES), 2)
                 .build().sinkTo(new DiscardingSink<>());

@@ -2,12 +2,16 @@ package io.flix.flink;
 
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.api.connector.source.lib.NumberSequenceSource.NumberSequenceSplit;
+import org.apache.flink.api.connector.source.util.ratelimit.RateLimiter;
 import org.apache.flink.api.connector.source.util.ratelimit.RateLimiterStrategy;
 import org.apache.flink.connector.datagen.source.DataGeneratorSource;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 
 import java.util.HashMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.Map;
 
 /** The deterministic update and lookup streams of the MiniCluster tests, and what the updates leave behind. */
@@ -44,6 +48,25 @@ final class TestJobs {
     static DataStream<Update> updates(StreamExecutionEnvironment env, long count, int keys, String uid) {
         return env.fromSource(new DataGeneratorSource<>(i -> update(i, keys), count, TypeInformation.of(Update.class)),
                 WatermarkStrategy.noWatermarks(), uid).uid(uid).setParallelism(1);
+    }
+
+    /**
+     * As {@link #updates}, but the source stays open after its {@code count} updates instead of finishing, so that a
+     * stop-with-savepoint never meets it finishing (Flink may then fail the job instead of taking the savepoint).
+     */
+    static DataStream<Update> updatesThatStayOpen(StreamExecutionEnvironment env, long count, int keys, String uid) {
+        final RateLimiterStrategy<NumberSequenceSplit> stopAfterCount = parallelism -> new RateLimiter<>() {
+            private long acquired;
+
+            @Override
+            public CompletionStage<Void> acquire(int permits) {
+                acquired += permits;
+                return acquired <= count ? CompletableFuture.completedFuture(null) : new CompletableFuture<>();
+            }
+        };
+        return env.fromSource(new DataGeneratorSource<>(i -> update(i, keys), Long.MAX_VALUE, stopAfterCount,
+                        TypeInformation.of(Update.class)), WatermarkStrategy.noWatermarks(), uid).uid(uid)
+                .setParallelism(1);
     }
 
     /** Lookup {@code i} asks for {@code key(i)}; held back until the run's updates are all in the operator. */

@@ -23,15 +23,20 @@ public final class Savepoints {
      */
     public static String stopWithSavepoint(JobClient job, String directory, long safetyNetSeconds)
             throws Exception {
+        ExecutionException previous = null;
         for (int attempt = 1; ; attempt++) {
             try {
                 return job.stopWithSavepoint(false, directory, SavepointFormatType.CANONICAL)
                         .get(safetyNetSeconds, TimeUnit.SECONDS);
             } catch (ExecutionException e) {
+                if (previous != null) {
+                    e.addSuppressed(previous);
+                }
                 if (attempt == ATTEMPTS
                         || ExceptionUtils.findThrowable(e, CheckpointException.class).isEmpty()) {
                     throw e;
                 }
+                previous = e;
             }
         }
     }
