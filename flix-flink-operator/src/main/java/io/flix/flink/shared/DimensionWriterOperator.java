@@ -3,6 +3,7 @@ package io.flix.flink.shared;
 import io.flix.flink.BatchDeadline;
 import io.flix.flink.IndexSettings;
 import io.flix.flink.KeyGroupSnapshotCodec;
+import io.flix.flink.dimension.SerializedUpdates;
 
 import org.apache.flink.api.common.state.ListStateDescriptor;
 import org.apache.flink.api.common.typeinfo.Types;
@@ -84,7 +85,7 @@ public final class DimensionWriterOperator<P> extends AbstractStreamOperator<Voi
     private transient int attempt;
     private transient boolean applier;
     /** The updates held, decoded: views of the blocks received. */
-    private transient EncodedUpdates.Decoded pending;
+    private transient SerializedUpdates pending;
     private transient long firstPendingNanos;
     private transient BatchDeadline deadline;
     /** This checkpoint's raw operator state holds the dimension: mark it for union redistribution. */
@@ -126,7 +127,7 @@ public final class DimensionWriterOperator<P> extends AbstractStreamOperator<Voi
         subtask = getRuntimeContext().getTaskInfo().getIndexOfThisSubtask();
         attempt = getRuntimeContext().getTaskInfo().getAttemptNumber();
         final int capacity = batchCapacity();
-        pending = new EncodedUpdates.Decoded(capacity);
+        pending = new SerializedUpdates(capacity);
         dimension = TaskManagerDimensions.acquire(getContainingTask().getEnvironment().getTaskManagerInfo(),
                 getRuntimeContext().getJobInfo().getJobId(), dimensionId, settings, payloadSerializer, capacity);
         applier = dimension.registerWriter(subtask, attempt);

@@ -1,6 +1,6 @@
 package io.flix.flink.shared;
 
-import io.flix.flink.dimension.LocalDimension;
+import io.flix.flink.dimension.SerializedUpdates;
 
 import org.apache.flink.core.memory.DataOutputSerializer;
 
@@ -40,11 +40,11 @@ public final class EncodedUpdates {
     }
 
     /**
-     * Decodes the block into {@code into} (appending, in order). The payloads are views of {@link #data}.
+     * Decodes the block into {@code into} (appending, in order). The payloads are views of {@link #data}, not copies.
      *
      * @throws IllegalStateException where the bytes do not hold {@link #count} well-formed updates
      */
-    public void decodeInto(Decoded into) {
+    public void decodeInto(SerializedUpdates into) {
         final byte[] bytes = data;
         int at = 0;
         for (int i = 0; i < count; i++) {
@@ -57,7 +57,11 @@ public final class EncodedUpdates {
             if (length < DELETE || (length > 0 && at + length > bytes.length)) {
                 throw malformed(i, at);
             }
-            into.add(key, bytes, at, length);
+            if (length == DELETE) {
+                into.delete(key);
+            } else {
+                into.upsertView(key, bytes, at, length);
+            }
             at += Math.max(0, length);
         }
         if (at != bytes.length) {
@@ -162,74 +166,6 @@ public final class EncodedUpdates {
             out.clear();
             count = 0;
             return block;
-        }
-    }
-
-    /** Decoded updates of one or more blocks, in order: the dimension's view of them. */
-    public static final class Decoded implements LocalDimension.Updates {
-
-        private long[] keys;
-        private byte[][] arrays;
-        private int[] offsets;
-        private int[] lengths;
-        private int size;
-
-        public Decoded(int capacity) {
-            keys = new long[capacity];
-            arrays = new byte[capacity][];
-            offsets = new int[capacity];
-            lengths = new int[capacity];
-        }
-
-        void add(long key, byte[] array, int offset, int length) {
-            if (size == keys.length) {
-                final int grown = size * 2;
-                keys = Arrays.copyOf(keys, grown);
-                arrays = Arrays.copyOf(arrays, grown);
-                offsets = Arrays.copyOf(offsets, grown);
-                lengths = Arrays.copyOf(lengths, grown);
-            }
-            keys[size] = key;
-            arrays[size] = array;
-            offsets[size] = offset;
-            lengths[size] = length;
-            size++;
-        }
-
-        /** Forgets the updates (and lets go of their blocks). */
-        public void clear() {
-            Arrays.fill(arrays, 0, size, null);
-            size = 0;
-        }
-
-        @Override
-        public int size() {
-            return size;
-        }
-
-        @Override
-        public long key(int i) {
-            return keys[i];
-        }
-
-        @Override
-        public boolean isDelete(int i) {
-            return lengths[i] == DELETE;
-        }
-
-        @Override
-        public byte[] bytes(int i) {
-            return arrays[i];
-        }
-
-        @Override
-        public int offset(int i) {
-            return offsets[i];
-        }
-
-        @Override
-        public int length(int i) {
-            return lengths[i];
         }
     }
 }

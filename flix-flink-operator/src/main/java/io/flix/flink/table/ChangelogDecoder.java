@@ -1,5 +1,6 @@
 package io.flix.flink.table;
 
+import io.flix.flink.dimension.SerializedUpdates;
 import org.apache.flink.api.common.functions.util.ListCollector;
 import org.apache.flink.api.common.serialization.DeserializationSchema;
 import org.apache.flink.core.memory.DataOutputSerializer;
@@ -22,7 +23,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Turns changelog records (Kafka key and value bytes, or file lines) into {@link UpdateBatch} entries: decodes them
+ * Turns changelog records (Kafka key and value bytes, or file lines) into {@link SerializedUpdates} entries: decodes them
  * with the table's formats, assembles the full physical row, and serializes it with Flink's
  * {@link RowDataSerializer}. One per reader thread.
  *
@@ -84,7 +85,7 @@ final class ChangelogDecoder {
      * An upsert-Kafka record: the key decides the row, a null value deletes it. {@code partition} and
      * {@code offset} say where it is, for the warning when it is skipped.
      */
-    void addKafkaRecord(int partition, long offset, byte[] key, byte[] value, UpdateBatch batch)
+    void addKafkaRecord(int partition, long offset, byte[] key, byte[] value, SerializedUpdates batch)
             throws IOException {
         final RowData keyRow = key == null ? null : spec.keyDecoder().deserialize(key);
         if (keyRow == null || keyRow.isNullAt(0)) {
@@ -113,7 +114,7 @@ final class ChangelogDecoder {
     }
 
     /** A file line (numbered from 1): a row of every column; a row the format marks as a delete deletes its key. */
-    void addFileLine(long lineNumber, byte[] line, UpdateBatch batch) throws IOException {
+    void addFileLine(long lineNumber, byte[] line, SerializedUpdates batch) throws IOException {
         decoded.clear();
         spec.valueDecoder().deserialize(line, collector);
         if (decoded.isEmpty()) {
@@ -149,7 +150,7 @@ final class ChangelogDecoder {
         skippedAtLastWarn = skipped;
     }
 
-    private void apply(long key, RowData valueRow, UpdateBatch batch) throws IOException {
+    private void apply(long key, RowData valueRow, SerializedUpdates batch) throws IOException {
         final RowKind kind = valueRow.getRowKind();
         if (kind == RowKind.DELETE) {
             batch.delete(key);

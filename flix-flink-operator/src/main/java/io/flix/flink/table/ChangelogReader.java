@@ -1,8 +1,9 @@
 package io.flix.flink.table;
 
+import io.flix.flink.dimension.SerializedUpdates;
 /**
- * Reads a dimension's changelog on its own thread and applies it to the dimension in {@link UpdateBatch}es, in
- * changelog order ({@link SharedDimension#apply(UpdateBatch)}, on this thread), then says when it has applied
+ * Reads a dimension's changelog on its own thread and applies it to the dimension in {@link SerializedUpdates}es, in
+ * changelog order ({@link SharedDimension#apply(SerializedUpdates)}, on this thread), then says when it has applied
  * everything up to the changelog's end at open time ({@link SharedDimension#bootstrapApplied()}). A failure goes to
  * {@link SharedDimension#fail(Throwable)}.
  */

@@ -1,5 +1,6 @@
 package io.flix.flink.table;
 
+import io.flix.flink.dimension.SerializedUpdates;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
@@ -19,7 +20,7 @@ final class FileChangelogReader extends ChangelogReader {
     @Override
     void read(ChangelogDecoder decoder) throws Exception {
         final Path path = Path.of(spec.filePath());
-        final UpdateBatch batch = new UpdateBatch();
+        final SerializedUpdates batch = new SerializedUpdates(256);
         try (BufferedReader lines = new BufferedReader(
                 new InputStreamReader(Files.newInputStream(path), StandardCharsets.UTF_8), 1 << 16)) {
             String line;

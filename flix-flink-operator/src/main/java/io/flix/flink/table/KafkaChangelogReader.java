@@ -1,5 +1,6 @@
 package io.flix.flink.table;
 
+import io.flix.flink.dimension.SerializedUpdates;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -105,7 +106,7 @@ final class KafkaChangelogReader extends ChangelogReader {
                 throw bootstrapTimeout(e);
             }
             final Duration pollTimeout = Duration.ofMillis(spec.pollTimeoutMillis());
-            final UpdateBatch batch = new UpdateBatch();
+            final SerializedUpdates batch = new SerializedUpdates(256);
             while (running) {
                 if (!bootstrapped) {
                     try {
@@ -149,7 +150,7 @@ final class KafkaChangelogReader extends ChangelogReader {
     }
 
     /** Applies a batch (and clears it); then, where snapshots are on, tells the dimension how far the topic is. */
-    private void applyAndTell(UpdateBatch batch, Map<Integer, Long> applied) throws IOException {
+    private void applyAndTell(SerializedUpdates batch, Map<Integer, Long> applied) throws IOException {
         dimension.apply(batch);
         batch.clear();
         if (!applied.isEmpty()) {

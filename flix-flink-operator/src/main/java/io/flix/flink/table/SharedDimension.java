@@ -1,5 +1,6 @@
 package io.flix.flink.table;
 
+import io.flix.flink.dimension.SerializedUpdates;
 import io.flix.flink.LookupKind;
 import io.flix.flink.KeyGroupSnapshotCodec;
 import io.flix.flink.PayloadStore;
@@ -38,7 +39,7 @@ import java.util.function.Function;
  * current, and the lookup subtasks of this task manager that share it (see {@link SharedDimensions}).
  *
  * <h2>Threads</h2>
- * The changelog reader's thread applies each {@link UpdateBatch} it reads, in changelog order, one at a time, under
+ * The changelog reader's thread applies each {@link SerializedUpdates} it reads, in changelog order, one at a time, under
  * the dimension's exclusive lock. A lookup batch is answered on the thread that sends it (its subtask's, or the
  * linger timer's) under the shared lock: the batches of several subtasks in parallel on the CPU backend, gathered into
  * fewer, larger index calls on the GPU backend. So a lookup batch sees every update batch applied before it took the
@@ -344,7 +345,7 @@ final class SharedDimension implements AutoCloseable {
     /** What the lookups of a batch whose answering threw fail with; fails the dimension where it had not failed. */
     private Throwable reasonFor(Throwable thrown) {
         if (thrown instanceof LocalDimension.FailedException applyFailed) {
-            return applyFailed.getCause(); // recorded by apply(UpdateBatch) too
+            return applyFailed.getCause(); // recorded by apply(SerializedUpdates) too
         }
         if (thrown instanceof LocalDimension.ClosedException) {
             return closed();
@@ -360,7 +361,7 @@ final class SharedDimension implements AutoCloseable {
      * lock: a lookup sees all of them or none. Dropped once the dimension has failed. Where applying fails, the
      * dimension fails with the cause, and this call throws it (which stops the reader).
      */
-    void apply(UpdateBatch updates) throws IOException {
+    void apply(SerializedUpdates updates) throws IOException {
         if (updates.size() == 0 || failure != null) {
             return;
         }

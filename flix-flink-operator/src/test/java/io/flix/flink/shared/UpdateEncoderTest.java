@@ -3,6 +3,7 @@ package io.flix.flink.shared;
 import io.flix.flink.FlixEnrichment;
 import io.flix.flink.PoisonStringSerializer;
 import io.flix.flink.Rejected;
+import io.flix.flink.dimension.SerializedUpdates;
 
 import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.api.common.typeutils.base.StringSerializer;
@@ -45,7 +46,7 @@ class UpdateEncoderTest {
             throws IOException {
         final List<Update> updates = new ArrayList<>();
         for (EncodedUpdates block : harness.extractOutputValues()) {
-            final EncodedUpdates.Decoded decoded = new EncodedUpdates.Decoded(1);
+            final SerializedUpdates decoded = new SerializedUpdates(1);
             block.decodeInto(decoded);
             assertEquals(block.count, decoded.size());
             for (int i = 0; i < decoded.size(); i++) {
@@ -148,7 +149,7 @@ class UpdateEncoderTest {
     void aMalformedBlockIsRefusedNamingWhere() {
         final EncodedUpdates cut = new EncodedUpdates(2, new byte[] {0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 3, 'a'});
         final IllegalStateException e = assertThrows(IllegalStateException.class,
-                () -> cut.decodeInto(new EncodedUpdates.Decoded(2)));
+                () -> cut.decodeInto(new SerializedUpdates(2)));
         assertTrue(e.getMessage().contains("update 0 of a block of 2"), e.getMessage());
     }
 }

@@ -1,5 +1,6 @@
 package io.flix.flink.table;
 
+import io.flix.flink.dimension.SerializedUpdates;
 import io.flix.flink.testing.Eventually;
 import io.flix.index.Backend;
 import io.flix.index.FlixIndex;
@@ -300,7 +301,7 @@ class FlixRangeFunctionTest {
         final CompletableFuture<Collection<RowData>> before = probe(function, 0L, 9L);
         final RowDataSerializer serializer = new RowDataSerializer(function.spec().rowType());
         final DataOutputSerializer out = new DataOutputSerializer(64);
-        final UpdateBatch updates = new UpdateBatch();
+        final SerializedUpdates updates = new SerializedUpdates(256);
         updates.delete(2);
         serializer.serialize(GenericRowData.of(5L, StringData.fromString("five")), out);
         updates.upsert(5, out.getSharedBuffer(), out.length());
@@ -334,7 +335,7 @@ class FlixRangeFunctionTest {
     @Test
     void aRowThatDoesNotDeserializeFailsItsProbesOnly() throws Exception {
         final FlixRangeFunction function = open(false, 10, 2);
-        final UpdateBatch updates = new UpdateBatch();
+        final SerializedUpdates updates = new SerializedUpdates(256);
         updates.upsert(5, new byte[] {0, 0, 0, 100}, 4); // a row of 100 bytes, cut off after its length
         held.apply(updates);
         final CompletableFuture<Collection<RowData>> holdsIt = probe(function, 4L, 6L);

@@ -1,5 +1,6 @@
 package io.flix.flink.table;
 
+import io.flix.flink.dimension.SerializedUpdates;
 import io.flix.flink.testing.Eventually;
 import io.flix.index.FlixIndex;
 
@@ -126,10 +127,10 @@ class SharedDimensionConcurrencyTest {
     }
 
     /** The update batch: the first half of the keys renamed "v1", the second half deleted. */
-    private static UpdateBatch update(FlixAsyncLookupFunction function) throws Exception {
+    private static SerializedUpdates update(FlixAsyncLookupFunction function) throws Exception {
         final RowDataSerializer serializer = new RowDataSerializer(function.spec().rowType());
         final DataOutputSerializer out = new DataOutputSerializer(64);
-        final UpdateBatch updates = new UpdateBatch();
+        final SerializedUpdates updates = new SerializedUpdates(256);
         for (long k = 0; k < KEYS; k++) {
             if (k < KEYS / 2) {
                 out.clear();
@@ -164,7 +165,7 @@ class SharedDimensionConcurrencyTest {
             second.open(new FunctionContext(null));
             assertSame(dimension, first.dimension());
             assertSame(dimension, second.dimension());
-            final UpdateBatch updates = update(first);
+            final SerializedUpdates updates = update(first);
 
             // the two subtasks' batches meet inside the index: neither waits for the other to finish
             final Lookups firstBefore = new Lookups(first);

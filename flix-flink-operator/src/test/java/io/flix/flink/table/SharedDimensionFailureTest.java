@@ -1,5 +1,6 @@
 package io.flix.flink.table;
 
+import io.flix.flink.dimension.SerializedUpdates;
 import io.flix.flink.testing.Eventually;
 import io.flix.index.FlixIndex;
 
@@ -95,11 +96,11 @@ class SharedDimensionFailureTest {
     }
 
     /** Changelog records as the reader makes them: an upsert of {@code (key, name)}. */
-    private UpdateBatch upsert(long key, String name) throws Exception {
+    private SerializedUpdates upsert(long key, String name) throws Exception {
         final DataOutputSerializer out = new DataOutputSerializer(64);
         new RowDataSerializer(function.spec().rowType()).serialize(GenericRowData.of(key, StringData.fromString(name)),
                 out);
-        final UpdateBatch updates = new UpdateBatch();
+        final SerializedUpdates updates = new SerializedUpdates(256);
         updates.upsert(key, out.getCopyOfBuffer(), out.length());
         return updates;
     }
@@ -129,7 +130,7 @@ class SharedDimensionFailureTest {
                 throw thrown;
             }
         });
-        final UpdateBatch updates = upsert(3, "c");
+        final SerializedUpdates updates = upsert(3, "c");
         final CompletableFuture<Throwable> applied = new CompletableFuture<>();
         final Thread reader = new Thread(() -> {
             try {
@@ -195,7 +196,7 @@ class SharedDimensionFailureTest {
     /** A stored row that does not deserialize fails its own lookup only, naming the key; the table goes on. */
     @Test
     void aRowThatDoesNotDeserializeFailsItsLookupOnly() throws Exception {
-        final UpdateBatch updates = new UpdateBatch();
+        final SerializedUpdates updates = new SerializedUpdates(256);
         updates.upsert(5, new byte[] {0, 0, 0, 100}, 4); // a row of 100 bytes, cut off after its length
         dimension.apply(updates);
         final SharedDimension.LookupBatch lookups = batch(null, 5, 1);

@@ -1,0 +1,103 @@
+package io.flix.flink.dimension;
+
+import java.util.Arrays;
+
+/**
+ * Updates in arrival order, as a {@link LocalDimension} applies them: per update its key and either a delete or the
+ * payload as the payload serializer wrote it. An upsert's bytes are either copied in ({@link #upsert}: for a caller
+ * that reuses its buffer) or referenced where they are ({@link #upsertView}: for bytes that stay put until the
+ * updates are applied). Filled, applied, then {@link #clear}ed for reuse, by one thread at a time.
+ */
+public final class SerializedUpdates implements LocalDimension.Updates {
+
+    private static final int DELETE = -1;
+
+    private long[] keys;
+    private byte[][] arrays;
+    private int[] offsets;
+    private int[] lengths;
+    private int size;
+    /** Where {@link #upsert} copies bytes to; a grown buffer leaves the earlier updates on the old one. */
+    private byte[] owned = new byte[1 << 14];
+    private int ownedUsed;
+
+    public SerializedUpdates(int capacity) {
+        final int c = Math.max(1, capacity);
+        keys = new long[c];
+        arrays = new byte[c][];
+        offsets = new int[c];
+        lengths = new int[c];
+    }
+
+    /** An upsert of {@code key} to the first {@code length} bytes of {@code payload}, copied. */
+    public void upsert(long key, byte[] payload, int length) {
+        if (ownedUsed + length > owned.length) {
+            owned = new byte[Math.max(length, owned.length * 2)];
+            ownedUsed = 0;
+        }
+        System.arraycopy(payload, 0, owned, ownedUsed, length);
+        add(key, owned, ownedUsed, length);
+        ownedUsed += length;
+    }
+
+    /** An upsert of {@code key} to {@code length} bytes of {@code array} from {@code offset}, not copied. */
+    public void upsertView(long key, byte[] array, int offset, int length) {
+        add(key, array, offset, length);
+    }
+
+    public void delete(long key) {
+        add(key, null, 0, DELETE);
+    }
+
+    private void add(long key, byte[] array, int offset, int length) {
+        if (size == keys.length) {
+            final int grown = size * 2;
+            keys = Arrays.copyOf(keys, grown);
+            arrays = Arrays.copyOf(arrays, grown);
+            offsets = Arrays.copyOf(offsets, grown);
+            lengths = Arrays.copyOf(lengths, grown);
+        }
+        keys[size] = key;
+        arrays[size] = array;
+        offsets[size] = offset;
+        lengths[size] = length;
+        size++;
+    }
+
+    /** Forgets the updates (and lets go of the arrays they referenced), keeping the capacity. */
+    public void clear() {
+        Arrays.fill(arrays, 0, size, null);
+        size = 0;
+        ownedUsed = 0;
+    }
+
+    @Override
+    public int size() {
+        return size;
+    }
+
+    @Override
+    public long key(int i) {
+        return keys[i];
+    }
+
+    @Override
+    public boolean isDelete(int i) {
+        return lengths[i] == DELETE;
+    }
+
+    @Override
+    public byte[] bytes(int i) {
+        return arrays[i];
+    }
+
+    @Override
+    public int offset(int i) {
+        return offsets[i];
+    }
+
+    @Override
+    public int length(int i) {
+        return lengths[i];
+    }
+}
