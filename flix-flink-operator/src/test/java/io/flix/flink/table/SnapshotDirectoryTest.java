@@ -3,7 +3,6 @@ package io.flix.flink.table;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.io.FilterOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -31,32 +30,6 @@ class SnapshotDirectoryTest {
 
     @TempDir
     Path dir;
-
-    /** A stream that fails, as a dying task manager's would, once it has passed on {@code limit} bytes. */
-    private static final class Dying extends FilterOutputStream {
-        private long left;
-
-        Dying(OutputStream out, long limit) {
-            super(out);
-            this.left = limit;
-        }
-
-        @Override
-        public void write(byte[] b, int off, int len) throws IOException {
-            final int passed = (int) Math.min(len, left);
-            out.write(b, off, passed);
-            left -= passed;
-            if (passed < len) {
-                out.flush();
-                throw new IOException("the task manager died mid-write (simulated)");
-            }
-        }
-
-        @Override
-        public void write(int b) throws IOException {
-            write(new byte[] {(byte) b}, 0, 1);
-        }
-    }
 
     private static SnapshotManifest manifest(long sequence, String dataFile, long bytes, long crc,
                                              SnapshotDirectory.Written written) {
@@ -110,12 +83,12 @@ class SnapshotDirectoryTest {
                 bytes("complete"));
 
         final SnapshotDirectory diesInData = new SnapshotDirectory(path.toString(),
-                (name, out) -> name.endsWith(SnapshotDirectory.DATA) ? new Dying(out, 3) : out);
+                (name, out) -> name.endsWith(SnapshotDirectory.DATA) ? new DyingOutputStream(out, 3) : out);
         final IOException dataDied = assertThrows(IOException.class, () -> write(diesInData, bytes("torn rows")));
         assertTrue(dataDied.getMessage().contains("simulated"), dataDied.getMessage());
 
         final SnapshotDirectory diesInManifest = new SnapshotDirectory(path.toString(),
-                (name, out) -> name.endsWith(SnapshotDirectory.IN_PROGRESS) ? new Dying(out, 20) : out);
+                (name, out) -> name.endsWith(SnapshotDirectory.IN_PROGRESS) ? new DyingOutputStream(out, 20) : out);
         assertThrows(IOException.class, () -> write(diesInManifest, bytes("rows without a manifest")));
 
         final List<String> files = directory(path).fileNames();
@@ -188,7 +161,7 @@ class SnapshotDirectoryTest {
         final SnapshotDirectory directory = directory(path);
         final SnapshotManifest first = write(directory, bytes("1"));
         final SnapshotDirectory dies = new SnapshotDirectory(path.toString(),
-                (name, out) -> name.endsWith(SnapshotDirectory.DATA) ? new Dying(out, 0) : out);
+                (name, out) -> name.endsWith(SnapshotDirectory.DATA) ? new DyingOutputStream(out, 0) : out);
         assertThrows(IOException.class, () -> write(dies, bytes("2, torn")));
         final List<String> torn = directory.fileNames().stream().filter(f -> f.contains(String.format("-%019d-", 2L)))
                 .toList();

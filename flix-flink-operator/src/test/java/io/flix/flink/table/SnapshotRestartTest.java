@@ -285,32 +285,6 @@ class SnapshotRestartTest {
         }
     }
 
-    /** Fails the data or manifest stream, as a task manager that dies mid-write leaves it. */
-    private static final class Dying extends FilterOutputStream {
-        private long left;
-
-        Dying(OutputStream out, long limit) {
-            super(out);
-            this.left = limit;
-        }
-
-        @Override
-        public void write(byte[] b, int off, int len) throws IOException {
-            final int passed = (int) Math.min(len, left);
-            out.write(b, off, passed);
-            left -= passed;
-            if (passed < len) {
-                out.flush();
-                throw new IOException("the task manager died mid-write (simulated)");
-            }
-        }
-
-        @Override
-        public void write(int b) throws IOException {
-            write(new byte[] {(byte) b}, 0, 1);
-        }
-    }
-
     /**
      * A table killed mid-snapshot (its data file cut off after 4 KiB; then, on a second try, its manifest cut off
      * before it was published) and closed: the restart loads the previous complete snapshot, never the torn files,
@@ -329,10 +303,10 @@ class SnapshotRestartTest {
 
             changelog.upsert(0, 200, 2).delete(900, 1_000).flush();
             awaitApplied(killed.dimension, 1_300);
-            failing.set((name, out) -> name.endsWith(SnapshotDirectory.DATA) ? new Dying(out, 4_096) : out);
+            failing.set((name, out) -> name.endsWith(SnapshotDirectory.DATA) ? new DyingOutputStream(out, 4_096) : out);
             final IOException dataDied = assertThrows(IOException.class, killed::snapshot);
             assertTrue(dataDied.getMessage().contains("simulated"), dataDied.getMessage());
-            failing.set((name, out) -> name.endsWith(SnapshotDirectory.IN_PROGRESS) ? new Dying(out, 10) : out);
+            failing.set((name, out) -> name.endsWith(SnapshotDirectory.IN_PROGRESS) ? new DyingOutputStream(out, 10) : out);
             assertThrows(IOException.class, killed::snapshot);
             killed.close();
 
