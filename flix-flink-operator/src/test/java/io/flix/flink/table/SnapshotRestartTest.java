@@ -32,7 +32,6 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.io.FilterOutputStream;
 import java.io.IOException;
-import java.io.OutputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
