@@ -22,7 +22,6 @@ import org.apache.flink.api.connector.source.util.ratelimit.RateLimiter;
 import org.apache.flink.api.connector.source.util.ratelimit.RateLimiterStrategy;
 import org.apache.flink.api.java.functions.KeySelector;
 import org.apache.flink.configuration.CheckpointingOptions;
-import org.apache.flink.configuration.ConfigOptions;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.MemorySize;
 import org.apache.flink.configuration.PipelineOptions;
@@ -615,7 +614,7 @@ public final class EnrichmentBenchmark {
         WRONG.reset();
         FIRST_WRONG.set(null);
         lookupsReleased = new CompletableFuture<>();
-        FlixGauges.clear();
+        FlixMetrics.clear();
     }
 
     /** Every lookup came out, every answer right, and none at all from a contestant without state. */
@@ -646,9 +645,8 @@ public final class EnrichmentBenchmark {
         } else {
             conf.set(StateBackendOptions.STATE_BACKEND, "hashmap");
         }
-        // the FliX operators' gauges: whether the dimension is loaded, its bytes, the backend its subtasks report
-        conf.set(ConfigOptions.key("metrics.reporter.flixgauges.factory.class").stringType().noDefaultValue(),
-                FlixGauges.class.getName());
+        // the FliX operators' metrics: whether the dimension is loaded, its bytes, the backend its subtasks report
+        FlixMetrics.addTo(conf);
         conf.set(PipelineOptions.OBJECT_REUSE, setup.objectReuse());
         return conf;
     }
@@ -693,19 +691,8 @@ public final class EnrichmentBenchmark {
         final TypeInformation<Enriched<Order, P>> enrichedType =
                 FlixEnrichment.enrichedType(TypeInformation.of(Order.class), payloadType);
         return switch (contestant.kind()) {
-            case "flix-shared" -> FlixEnrichment.shared(updates, orders)
-                    .key(key, o -> o.productId)
-                    .payload(u -> {
-                        updateApplied();
-                        return payloadOf.apply(u);
-                    }, payloadType)
-                    .batchSize(setup.batchSize())
-                    .flushInterval(Duration.ofMillis(setup.flushMillis()))
-                    .backend(contestant.backend())
-                    .name(ENRICHMENT)
-                    .uid(ENRICHMENT)
-                    .build();
-            case "flix-keyed" -> FlixEnrichment.of(updates, orders)
+            case "flix-shared", "flix-keyed" -> (contestant.kind().equals("flix-shared")
+                    ? FlixEnrichment.shared(updates, orders) : FlixEnrichment.of(updates, orders))
                     .key(key, o -> o.productId)
                     .payload(u -> {
                         updateApplied();
@@ -768,12 +755,12 @@ public final class EnrichmentBenchmark {
     private static boolean flixHolds(Contestant contestant, long keys, int parallelism) {
         if (contestant.kind().equals("flix-keyed")) {
             // each subtask holds its key groups' slice: the slices add up to the dimension
-            final List<Object> sizes = FlixGauges.values(ENRICHMENT, "flixIndexSize");
+            final List<Object> sizes = FlixMetrics.values(ENRICHMENT, "flixIndexSize");
             return sizes.size() == parallelism
                     && sizes.stream().mapToLong(size -> ((Number) size).longValue()).sum() == keys;
         }
         // shared: every writer subtask's task manager dimension holds the whole dimension
-        final List<Object> sizes = FlixGauges.values(DIMENSION_WRITER, "flixIndexSize");
+        final List<Object> sizes = FlixMetrics.values(DIMENSION_WRITER, "flixIndexSize");
         return sizes.size() == parallelism && sizes.stream().allMatch(size -> ((Number) size).longValue() >= keys);
     }
 
@@ -785,7 +772,7 @@ public final class EnrichmentBenchmark {
         if (!contestant.flix()) {
             return -1;
         }
-        return FlixGauges.values(contestant.kind().equals("flix-keyed") ? ENRICHMENT : DIMENSION_WRITER,
+        return FlixMetrics.values(contestant.kind().equals("flix-keyed") ? ENRICHMENT : DIMENSION_WRITER,
                 "flixSnapshotMillis").stream().mapToLong(millis -> ((Number) millis).longValue()).max().orElse(-1);
     }
 
@@ -795,15 +782,15 @@ public final class EnrichmentBenchmark {
      */
     private static long indexBytes(Contestant contestant, int parallelism) {
         if (contestant.kind().equals("flix-keyed")) {
-            final List<Object> bytes = FlixGauges.values(ENRICHMENT, "flixIndexBytes");
+            final List<Object> bytes = FlixMetrics.values(ENRICHMENT, "flixIndexBytes");
             return bytes.size() == parallelism ? bytes.stream().mapToLong(b -> ((Number) b).longValue()).sum() : -1;
         }
         if (contestant.kind().equals("flix-shared")) {
             long sum = 0;
             for (int subtask = 0; subtask < parallelism; subtask++) {
-                if (FlixGauges.value(DIMENSION_WRITER, subtask, "flixApplier") instanceof Number applier
+                if (FlixMetrics.value(DIMENSION_WRITER, subtask, "flixApplier") instanceof Number applier
                         && applier.intValue() == 1) {
-                    final Object bytes = FlixGauges.value(DIMENSION_WRITER, subtask, "flixIndexBytes");
+                    final Object bytes = FlixMetrics.value(DIMENSION_WRITER, subtask, "flixIndexBytes");
                     if (bytes == null) {
                         return -1;
                     }
@@ -819,7 +806,7 @@ public final class EnrichmentBenchmark {
     private static String backendUsed(Contestant contestant) {
         if (contestant.flix()) {
             final TreeSet<String> names = new TreeSet<>();
-            FlixGauges.values(ENRICHMENT, "flixBackend").forEach(name -> names.add(String.valueOf(name)));
+            FlixMetrics.values(ENRICHMENT, "flixBackend").forEach(name -> names.add(String.valueOf(name)));
             return names.isEmpty() ? "unknown" : String.join("+", names);
         }
         return switch (contestant.kind()) {

@@ -2,22 +2,11 @@ package io.flix.examples;
 
 import org.apache.flink.api.connector.source.lib.NumberSequenceSource.NumberSequenceSplit;
 import org.apache.flink.api.connector.source.util.ratelimit.RateLimiterStrategy;
-import org.apache.flink.configuration.ConfigOptions;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.execution.JobClient;
-import org.apache.flink.metrics.Counter;
-import org.apache.flink.metrics.Gauge;
-import org.apache.flink.metrics.Metric;
-import org.apache.flink.metrics.MetricConfig;
-import org.apache.flink.metrics.MetricGroup;
-import org.apache.flink.metrics.reporter.MetricReporter;
-import org.apache.flink.metrics.reporter.MetricReporterFactory;
 
 import java.time.Duration;
 import java.util.Map;
-import java.util.Properties;
-import java.util.Set;
-import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.BooleanSupplier;
@@ -28,7 +17,7 @@ import java.util.function.BooleanSupplier;
  * in advance: for demos and tests whose job runs in this JVM (a local environment or a MiniCluster). A production
  * job starts from a savepoint that holds the dimension instead.
  *
- * <p>It reads the enrichment's own metrics, which Flink reports to it as a metric reporter ({@link #addTo}), and
+ * <p>It reads the enrichment's own metrics, which Flink reports to {@link FlixMetrics} (see {@link #addTo}), and
  * opens two gates in turn ({@link #release}, on the caller's thread):
  * <ol>
  *   <li>the updates' source ({@link #updatesAfterLookupsOpen}) waits until every lookup subtask has opened, and so
@@ -40,28 +29,23 @@ import java.util.function.BooleanSupplier;
  *       not, the job is cancelled and {@link #release} fails, naming the sizes.</li>
  * </ol>
  * Each source's rate limiter returns the gate itself, so no record passes before it opens and the source's task is
- * not blocked meanwhile. Registered in {@code META-INF/services} as a {@link MetricReporterFactory}.
+ * not blocked meanwhile.
  */
-public final class SharedDimensionGate implements MetricReporter, MetricReporterFactory {
+public final class SharedDimensionGate {
 
-    private static final String REPORTER = "flixsharedgate";
     private static final String APPLIER = "flixApplier";
     private static final String APPLIED = "flixUpdates";
     private static final String KEYS = "flixIndexSize";
 
-    /** The watched metrics by job, operator, subtask and name; kept after their task ends. */
-    private static final Map<SubtaskMetric, Metric> METRICS = new ConcurrentHashMap<>();
     private static final Map<String, CompletableFuture<Void>> LOOKUPS_OPEN = new ConcurrentHashMap<>();
     private static final Map<String, CompletableFuture<Void>> LOADED = new ConcurrentHashMap<>();
 
-    private record SubtaskMetric(String job, String operator, int subtask, String name) {
+    private SharedDimensionGate() {
     }
 
-    /** The configuration with this reporter added. */
+    /** The configuration with the reporter this gate reads ({@link FlixMetrics}) added. */
     public static Configuration addTo(Configuration configuration) {
-        configuration.set(ConfigOptions.key("metrics.reporter." + REPORTER + ".factory.class").stringType()
-                .noDefaultValue(), SharedDimensionGate.class.getName());
-        return configuration;
+        return FlixMetrics.addTo(configuration);
     }
 
     /** Closes both gates of the enrichment named {@code enrichment}: call before its job starts. */
@@ -92,18 +76,18 @@ public final class SharedDimensionGate implements MetricReporter, MetricReporter
         final String jobId = job.getJobID().toString();
         final String writer = enrichment + ": dimension";
         await(job, safetyNet, enrichment, "every lookup subtask of '" + enrichment + "' opened",
-                () -> values(jobId, enrichment, KEYS).size() == parallelism);
+                () -> FlixMetrics.numbers(jobId, enrichment, KEYS).size() == parallelism);
         gate(LOOKUPS_OPEN, enrichment).complete(null);
         await(job, safetyNet, enrichment, "every task manager's applier of '" + enrichment + "' applied all " + updates
                 + " updates", () -> {
-                    final Map<Integer, Long> appliers = values(jobId, writer, APPLIER);
-                    final Map<Integer, Long> applied = values(jobId, writer, APPLIED);
+                    final Map<Integer, Long> appliers = FlixMetrics.numbers(jobId, writer, APPLIER);
+                    final Map<Integer, Long> applied = FlixMetrics.numbers(jobId, writer, APPLIED);
                     return appliers.size() == parallelism && applied.size() == parallelism
                             && appliers.containsValue(1L)
                             && appliers.entrySet().stream().filter(applier -> applier.getValue() == 1L)
                                     .allMatch(applier -> applied.get(applier.getKey()) == updates);
                 });
-        final Map<Integer, Long> sizes = values(jobId, enrichment, KEYS);
+        final Map<Integer, Long> sizes = FlixMetrics.numbers(jobId, enrichment, KEYS);
         if (!sizes.values().stream().allMatch(size -> size == keys)) {
             job.cancel();
             throw new IllegalStateException("every update of '" + enrichment + "' is applied, and the lookup "
@@ -116,23 +100,12 @@ public final class SharedDimensionGate implements MetricReporter, MetricReporter
         return gates.computeIfAbsent(enrichment, e -> new CompletableFuture<>());
     }
 
-    /** The value of a watched metric on each subtask of an operator of a job that has reported it. */
-    private static Map<Integer, Long> values(String job, String operator, String name) {
-        final Map<Integer, Long> values = new TreeMap<>();
-        METRICS.forEach((key, metric) -> {
-            if (key.job().equals(job) && key.operator().equals(operator) && key.name().equals(name)) {
-                values.put(key.subtask(), metric instanceof Counter c ? c.getCount()
-                        : ((Number) ((Gauge<?>) metric).getValue()).longValue());
-            }
-        });
-        return values;
-    }
 
     /** The watched metrics of an enrichment, by subtask, for messages. */
     private static String state(String job, String enrichment) {
         final String writer = enrichment + ": dimension";
-        return "; by subtask, the lookups' " + KEYS + " " + values(job, enrichment, KEYS) + ", the writers' "
-                + APPLIER + " " + values(job, writer, APPLIER) + " and " + APPLIED + " " + values(job, writer, APPLIED);
+        return "; by subtask, the lookups' " + KEYS + " " + FlixMetrics.numbers(job, enrichment, KEYS) + ", the writers' "
+                + APPLIER + " " + FlixMetrics.numbers(job, writer, APPLIER) + " and " + APPLIED + " " + FlixMetrics.numbers(job, writer, APPLIED);
     }
 
     private static void await(JobClient job, Duration safetyNet, String enrichment, String what,
@@ -150,35 +123,5 @@ public final class SharedDimensionGate implements MetricReporter, MetricReporter
             }
             Thread.sleep(10);
         }
-    }
-
-    // ---- the metric reporter ----
-
-    @Override
-    public MetricReporter createMetricReporter(Properties properties) {
-        return new SharedDimensionGate();
-    }
-
-    @Override
-    public void open(MetricConfig config) {
-    }
-
-    @Override
-    public void close() {
-    }
-
-    @Override
-    public void notifyOfAddedMetric(Metric metric, String metricName, MetricGroup group) {
-        final Map<String, String> scope = group.getAllVariables();
-        final String operator = scope.get("<operator_name>");
-        if (operator != null && Set.of(APPLIER, APPLIED, KEYS).contains(metricName)) {
-            METRICS.put(new SubtaskMetric(scope.get("<job_id>"), operator,
-                    Integer.parseInt(scope.get("<subtask_index>")), metricName), metric);
-        }
-    }
-
-    @Override
-    public void notifyOfRemovedMetric(Metric metric, String metricName, MetricGroup group) {
-        // kept: a finished writer's count of applied updates still counts
     }
 }
