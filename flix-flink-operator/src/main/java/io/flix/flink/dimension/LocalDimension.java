@@ -185,41 +185,6 @@ public final class LocalDimension<P> implements AutoCloseable {
         }
     }
 
-    /** As {@link #apply(Updates)}: {@code payloads[i]} the whole serialized payload, or null for a delete. */
-    public void apply(long[] keys, byte[][] payloads, int n) throws IOException {
-        apply(new Updates() {
-            @Override
-            public int size() {
-                return n;
-            }
-
-            @Override
-            public long key(int i) {
-                return keys[i];
-            }
-
-            @Override
-            public boolean isDelete(int i) {
-                return payloads[i] == null;
-            }
-
-            @Override
-            public byte[] bytes(int i) {
-                return payloads[i];
-            }
-
-            @Override
-            public int offset(int i) {
-                return 0;
-            }
-
-            @Override
-            public int length(int i) {
-                return payloads[i].length;
-            }
-        });
-    }
-
     private void runBatch() {
         if (batch.size() == 0) {
             return;

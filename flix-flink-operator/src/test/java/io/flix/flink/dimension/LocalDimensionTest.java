@@ -56,6 +56,19 @@ class LocalDimensionTest {
         }
     }
 
+    /** Applies the updates as one batch: {@code payloads[i]} serialized, or null for a delete. */
+    private static void apply(LocalDimension<String> d, long[] keys, byte[][] payloads, int n) throws IOException {
+        final SerializedUpdates updates = new SerializedUpdates(n);
+        for (int i = 0; i < n; i++) {
+            if (payloads[i] == null) {
+                updates.delete(keys[i]);
+            } else {
+                updates.upsertView(keys[i], payloads[i], 0, payloads[i].length);
+            }
+        }
+        d.apply(updates);
+    }
+
     private static byte[] serialized(String name) throws IOException {
         final DataOutputSerializer out = new DataOutputSerializer(16);
         StringSerializer.INSTANCE.serialize(name, out);
@@ -79,7 +92,7 @@ class LocalDimensionTest {
     @Test
     void theIndexBytesAreThoseTheLastApplyLeft() throws Exception {
         final LocalDimension<String> d = open();
-        d.apply(new long[] {1}, new byte[][] {serialized("a")}, 1);
+        apply(d, new long[] {1}, new byte[][] {serialized("a")}, 1);
         final long afterOne = d.indexBytes();
         final int n = 50_000;
         final long[] keys = new long[n];
@@ -89,7 +102,7 @@ class LocalDimensionTest {
             payloads[i] = serialized("p" + i);
         }
         // within the second after the first apply, or not: either way the figure read now is what the index holds
-        d.apply(keys, payloads, n);
+        apply(d, keys, payloads, n);
         assertTrue(d.indexBytes() > afterOne, "the bytes grew with " + n + " keys: " + afterOne + " then "
                 + d.indexBytes());
         assertEquals(d.indexBytes(), d.indexBytes(), "a fresh figure stays until the next apply");
@@ -98,8 +111,8 @@ class LocalDimensionTest {
     @Test
     void updatesApplyInOrderAndDeleteWithANullPayload() throws Exception {
         final LocalDimension<String> d = open();
-        d.apply(new long[] {1, 2, 1}, new byte[][] {serialized("a"), serialized("b"), serialized("a2")}, 3);
-        d.apply(new long[] {2}, new byte[][] {null}, 1);
+        apply(d, new long[] {1, 2, 1}, new byte[][] {serialized("a"), serialized("b"), serialized("a2")}, 3);
+        apply(d, new long[] {2}, new byte[][] {null}, 1);
         assertArrayEquals(new String[] {"a2", null}, names(d, 1, 2));
         assertEquals(1, d.size());
         assertEquals(4, d.appliedUpdates());
@@ -114,11 +127,11 @@ class LocalDimensionTest {
     @Test
     void aFailedApplyIsNeverReadUntilALoad() throws Exception {
         final LocalDimension<String> d = open();
-        d.apply(new long[] {1}, new byte[][] {serialized("a")}, 1);
+        apply(d, new long[] {1}, new byte[][] {serialized("a")}, 1);
         final IllegalStateException thrown = new IllegalStateException("the device failed (simulated)");
         failNextUpsert = thrown;
         assertSame(thrown, assertThrows(IllegalStateException.class,
-                () -> d.apply(new long[] {2}, new byte[][] {serialized("b")}, 1)));
+                () -> apply(d, new long[] {2}, new byte[][] {serialized("b")}, 1)));
         assertSame(thrown, d.failure());
 
         final LocalDimension.FailedException read = assertThrows(LocalDimension.FailedException.class,
@@ -127,7 +140,7 @@ class LocalDimensionTest {
         assertTrue(read.getMessage().contains("'names'") && read.getMessage().contains("the device failed"),
                 read.getMessage());
         assertSame(thrown, assertThrows(LocalDimension.FailedException.class,
-                () -> d.apply(new long[] {3}, new byte[][] {serialized("c")}, 1)).getCause());
+                () -> apply(d, new long[] {3}, new byte[][] {serialized("c")}, 1)).getCause());
         assertSame(thrown, assertThrows(LocalDimension.FailedException.class,
                 () -> d.writeSnapshot(new ByteArrayOutputStream())).getCause());
 
@@ -148,7 +161,7 @@ class LocalDimensionTest {
                 () -> names(d, 1));
         assertTrue(read.getMessage().contains("'names'") && read.getMessage().contains("closed"), read.getMessage());
         assertThrows(LocalDimension.ClosedException.class,
-                () -> d.apply(new long[] {1}, new byte[][] {serialized("a")}, 1));
+                () -> apply(d, new long[] {1}, new byte[][] {serialized("a")}, 1));
         d.close(); // a second close does nothing
     }
 }
