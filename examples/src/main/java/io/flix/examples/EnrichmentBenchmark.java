@@ -4,7 +4,6 @@ import io.flix.flink.Enriched;
 import io.flix.flink.FlixEnrichment;
 import io.flix.flink.LookupKind;
 import io.flix.index.Backend;
-import io.flix.index.gpu.GpuSupport;
 
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.common.functions.MapFunction;
@@ -390,7 +389,7 @@ public final class EnrichmentBenchmark {
         final long lookups = option(args, "--lookups", quick ? 40_000 : 2 * keys);
         final long rocksdbLookups = option(args, "--rocksdb-lookups", lookups);
         final int parallelism = (int) option(args, "--parallelism", 2);
-        final String gpuUnusable = GpuSupport.unavailableReason();
+        final String gpuUnusable = Backend.GPU.unavailableReason();
         final List<Backend> backends = new ArrayList<>();
         for (String name : text(args, "--backend", gpuUnusable == null ? "cpu,gpu" : "cpu").split(",")) {
             backends.add(Backend.valueOf(name.trim().toUpperCase(Locale.ROOT)));

@@ -1,0 +1,53 @@
+// The contract between the kernels and their Java host (package io.flix.index.gpu): the constants that both sides
+// use, held here once. Java holds each #define below in io.flix.index.gpu.KernelContract under the same name, and
+// KernelContractTest, a unit test of the build, fails where the two differ (it also checks every kernel's
+// parameters against its typed launch in FlixKernels; flix-bench checks the sorted-array baseline's kernels against
+// SortedArrayKernels the same way). Every .cu file of kernels includes it.
+#pragma once
+
+#include <cstdint>
+
+// Keys and values are signed 64-bit.
+typedef long long i64;
+
+// Keys per node: a warp's lanes hold one node.
+#define NODE_SIZE 32
+// Threads per block of every launch: the host launches blocks of this many, the __launch_bounds__ say so.
+#define BLOCK_THREADS 256
+// The reserved value: never stored, and the value of a lookup that finds nothing.
+#define NOT_FOUND INT64_MIN
+// Lookup modes: sa_lookup's mode; the FliX index has a kernel a mode (lookup_get, lookup_ceiling, lookup_floor).
+#define MODE_GET 0
+#define MODE_CEILING 1
+#define MODE_FLOOR 2
+// A node taking at least this many batch keys of an upsert is merged by many blocks (wide_merge_write and
+// wide_merge_meta, after upsert_apply has recorded the merge).
+#define WIDE_MERGE_MIN 2048
+// sizeof(WideMerge), the record of one such merge: the host sizes the records' scratch by it.
+#define WIDE_MERGE_BYTES 680
+
+// Counter slots. A counter array is i64 slots, one meaning a slot (a new counter takes a new slot); a kernel that
+// takes an int* counter is given its slot's first 4 bytes. Kernels that take the whole array index it by these.
+
+// The FliX index's counters (GpuFlixIndex).
+#define SLOT_FREE_TOP 0               // delete_apply: the free stack's top; the nodes it empties are pushed there
+#define SLOT_KEYS_DELETED 1           // delete_apply: keys deleted
+#define SLOT_KEYS_INSERTED 2          // upsert_apply, upsert_apply_single: keys inserted (not replaced)
+#define SLOT_BUCKETS_TOUCHED 3        // upsert_count: work items that take batch keys
+#define SLOT_MOST_KEYS_IN_A_BUCKET 4  // upsert_count: most batch keys one work item takes
+#define SLOT_MOST_NODES_GAINED 5      // upsert_count: most nodes one bucket gains (how much a chain may grow)
+#define SLOT_NODES_IN_USE 6           // chain_stats: nodes linked
+#define SLOT_LONGEST_CHAIN 7          // chain_stats, split_chains: nodes of the longest chain
+#define SLOT_TOUCHED_ITEMS 8          // compact_touched (int): work items of a batch sliced by touched bucket
+#define SLOT_WIDE_MERGES 9            // upsert_apply (int): wide merges recorded
+#define SLOT_FIRST_UNSORTED 10        // lookup_get, lookup_ceiling, lookup_floor (int): first broken sort promise
+#define INDEX_COUNTER_SLOTS 11
+
+// The batch steps' counters (DeviceSteps, under both structures).
+#define STEP_KEY_SPREAD 0             // key_spread: the OR of keys[i] ^ keys[0]
+#define STEP_FIRST_RESERVED 1         // key_spread, check_batch (int): first position of a reserved value
+#define STEP_FIRST_UNSORTED 2         // check_batch (int): first position of a broken sort promise
+#define STEP_RUNS 3                   // flag_last_of_run, sort_within_digits (int): runs of equal keys
+#define STEP_LONG_DIGIT_RUNS 4        // sort_within_digits (int): runs too long to sort within their digit
+#define STEP_DEDUPED_PAIRS 5          // compact_flagged: pairs kept
+#define STEP_COUNTER_SLOTS 6

@@ -1,0 +1,24 @@
+package io.flix.index.gpu;
+
+import io.flix.index.FlixConfig;
+import io.flix.index.FlixIndex;
+import io.flix.index.GpuBackendProvider;
+
+/** Registers {@link GpuFlixIndex} as the GPU backend (META-INF/services), found by {@code FlixIndex.open}. */
+public final class GpuFlixIndexProvider implements GpuBackendProvider {
+
+    @Override
+    public String unavailableReason() {
+        return GpuSupport.unavailableReason();
+    }
+
+    @Override
+    public int nodeSize() {
+        return GpuFlixIndex.NODE_SIZE;
+    }
+
+    @Override
+    public FlixIndex open(FlixConfig config) {
+        return GpuFlixIndex.open(config);
+    }
+}

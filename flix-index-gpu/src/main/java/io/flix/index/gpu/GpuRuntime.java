@@ -1,0 +1,163 @@
+package io.flix.index.gpu;
+
+import static jcuda.driver.JCudaDriver.cuCtxSetCurrent;
+import static jcuda.driver.JCudaDriver.cuDeviceGet;
+import static jcuda.driver.JCudaDriver.cuDeviceGetAttribute;
+import static jcuda.driver.JCudaDriver.cuDeviceGetCount;
+import static jcuda.driver.JCudaDriver.cuDeviceGetName;
+import static jcuda.driver.JCudaDriver.cuDevicePrimaryCtxRetain;
+import static jcuda.driver.JCudaDriver.cuDeviceTotalMem;
+import static jcuda.driver.JCudaDriver.cuInit;
+import static jcuda.driver.JCudaDriver.cuModuleGetFunction;
+import static jcuda.driver.JCudaDriver.cuModuleLoadData;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.HashMap;
+import java.util.Map;
+
+import jcuda.driver.CUcontext;
+import jcuda.driver.CUdevice;
+import jcuda.driver.CUdevice_attribute;
+import jcuda.driver.CUfunction;
+import jcuda.driver.CUmodule;
+import jcuda.driver.JCudaDriver;
+
+/**
+ * The process-wide GPU state: the driver initialised, the CUB bridge loaded, and per device the primary context
+ * (retained once, kept for the life of the process) with the kernel module loaded into it.
+ */
+final class GpuRuntime {
+
+    static final String FATBIN_RESOURCE = "flix_kernels.fatbin";
+
+    private static final Map<Integer, DeviceContext> DEVICES = new HashMap<>();
+    private static boolean initialised;
+
+    private GpuRuntime() {
+    }
+
+    /** Initialises the driver and the CUB bridge; throws with the reason where that fails. */
+    static synchronized void initialise() throws IOException {
+        if (initialised) {
+            return;
+        }
+        if (GpuRuntime.class.getResource(FATBIN_RESOURCE) == null) {
+            throw new IOException("the GPU kernels (" + FATBIN_RESOURCE + ") are not in this build of flix-index-gpu: "
+                    + "build it with nvcc 12+ on PATH to enable the GPU backend");
+        }
+        JCudaDriver.setExceptionsEnabled(true);
+        cuInit(0);
+        final int[] count = new int[1];
+        cuDeviceGetCount(count);
+        if (count[0] == 0) {
+            throw new IOException("no CUDA device found");
+        }
+        NativeLibrary.load();
+        initialised = true;
+    }
+
+    static synchronized int deviceCount() {
+        final int[] count = new int[1];
+        cuDeviceGetCount(count);
+        return count[0];
+    }
+
+    /** The device's context with the kernels loaded, current on the calling thread. */
+    static synchronized DeviceContext device(int ordinal) throws IOException {
+        initialise();
+        DeviceContext d = DEVICES.get(ordinal);
+        if (d == null) {
+            if (ordinal >= deviceCount()) {
+                throw new IllegalArgumentException("device " + ordinal + " does not exist: " + deviceCount()
+                        + " CUDA device(s) present");
+            }
+            d = new DeviceContext(ordinal);
+            DEVICES.put(ordinal, d);
+        }
+        d.makeCurrent();
+        return d;
+    }
+
+    /** One device's primary context and the kernel module. */
+    static final class DeviceContext {
+        final int ordinal;
+        final String name;
+        final long totalMemory;
+        /**
+         * Whether buffers that grow (the FliX node pool) reserve an address range and map memory into it
+         * (DeviceBuffer.reserve) rather than allocate anew and copy: where the device has virtual memory management,
+         * unless {@code -Dflix.gpu.growInPlace=false}.
+         */
+        final boolean growsInPlace;
+        private final CUcontext context = new CUcontext();
+        private final CUmodule module = new CUmodule();
+        private final Map<String, CUfunction> functions = new HashMap<>();
+        private final Map<String, CUmodule> extraModules = new HashMap<>();
+        private final Map<String, CUfunction> extraFunctions = new HashMap<>();
+
+        private DeviceContext(int ordinal) throws IOException {
+            this.ordinal = ordinal;
+            final CUdevice device = new CUdevice();
+            cuDeviceGet(device, ordinal);
+            final byte[] nameBytes = new byte[256];
+            cuDeviceGetName(nameBytes, nameBytes.length, device);
+            int len = 0;
+            while (len < nameBytes.length && nameBytes[len] != 0) {
+                len++;
+            }
+            this.name = new String(nameBytes, 0, len, StandardCharsets.US_ASCII);
+            final long[] total = new long[1];
+            cuDeviceTotalMem(total, device);
+            this.totalMemory = total[0];
+            final int[] vmm = new int[1];
+            cuDeviceGetAttribute(vmm, CUdevice_attribute.CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED,
+                    device);
+            this.growsInPlace = vmm[0] != 0 && !"false".equals(System.getProperty("flix.gpu.growInPlace"));
+            cuDevicePrimaryCtxRetain(context, device);
+            cuCtxSetCurrent(context);
+            cuModuleLoadData(module, readFatbin(FATBIN_RESOURCE));
+        }
+
+        /** Makes the primary context current on the calling thread (a context is current per thread). */
+        void makeCurrent() {
+            cuCtxSetCurrent(context);
+        }
+
+        synchronized CUfunction function(String kernel) {
+            return functions.computeIfAbsent(kernel, k -> {
+                final CUfunction f = new CUfunction();
+                cuModuleGetFunction(f, module, k);
+                return f;
+            });
+        }
+
+        /** A kernel of another fatbin resource, loaded into this context on first use. */
+        synchronized CUfunction function(String fatbinResource, String kernel) {
+            return extraFunctions.computeIfAbsent(fatbinResource + "/" + kernel, k -> {
+                final CUmodule m = extraModules.computeIfAbsent(fatbinResource, r -> {
+                    final CUmodule loaded = new CUmodule();
+                    try {
+                        cuModuleLoadData(loaded, readFatbin(r));
+                    } catch (IOException e) {
+                        throw new IllegalStateException(e.getMessage(), e);
+                    }
+                    return loaded;
+                });
+                final CUfunction f = new CUfunction();
+                cuModuleGetFunction(f, m, kernel);
+                return f;
+            });
+        }
+
+        private static byte[] readFatbin(String resource) throws IOException {
+            try (InputStream in = GpuRuntime.class.getResourceAsStream(resource)) {
+                if (in == null) {
+                    throw new IOException(resource + " is not on the class path");
+                }
+                return in.readAllBytes();
+            }
+        }
+    }
+}

@@ -1,0 +1,30 @@
+package io.flix.index.gpu;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+
+import java.util.Map;
+
+import org.junit.jupiter.api.Test;
+
+/**
+ * The Java side of the kernel contract agrees with the CUDA side, read from the sources (no GPU needed): a constant
+ * or kernel signature changed on one side fails the build here.
+ */
+class KernelContractTest {
+
+    private final KernelSources sources = new KernelSources("flix-index-gpu");
+
+    @Test
+    void everyHeaderConstantEqualsItsJavaConstantAndNoneIsOnOneSideOnly() throws Exception {
+        final Map<String, Long> header = sources.headerConstants(sources.cudaFile("kernel_contract.h"));
+        assertFalse(header.isEmpty(), "no #define found in kernel_contract.h");
+        assertEquals(header, KernelSources.javaConstants(KernelContract.class),
+                "kernel_contract.h and KernelContract differ");
+    }
+
+    @Test
+    void everyFlixKernelHasOneTypedLaunchWithItsParametersInOrder() throws Exception {
+        sources.assertLaunchesMatchKernels("flix_kernels.cu", "FlixKernels.java");
+    }
+}

@@ -1,0 +1,18 @@
+package io.flix.index;
+
+/**
+ * The GPU backend as this module finds it: a {@link java.util.ServiceLoader} service that {@code io.flix:flix-index-gpu}
+ * provides. Without that jar on the class path {@link Backend#GPU} fails to open with a reason naming it, and
+ * {@link Backend#AUTO} takes the CPU; a CPU-only user pulls no CUDA bindings.
+ */
+public interface GpuBackendProvider {
+
+    /** Why the GPU backend cannot run here (no device, no driver, kernels not built), or {@code null} when it can. */
+    String unavailableReason();
+
+    /** The node size the GPU index is built for; {@link Backend#AUTO} takes the GPU only for configs of this size. */
+    int nodeSize();
+
+    /** Opens a GPU index; throws {@link IllegalStateException} with the reason where no GPU is usable. */
+    FlixIndex open(FlixConfig config);
+}
