@@ -1,0 +1,40 @@
+package io.flix.index;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import org.junit.jupiter.api.Test;
+
+/** A CPU-only class path (this module's): no CUDA bindings, and the GPU backend's absence said plainly. */
+class BackendDiscoveryTest {
+
+    @Test
+    void theCpuOnlyModuleCarriesNoCudaBindings() {
+        assertThrows(ClassNotFoundException.class, () -> Class.forName("jcuda.driver.JCudaDriver"));
+        assertThrows(ClassNotFoundException.class, () -> Class.forName("io.flix.index.gpu.GpuFlixIndex"));
+    }
+
+    @Test
+    void gpuIsUnavailableAndTheReasonNamesTheMissingModule() {
+        final String reason = Backend.GPU.unavailableReason();
+        assertTrue(reason != null && reason.contains("io.flix:flix-index-gpu"), reason);
+        assertNull(Backend.CPU.unavailableReason());
+        assertNull(Backend.AUTO.unavailableReason(), "AUTO falls back to the CPU, so it is never unavailable");
+    }
+
+    @Test
+    void openingTheGpuFailsNamingTheMissingModule() {
+        final IllegalStateException e = assertThrows(IllegalStateException.class,
+                () -> FlixIndex.open(FlixConfig.builder().backend(Backend.GPU).build()));
+        assertTrue(e.getMessage().contains("io.flix:flix-index-gpu"), e.getMessage());
+    }
+
+    @Test
+    void autoTakesTheCpu() {
+        try (FlixIndex index = FlixIndex.open(FlixConfig.builder().backend(Backend.AUTO).threads(1).build())) {
+            assertEquals(Backend.CPU, index.backend());
+        }
+    }
+}
