@@ -89,6 +89,9 @@ public record GpuMemoryBudget(long bytes, double fraction) implements Serializab
             if (unit < 0 || count > Long.MAX_VALUE / unit) {
                 throw new NumberFormatException();
             }
+            if (count == 0) {
+                throw new IllegalArgumentException("a GPU memory budget must be at least 1 byte, was '" + text + "'");
+            }
             return ofBytes(count * unit);
         } catch (NumberFormatException e) {
             throw new IllegalArgumentException("a GPU memory budget must be a percentage of the device's memory "

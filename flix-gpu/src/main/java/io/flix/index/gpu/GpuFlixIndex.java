@@ -408,27 +408,34 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
      * costs the sorted lookups, upserts and deletes a work item (H200, skewed rounds at 2^25 + 2^24 keys: a cut
      * costs about 0.7 ms; unsorted gets of 2^26 into chains of about 50 nodes took up to 9.9 ms, 7.2 ms after cuts
      * into buckets of 4; at cuts into 4 from chains of 8, sorted gets and deletes of the X25Y90 to X3Y90 rounds
-     * after the deletes took 5-12% longer). Where memory for the new bucket arrays is short, the chains stay as
-     * they are.
+     * after the deletes took 5-12% longer). Where memory for the cut (or the GPU memory budget) is short, the
+     * chains stay as they are.
      */
     private void cutLongChainsIntoGroups() {
         if (!chains.mayHaveLongChains() || size == 0) {
             return;
         }
+        final DeviceBuffer groups;
+        try {
+            groups = chainGroups.ensure((numBuckets + 1L) * Integer.BYTES);
+        } catch (GpuOutOfMemoryException e) {
+            return; // the chains stay: lookups walk them
+        }
         counters.zeroAll();
-        final DeviceBuffer groups = chainGroups.ensure((numBuckets + 1L) * Integer.BYTES);
         kernels.splitChains(0, numBuckets, chains.chainGroup(), bucketMax.pointer(), bucketHead.pointer(),
                 pool.nodeNext(), pool.nodeMax(), groups.pointer(), null, null, null, counters.pointer());
         final long longest = counters.readLong(SLOT_LONGEST_CHAIN);
         if (!chains.measuredBeforeWalks(longest)) {
             return;
         }
-        final DeviceBuffer start = chainGroupStart.ensure((numBuckets + 1L) * Integer.BYTES);
-        steps.scanInt(groups, start, numBuckets + 1);
-        final int buckets = (int) steps.readInt(start, numBuckets);
+        final DeviceBuffer start;
+        final int buckets;
         final DeviceBuffer max;
         final DeviceBuffer head;
         try {
+            start = chainGroupStart.ensure((numBuckets + 1L) * Integer.BYTES);
+            steps.scanInt(groups, start, numBuckets + 1);
+            buckets = (int) steps.readInt(start, numBuckets);
             max = spareBucketMax.ensure(buckets * 8L);
             head = spareBucketHead.ensure(buckets * 4L);
             ensurePerBucketScratch(buckets);
