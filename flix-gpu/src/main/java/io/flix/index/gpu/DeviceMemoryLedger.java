@@ -78,7 +78,7 @@ final class DeviceMemoryLedger {
         final String message = "GPU memory budget exceeded on " + device + ": " + what + " asks for " + bytes
                 + " bytes (" + size(bytes) + ") while the GPU indexes of this process hold " + held + " bytes ("
                 + size(held) + ") on the device, and the budget is " + budget + " = " + limit + " bytes ("
-                + size(limit) + "). Nothing was allocated and the index is unchanged. To go on: raise the budget "
+                + size(limit) + "). The allocation was not made and the index is unchanged. To go on: raise the budget "
                 + "(FlixConfig.gpuMemoryBudget, the operator's gpuMemoryBudget, the SQL option "
                 + "'index.gpu-memory-budget'), spread the dimension over more task managers (the keyed mode "
                 + "holds a slice of it per subtask, the shared mode and the SQL connector all of it per task "
