@@ -5,6 +5,7 @@ import io.flix.flink.shared.EncodedUpdates;
 import io.flix.flink.shared.SharedLookupOperator;
 import io.flix.flink.shared.UpdateEncoder;
 import io.flix.index.Backend;
+import io.flix.index.GpuMemoryBudget;
 
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeinfo.Types;
@@ -224,6 +225,24 @@ public final class FlixEnrichment<U, E, P> {
         return this;
     }
 
+    /**
+     * The most device memory the GPU indexes of a task manager may hold on one device together (default
+     * {@link GpuMemoryBudget#NONE}: the device's size), e.g. {@code GpuMemoryBudget.parse("80%")} or
+     * {@code GpuMemoryBudget.parse("40gb")}. Every index of the task manager on that device counts against it: the
+     * keyed mode's subtasks that share the device, the shared mode's one dimension. An update batch that would grow
+     * past it fails the job with a {@code DeviceMemoryBudgetExceededException} naming the budget, the bytes in use
+     * and asked for, before the device runs out; the index stays as it was. What to do then: raise the budget, run
+     * more task managers (the keyed mode spreads the dimension over them), or use the CPU backend
+     * ({@code docs/gpu-tuning.md}).
+     */
+    public FlixEnrichment<U, E, P> gpuMemoryBudget(GpuMemoryBudget budget) {
+        if (budget == null) {
+            throw new IllegalArgumentException("gpuMemoryBudget must not be null (GpuMemoryBudget.NONE for none)");
+        }
+        this.settings = settings.withGpuMemoryBudget(budget);
+        return this;
+    }
+
     /** All index settings at once. */
     public FlixEnrichment<U, E, P> index(IndexSettings indexSettings) {
         if (indexSettings == null) {
@@ -243,6 +262,11 @@ public final class FlixEnrichment<U, E, P> {
         }
         this.dimensionStartTimeout = timeout;
         return this;
+    }
+
+    /** The index settings so far (tests). */
+    IndexSettings indexSettings() {
+        return settings;
     }
 
     public FlixEnrichment<U, E, P> name(String operatorName) {

@@ -2,6 +2,8 @@ package io.flix.flink;
 
 import io.flix.index.Backend;
 import io.flix.index.FlixConfig;
+import io.flix.index.GpuMemoryBudget;
+import io.flix.index.GpuTuning;
 
 import java.io.Serializable;
 
@@ -16,8 +18,12 @@ import java.io.Serializable;
  *                    it (the operator's parallelism, at most the task manager's slots)
  * @param devices     GPUs to spread the subtasks over; 0 counts the entries of {@code CUDA_VISIBLE_DEVICES} (one
  *                    device where it is unset)
+ * @param gpuMemoryBudget the most device memory the GPU indexes of a task manager may hold on one device together:
+ *                    the indexes of the keyed mode's subtasks on that device, the shared mode's dimension, the SQL
+ *                    connector's tables ({@link GpuMemoryBudget}; {@link GpuMemoryBudget#NONE} by default)
  */
-public record IndexSettings(Backend backend, int nodeSize, double initialFill, int threads, int devices)
+public record IndexSettings(Backend backend, int nodeSize, double initialFill, int threads, int devices,
+                            GpuMemoryBudget gpuMemoryBudget)
         implements Serializable {
 
     public IndexSettings {
@@ -28,23 +34,33 @@ public record IndexSettings(Backend backend, int nodeSize, double initialFill, i
             throw new IllegalArgumentException("devices must be >= 0, was " + devices);
         }
         // the rest is checked by FlixConfig, here rather than on the task manager
-        new FlixConfig(backend, nodeSize, initialFill, 1, 0);
+        new FlixConfig(backend, nodeSize, initialFill, 1, 0, gpuMemoryBudget, GpuTuning.DEFAULTS);
+    }
+
+    /** Settings without a GPU memory budget. */
+    public IndexSettings(Backend backend, int nodeSize, double initialFill, int threads, int devices) {
+        this(backend, nodeSize, initialFill, threads, devices, GpuMemoryBudget.NONE);
     }
 
     public static IndexSettings defaults() {
-        return new IndexSettings(Backend.AUTO, FlixConfig.DEFAULT_NODE_SIZE, FlixConfig.DEFAULT_INITIAL_FILL, 0, 0);
+        return new IndexSettings(Backend.AUTO, FlixConfig.DEFAULT_NODE_SIZE, FlixConfig.DEFAULT_INITIAL_FILL, 0, 0,
+                GpuMemoryBudget.NONE);
     }
 
     public IndexSettings withBackend(Backend b) {
-        return new IndexSettings(b, nodeSize, initialFill, threads, devices);
+        return new IndexSettings(b, nodeSize, initialFill, threads, devices, gpuMemoryBudget);
     }
 
     public IndexSettings withThreads(int t) {
-        return new IndexSettings(backend, nodeSize, initialFill, t, devices);
+        return new IndexSettings(backend, nodeSize, initialFill, t, devices, gpuMemoryBudget);
     }
 
     public IndexSettings withDevices(int d) {
-        return new IndexSettings(backend, nodeSize, initialFill, threads, d);
+        return new IndexSettings(backend, nodeSize, initialFill, threads, d, gpuMemoryBudget);
+    }
+
+    public IndexSettings withGpuMemoryBudget(GpuMemoryBudget budget) {
+        return new IndexSettings(backend, nodeSize, initialFill, threads, devices, budget);
     }
 
     /**
@@ -65,7 +81,8 @@ public record IndexSettings(Backend backend, int nodeSize, double initialFill, i
         final int cores = Runtime.getRuntime().availableProcessors();
         final int subtaskThreads = threads > 0 ? threads : Math.max(1, cores / Math.max(1, sharingCores));
         final int deviceCount = devices > 0 ? devices : visibleDevices(cudaVisibleDevices);
-        return new FlixConfig(backend, nodeSize, initialFill, subtaskThreads, subtaskIndex % deviceCount);
+        return new FlixConfig(backend, nodeSize, initialFill, subtaskThreads, subtaskIndex % deviceCount,
+                gpuMemoryBudget, GpuTuning.DEFAULTS);
     }
 
     /** Number of devices a {@code CUDA_VISIBLE_DEVICES} value lists; 1 where unset or empty. */

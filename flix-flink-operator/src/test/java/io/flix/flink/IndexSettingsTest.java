@@ -2,6 +2,7 @@ package io.flix.flink;
 
 import io.flix.index.Backend;
 import io.flix.index.FlixConfig;
+import io.flix.index.GpuMemoryBudget;
 
 import org.junit.jupiter.api.Test;
 
@@ -73,5 +74,19 @@ class IndexSettingsTest {
         assertThrows(IllegalArgumentException.class, () -> IndexSettings.defaults().withBackend(null));
         assertThrows(IllegalArgumentException.class,
                 () -> new IndexSettings(Backend.CPU, 33, 0.5, 0, 0));
+    }
+
+    @Test
+    void theGpuMemoryBudgetReachesEverySubtasksConfig() {
+        assertEquals(GpuMemoryBudget.NONE, IndexSettings.defaults().configFor(0, 1).gpuMemoryBudget(),
+                "none by default");
+        final GpuMemoryBudget budget = GpuMemoryBudget.parse("80%");
+        final IndexSettings settings = IndexSettings.defaults().withBackend(Backend.GPU).withGpuMemoryBudget(budget)
+                .withDevices(2).withThreads(3).withBackend(Backend.AUTO);
+        assertEquals(budget, settings.gpuMemoryBudget(), "kept by the other with methods");
+        for (int subtask = 0; subtask < 4; subtask++) {
+            assertEquals(budget, settings.configFor(subtask, 4).gpuMemoryBudget());
+        }
+        assertThrows(IllegalArgumentException.class, () -> IndexSettings.defaults().withGpuMemoryBudget(null));
     }
 }

@@ -8,8 +8,12 @@ package io.flix.index;
  * @param initialFill fraction of a node filled by {@code build} and {@code restructure}, in (0, 1]
  * @param threads     CPU backend worker threads
  * @param device      CUDA device ordinal for the GPU backend
+ * @param gpuMemoryBudget the most device memory the GPU indexes of this process may hold on the device together
+ *                    ({@link GpuMemoryBudget}; default {@link GpuMemoryBudget#NONE}, the device's size)
+ * @param gpuTuning   the GPU backend's tuning ({@link GpuTuning}; default {@link GpuTuning#DEFAULTS})
  */
-public record FlixConfig(Backend backend, int nodeSize, double initialFill, int threads, int device) {
+public record FlixConfig(Backend backend, int nodeSize, double initialFill, int threads, int device,
+                         GpuMemoryBudget gpuMemoryBudget, GpuTuning gpuTuning) {
 
     public static final int DEFAULT_NODE_SIZE = 32;
     public static final double DEFAULT_INITIAL_FILL = 0.5;
@@ -30,6 +34,27 @@ public record FlixConfig(Backend backend, int nodeSize, double initialFill, int 
         if (device < 0) {
             throw new IllegalArgumentException("device must be >= 0, was " + device);
         }
+        if (gpuMemoryBudget == null) {
+            throw new IllegalArgumentException("gpuMemoryBudget must not be null (GpuMemoryBudget.NONE for none)");
+        }
+        if (gpuTuning == null) {
+            throw new IllegalArgumentException("gpuTuning must not be null (GpuTuning.DEFAULTS for the defaults)");
+        }
+    }
+
+    /** A config with no GPU memory budget and the default GPU tuning. */
+    public FlixConfig(Backend backend, int nodeSize, double initialFill, int threads, int device) {
+        this(backend, nodeSize, initialFill, threads, device, GpuMemoryBudget.NONE, GpuTuning.DEFAULTS);
+    }
+
+    /** This config with another GPU memory budget. */
+    public FlixConfig withGpuMemoryBudget(GpuMemoryBudget budget) {
+        return new FlixConfig(backend, nodeSize, initialFill, threads, device, budget, gpuTuning);
+    }
+
+    /** This config with another GPU tuning. */
+    public FlixConfig withGpuTuning(GpuTuning tuning) {
+        return new FlixConfig(backend, nodeSize, initialFill, threads, device, gpuMemoryBudget, tuning);
     }
 
     /** Keys per node after {@code build} and {@code restructure}: at least 1, at most the node size. */
@@ -41,13 +66,18 @@ public record FlixConfig(Backend backend, int nodeSize, double initialFill, int 
         return new Builder();
     }
 
-    /** Defaults: AUTO backend, node size 32, initial fill 0.5, one thread per available processor, device 0. */
+    /**
+     * Defaults: AUTO backend, node size 32, initial fill 0.5, one thread per available processor, device 0, no GPU
+     * memory budget, the default GPU tuning.
+     */
     public static final class Builder {
         private Backend backend = Backend.AUTO;
         private int nodeSize = DEFAULT_NODE_SIZE;
         private double initialFill = DEFAULT_INITIAL_FILL;
         private int threads = Runtime.getRuntime().availableProcessors();
         private int device = 0;
+        private GpuMemoryBudget gpuMemoryBudget = GpuMemoryBudget.NONE;
+        private GpuTuning gpuTuning = GpuTuning.DEFAULTS;
 
         private Builder() {
         }
@@ -77,8 +107,19 @@ public record FlixConfig(Backend backend, int nodeSize, double initialFill, int 
             return this;
         }
 
+        /** The most device memory the GPU indexes of this process may hold on the device together. */
+        public Builder gpuMemoryBudget(GpuMemoryBudget budget) {
+            this.gpuMemoryBudget = budget;
+            return this;
+        }
+
+        public Builder gpuTuning(GpuTuning tuning) {
+            this.gpuTuning = tuning;
+            return this;
+        }
+
         public FlixConfig build() {
-            return new FlixConfig(backend, nodeSize, initialFill, threads, device);
+            return new FlixConfig(backend, nodeSize, initialFill, threads, device, gpuMemoryBudget, gpuTuning);
         }
     }
 }

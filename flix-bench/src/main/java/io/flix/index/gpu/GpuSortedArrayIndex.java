@@ -52,18 +52,19 @@ public final class GpuSortedArrayIndex extends AbstractGpuIndex {
     private final Scratch ranks = scratch("batch ranks");
     private final SortedArrayKernels arrayKernels = new SortedArrayKernels(device, this::trace);
 
-    private GpuSortedArrayIndex(GpuRuntime.DeviceContext device) {
-        super(device, COUNTER_SLOTS);
+    private GpuSortedArrayIndex(FlixConfig config, GpuRuntime.DeviceContext device) {
+        super(device, config.gpuMemoryBudget(), COUNTER_SLOTS);
     }
 
     /**
-     * Opens an empty sorted array on the configured device (the other settings of {@code config} do not apply).
+     * Opens an empty sorted array on the configured device, within the configured GPU memory budget (the other
+     * settings of {@code config} do not apply).
      *
      * @throws IllegalStateException where no GPU is usable ({@link GpuSupport#unavailableReason()})
      */
     public static GpuSortedArrayIndex open(FlixConfig config) {
         requireConfig(config);
-        return new GpuSortedArrayIndex(openDevice(config));
+        return new GpuSortedArrayIndex(config, openDevice(config));
     }
 
     // -------------------------------------------------------------------------------------------------------------
@@ -247,8 +248,8 @@ public final class GpuSortedArrayIndex extends AbstractGpuIndex {
     }
 
     /** A keys array and a values array of {@code n} longs each, both or neither. */
-    private static DeviceBuffer[] allocateArrays(long n, String what) {
-        return DeviceBuffer.allocateAll(2, i -> DeviceBuffer.allocate(n * 8,
+    private DeviceBuffer[] allocateArrays(long n, String what) {
+        return DeviceBuffer.allocateAll(2, i -> DeviceBuffer.allocate(memory, n * 8,
                 what + (i == 0 ? " keys (" : " values (") + n + ")"));
     }
 

@@ -152,4 +152,13 @@ public final class FlixConnectorOptions {
             .defaultValue(0)
             .withDescription("CPU index threads; 0 for the machine's cores (the index is shared by the task "
                     + "manager's lookup subtasks).");
+
+    public static final ConfigOption<String> INDEX_GPU_MEMORY_BUDGET = ConfigOptions.key("index.gpu-memory-budget")
+            .stringType()
+            .defaultValue("none")
+            .withDescription("The most device memory the GPU indexes of a task manager may hold on its GPU together "
+                    + "(this table's, other 'flix' tables', the DataStream operator's): a percentage of the device's "
+                    + "memory ('80%'), a byte count ('40gb', '512mb'; multiples of 1024) or 'none' (the device's "
+                    + "size). A changelog batch that would grow the index past it fails the table, naming the budget, "
+                    + "the bytes in use and asked for, before the device runs out. Ignored by the CPU backend.");
 }

@@ -3,6 +3,7 @@ package io.flix.flink.table;
 import io.flix.flink.IndexSettings;
 import io.flix.flink.LookupKind;
 import io.flix.index.Backend;
+import io.flix.index.GpuMemoryBudget;
 
 import org.apache.flink.api.common.serialization.DeserializationSchema;
 import org.apache.flink.configuration.ConfigOption;
@@ -33,6 +34,7 @@ import static io.flix.flink.table.FlixConnectorOptions.CHANGELOG_BATCH_SIZE;
 import static io.flix.flink.table.FlixConnectorOptions.CHANGELOG_POLL_TIMEOUT;
 import static io.flix.flink.table.FlixConnectorOptions.FILE_PATH;
 import static io.flix.flink.table.FlixConnectorOptions.INDEX_BACKEND;
+import static io.flix.flink.table.FlixConnectorOptions.INDEX_GPU_MEMORY_BUDGET;
 import static io.flix.flink.table.FlixConnectorOptions.INDEX_INITIAL_FILL;
 import static io.flix.flink.table.FlixConnectorOptions.INDEX_NODE_SIZE;
 import static io.flix.flink.table.FlixConnectorOptions.INDEX_THREADS;
@@ -69,7 +71,7 @@ public final class FlixDynamicTableFactory implements DynamicTableSourceFactory 
         return Set.of(CHANGELOG, TOPIC, PROPS_BOOTSTRAP_SERVERS, KEY_FORMAT, VALUE_FORMAT, VALUE_FIELDS_INCLUDE,
                 CHANGELOG_POLL_TIMEOUT, CHANGELOG_BATCH_SIZE, FILE_PATH, LOOKUP_BATCH_SIZE, LOOKUP_LINGER,
                 LOOKUP_BOOTSTRAP_TIMEOUT, LOOKUP_MATCH, INDEX_BACKEND, INDEX_NODE_SIZE, INDEX_INITIAL_FILL,
-                INDEX_THREADS, SNAPSHOT_PATH, SNAPSHOT_INTERVAL);
+                INDEX_THREADS, INDEX_GPU_MEMORY_BUDGET, SNAPSHOT_PATH, SNAPSHOT_INTERVAL);
     }
 
     @Override
@@ -241,7 +243,16 @@ public final class FlixDynamicTableFactory implements DynamicTableSourceFactory 
             throw new ValidationException("Option '" + INDEX_THREADS.key() + "' must be at least 0, was " + threads
                     + ".");
         }
-        return new IndexSettings(backend, nodeSize, fill, threads, 0);
+        return new IndexSettings(backend, nodeSize, fill, threads, 0, gpuMemoryBudget(options));
+    }
+
+    /** 'index.gpu-memory-budget', parsed (and its forms worded) by the index library's GpuMemoryBudget. */
+    private static GpuMemoryBudget gpuMemoryBudget(ReadableConfig options) {
+        try {
+            return GpuMemoryBudget.parse(options.get(INDEX_GPU_MEMORY_BUDGET));
+        } catch (IllegalArgumentException e) {
+            throw new ValidationException("Option '" + INDEX_GPU_MEMORY_BUDGET.key() + "': " + e.getMessage() + ".");
+        }
     }
 
     /** 0..n-1 without {@code except} (or all where it is -1). */

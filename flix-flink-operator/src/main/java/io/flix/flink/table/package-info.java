@@ -126,7 +126,9 @@
  * no thread besides the reader and the linger timer. The index opens when the first subtask opens the table; where
  * it cannot (for example {@code 'index.backend' = 'gpu'} without a usable GPU), that open fails naming the table and
  * the cause. The index uses the task manager's first visible GPU ({@code 'index.backend'}: auto, cpu, gpu) or, on
- * the CPU, all its cores ({@code 'index.threads'}).
+ * the CPU, all its cores ({@code 'index.threads'}). {@code 'index.gpu-memory-budget'} ('80%', '40gb') bounds the
+ * device memory that the task manager's GPU indexes hold together: a changelog batch that would pass it fails the
+ * table (the index as it was before the batch), naming the budget, the bytes in use and asked for.
  *
  * <h2>Visibility</h2>
  * A lookup sees every changelog record applied before its batch was answered, and none applied after: records are

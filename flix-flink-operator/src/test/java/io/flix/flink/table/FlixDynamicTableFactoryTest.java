@@ -2,6 +2,7 @@ package io.flix.flink.table;
 
 import io.flix.flink.LookupKind;
 import io.flix.index.Backend;
+import io.flix.index.GpuMemoryBudget;
 
 import org.apache.flink.table.api.DataTypes;
 import org.apache.flink.table.api.TableException;
@@ -91,6 +92,7 @@ class FlixDynamicTableFactoryTest {
         assertEquals(Duration.ofMillis(2), source.lookup().linger());
         assertEquals(Backend.AUTO, source.indexSettings().backend());
         assertEquals(32, source.indexSettings().nodeSize());
+        assertEquals(GpuMemoryBudget.NONE, source.indexSettings().gpuMemoryBudget());
         assertEquals(LookupKind.EXACT, source.lookup().match());
     }
 
@@ -107,6 +109,7 @@ class FlixDynamicTableFactoryTest {
             o.put("index.backend", "cpu");
             o.put("index.node-size", "64");
             o.put("index.threads", "2");
+            o.put("index.gpu-memory-budget", "80%");
         }));
         assertArrayEquals(new int[] {0, 2}, source.formats().valueFields(),
                 "EXCEPT_KEY: the value holds the other columns");
@@ -115,6 +118,9 @@ class FlixDynamicTableFactoryTest {
         assertEquals(Backend.CPU, source.indexSettings().backend());
         assertEquals(64, source.indexSettings().nodeSize());
         assertEquals(2, source.indexSettings().threads());
+        assertEquals(GpuMemoryBudget.ofFraction(0.8), source.indexSettings().gpuMemoryBudget());
+        assertEquals(GpuMemoryBudget.ofBytes(40L << 30), create(SCHEMA, with(kafkaOptions(),
+                o -> o.put("index.gpu-memory-budget", "40gb"))).indexSettings().gpuMemoryBudget());
         assertEquals(LookupKind.FLOOR, create(SCHEMA, with(kafkaOptions(), o -> o.put("lookup.match", "floor")))
                 .lookup().match());
         assertEquals(LookupKind.CEILING, create(SCHEMA, with(kafkaOptions(), o -> o.put("lookup.match", " Ceiling")))
@@ -236,12 +242,24 @@ class FlixDynamicTableFactoryTest {
         cases.put("index.node-size", "100");
         cases.put("index.initial-fill", "1.5");
         cases.put("index.threads", "-2");
+        cases.put("index.gpu-memory-budget", "lots");
         cases.put("value.fields-include", "SOME");
         cases.put("lookup.match", "nearest");
         cases.forEach((option, value) -> {
             final String message = failure(SCHEMA, with(kafkaOptions(), o -> o.put(option, value)));
             assertTrue(message.contains("'" + option + "'"), option + " -> " + message);
         });
+    }
+
+    @Test
+    void aBadGpuMemoryBudgetNamesTheOptionTheValueAndTheForms() {
+        for (String bad : List.of("lots", "0%", "120%", "-4gb", "4 zb")) {
+            final String message = failure(SCHEMA, with(kafkaOptions(), o -> o.put("index.gpu-memory-budget", bad)));
+            assertTrue(message.contains("'index.gpu-memory-budget'") && message.contains("'" + bad + "'"),
+                    bad + " -> " + message);
+        }
+        assertTrue(failure(SCHEMA, with(kafkaOptions(), o -> o.put("index.gpu-memory-budget", "lots")))
+                .contains("'80%'"), "the forms allowed are named");
     }
 
     @Test

@@ -9,6 +9,7 @@ import io.flix.index.AbstractFlixIndex;
 import io.flix.index.Backend;
 import io.flix.index.BatchArgs;
 import io.flix.index.FlixConfig;
+import io.flix.index.GpuMemoryBudget;
 import io.flix.index.RangeResult;
 
 import java.io.IOException;
@@ -40,25 +41,37 @@ abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResid
     final StagedCopies copies;
     /** Small results the kernels write and the host reads, in the structure's named slots. */
     final DeviceCounters counters;
+    /** Where every device allocation of this index is reserved, within its GPU memory budget. */
+    final DeviceMemoryLedger.Account memory;
 
     private final List<Scratch> scratches = new ArrayList<>();
-    final Scratch batchKeys = scratch("batch keys");
-    final Scratch batchValues = scratch("batch values");
-    final Scratch outKeys = scratch("result keys");
-    final Scratch outValues = scratch("result values");
-    final Scratch counts = scratch("counts");
-    final Scratch offsets = scratch("offsets");
+    final Scratch batchKeys;
+    final Scratch batchValues;
+    final Scratch outKeys;
+    final Scratch outValues;
+    final Scratch counts;
+    final Scratch offsets;
 
-    /** @param counterSlots slots of {@link #counters} (KernelContract's INDEX_ or SA_COUNTER_SLOTS) */
-    AbstractGpuIndex(GpuRuntime.DeviceContext device, int counterSlots) {
+    /**
+     * @param budget       the GPU memory budget of the index's allocations ({@link FlixConfig#gpuMemoryBudget()})
+     * @param counterSlots slots of {@link #counters} (KernelContract's INDEX_ or SA_COUNTER_SLOTS)
+     */
+    AbstractGpuIndex(GpuRuntime.DeviceContext device, GpuMemoryBudget budget, int counterSlots) {
         super(Backend.GPU, false);
         this.device = device;
+        this.memory = device.memory.account(budget);
+        this.batchKeys = scratch("batch keys");
+        this.batchValues = scratch("batch values");
+        this.outKeys = scratch("result keys");
+        this.outValues = scratch("result values");
+        this.counts = scratch("counts");
+        this.offsets = scratch("offsets");
         this.kernels = new FlixKernels(device, this::trace);
-        this.steps = new DeviceSteps(kernels, this::trace);
+        this.steps = new DeviceSteps(kernels, memory, this::trace);
         StagedCopies c = null;
         try {
             c = new StagedCopies();
-            this.counters = new DeviceCounters(counterSlots, "counters");
+            this.counters = new DeviceCounters(memory, counterSlots, "counters");
         } catch (RuntimeException e) {
             if (c != null) {
                 c.close();
@@ -95,7 +108,7 @@ abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResid
 
     /** A scratch buffer of this index: reported by {@link #scratchBytes()}, closed with the index. */
     final Scratch scratch(String what) {
-        final Scratch s = new Scratch(what);
+        final Scratch s = new Scratch(memory, what);
         scratches.add(s);
         return s;
     }

@@ -1,5 +1,7 @@
 package io.flix.index.gpu;
 
+import io.flix.index.GpuTuning;
+
 import java.util.function.LongSupplier;
 
 /**
@@ -10,31 +12,34 @@ import java.util.function.LongSupplier;
  * chains are measured only where they may have grown:
  * <ul>
  *   <li>an upsert after which the bound passes {@code max(64, size / 32768)} nodes ends with a restructure
- *       ({@code -Dflix.gpu.autoRestructure=false} turns that off);</li>
+ *       (unless {@link GpuTuning#autoRestructure()} is off);</li>
  *   <li>before unsorted gets and ranges, where the bound passes {@link #longChain()} nodes, the chains are
  *       measured and, if one is that long, every chain longer than {@link #chainGroup()} nodes is cut into buckets
  *       of that many nodes;</li>
  *   <li>unsorted gets take the one-thread-a-query path while no chain is longer than
- *       {@link #ANY_ORDER_CHAIN_MAX} + 1 nodes, measured where the bound alone cannot say.</li>
+ *       {@link GpuTuning#anyOrderChainMax()} + 1 nodes (each thread walks its chain from the head, where the
+ *       sorted path's warp walks it once for all the queries of its bucket), measured where the bound alone
+ *       cannot say.</li>
  * </ul>
- * The index does the measuring and cutting on the device and tells the policy what it found.
+ * The index does the measuring and cutting on the device and tells the policy what it found. The limits are the
+ * index's {@link GpuTuning}.
  */
 final class ChainPolicy {
-
-    /**
-     * Unsorted gets take the one-thread-a-query path while no chain is longer than this many nodes (plus one):
-     * each thread walks its chain from the head, where the sorted path's warp walks it once for all the queries
-     * of its bucket. H200, 2^26 gets into the skewed X3Y90 and X6Y90 rounds (chains of tens of nodes): 6.5-9 ms
-     * one thread a query, 10-10.4 ms fully sorted.
-     */
-    static final int ANY_ORDER_CHAIN_MAX = Integer.getInteger("flix.gpu.anyOrderChainMax", 256);
 
     /** Upper bound on how much the longest chain grew since the buckets were last laid out or their chains cut. */
     private long chainGrowthBound;
     /** Whether chainGrowthBound was cut to the longest chain measured since the last upsert. */
     private boolean chainBoundMeasured;
-    /** -Dflix.gpu.autoRestructure=false turns the automatic restructure of long chains off. */
-    private boolean autoRestructure = Boolean.parseBoolean(System.getProperty("flix.gpu.autoRestructure", "true"));
+    private GpuTuning tuning;
+
+    ChainPolicy(GpuTuning tuning) {
+        this.tuning = tuning;
+    }
+
+    /** Takes another tuning from the next call on. */
+    void tune(GpuTuning newTuning) {
+        this.tuning = newTuning;
+    }
 
     /** The buckets were laid out anew (build, restructure): every chain is one node or none. */
     void laidOut() {
@@ -49,7 +54,7 @@ final class ChainPolicy {
 
     /** Whether the upsert just done ends with a restructure of the index, now of {@code size} keys. */
     boolean restructureAfterUpsert(long size) {
-        return autoRestructure && chainGrowthBound > autoRestructureChain(size);
+        return tuning.autoRestructure() && chainGrowthBound > autoRestructureChain(size);
     }
 
     /**
@@ -80,29 +85,25 @@ final class ChainPolicy {
     }
 
     /**
-     * Whether no chain is longer than ANY_ORDER_CHAIN_MAX + 1 nodes. Where the growth bound says it may be, the
+     * Whether no chain is longer than anyOrderChainMax + 1 nodes. Where the growth bound says it may be, the
      * chains are measured once ({@code longestChain}, until the next upsert) and the bound cut to what they are.
      */
     boolean shortForAnyOrder(LongSupplier longestChain) {
-        if (chainGrowthBound > ANY_ORDER_CHAIN_MAX && !chainBoundMeasured) {
+        final int max = tuning.anyOrderChainMax();
+        if (chainGrowthBound > max && !chainBoundMeasured) {
             chainGrowthBound = Math.min(chainGrowthBound, longestChain.getAsLong() - 1);
             chainBoundMeasured = true;
         }
-        return chainGrowthBound <= ANY_ORDER_CHAIN_MAX;
+        return chainGrowthBound <= max;
     }
 
-    /** Chains longer than this are cut before unsorted gets and ranges (-Dflix.gpu.longChain, default 16). */
-    static int longChain() {
-        return Integer.getInteger("flix.gpu.longChain", 16);
+    /** Chains longer than this are cut before unsorted gets and ranges ({@link GpuTuning#longChain()}). */
+    int longChain() {
+        return tuning.longChain();
     }
 
-    /** Nodes a bucket keeps where a long chain is cut (-Dflix.gpu.chainGroup, default 8). */
-    static int chainGroup() {
-        return Math.max(1, Integer.getInteger("flix.gpu.chainGroup", 8));
-    }
-
-    /** Turns the automatic restructure of long chains on or off (tests that build long chains on purpose). */
-    void autoRestructure(boolean on) {
-        autoRestructure = on;
+    /** Nodes a bucket keeps where a long chain is cut ({@link GpuTuning#chainGroup()}). */
+    int chainGroup() {
+        return tuning.chainGroup();
     }
 }

@@ -21,6 +21,10 @@ import jcuda.CudaException;
  * <p>A buffer made by {@link #reserve} grows in place ({@link #growTo}): it reserves an address range and maps
  * physical memory into it chunk by chunk, so growing neither copies the contents nor needs the old and the new
  * size at once, and its address stays the same.
+ *
+ * <p>Every byte is reserved in the device's {@link DeviceMemoryLedger} through the allocating index's account
+ * before the device is asked, and released when freed: an allocation past the index's GPU memory budget is refused
+ * ({@link DeviceMemoryBudgetExceededException}) without a call to the device.
  */
 public final class DeviceBuffer implements AutoCloseable {
 
@@ -28,13 +32,16 @@ public final class DeviceBuffer implements AutoCloseable {
     private static final AtomicLong LIVE_ALLOCATIONS = new AtomicLong();
 
     private final RawDevicePointer pointer;
+    /** Where this buffer's bytes are reserved. */
+    private final DeviceMemoryLedger.Account account;
     private long bytes;
     /** The reserved range and its mapped chunks; null for one plain allocation. */
     private final Mapping mapping;
     private boolean closed;
 
-    private DeviceBuffer(RawDevicePointer pointer, long bytes, Mapping mapping) {
+    private DeviceBuffer(RawDevicePointer pointer, DeviceMemoryLedger.Account account, long bytes, Mapping mapping) {
         this.pointer = pointer;
+        this.account = account;
         this.bytes = bytes;
         this.mapping = mapping;
     }
@@ -56,21 +63,28 @@ public final class DeviceBuffer implements AutoCloseable {
     }
 
     /**
-     * Allocates {@code bytes} (at least 8) of device memory on the current context.
+     * Allocates {@code bytes} (at least 8) of device memory on the current context (the account's device), reserved
+     * in {@code account} first.
      *
+     * @throws DeviceMemoryBudgetExceededException where the account's budget refuses it (the device is not asked)
      * @throws GpuOutOfMemoryException naming the request and the device's free and total memory
      */
-    static DeviceBuffer allocate(long bytes, String what) {
+    static DeviceBuffer allocate(DeviceMemoryLedger.Account account, long bytes, String what) {
         final long size = Math.max(8, (bytes + 7) & ~7L);
+        account.reserve(size, what);
         final RawDevicePointer p = new RawDevicePointer();
         try {
             cuMemAlloc(p, size);
         } catch (CudaException e) {
+            account.release(size);
             throw outOfMemoryOr(e, size, what);
+        } catch (RuntimeException e) {
+            account.release(size);
+            throw e;
         }
         LIVE_BYTES.addAndGet(size);
         LIVE_ALLOCATIONS.incrementAndGet();
-        return new DeviceBuffer(p, size, null);
+        return new DeviceBuffer(p, account, size, null);
     }
 
     /**
@@ -97,11 +111,13 @@ public final class DeviceBuffer implements AutoCloseable {
     /**
      * Reserves {@code reservedBytes} of addresses on device {@code ordinal} (the current context's) and maps
      * {@code bytes} of memory at their start: a buffer that {@link #growTo grows in place} up to the reservation.
-     * Needs the device's virtual memory management (GpuRuntime says whether it has it).
+     * Needs the device's virtual memory management (GpuRuntime says whether it has it). Only the mapped memory is
+     * reserved in {@code account}, not the addresses.
      *
      * @throws GpuOutOfMemoryException as {@link #allocate}
      */
-    static DeviceBuffer reserve(int ordinal, long reservedBytes, long bytes, String what) {
+    static DeviceBuffer reserve(DeviceMemoryLedger.Account account, int ordinal, long reservedBytes, long bytes,
+                                String what) {
         final long[] out = new long[1];
         DeviceMemoryNative.check(DeviceMemoryNative.granularity(ordinal, out), "mapping granularity");
         final long granularity = out[0];
@@ -110,7 +126,8 @@ public final class DeviceBuffer implements AutoCloseable {
                 + " bytes of addresses for " + what);
         final RawDevicePointer p = new RawDevicePointer(out[0]);
         LIVE_ALLOCATIONS.incrementAndGet();
-        final DeviceBuffer buffer = new DeviceBuffer(p, 0, new Mapping(ordinal, out[0], granularity, reserved));
+        final DeviceBuffer buffer = new DeviceBuffer(p, account, 0,
+                new Mapping(ordinal, out[0], granularity, reserved));
         try {
             buffer.growTo(bytes, what);
         } catch (RuntimeException e) {
@@ -144,12 +161,18 @@ public final class DeviceBuffer implements AutoCloseable {
             throw new GpuOutOfMemoryException("GPU buffer for " + what + " cannot grow to " + newBytes
                     + " bytes: its address range holds " + mapping.reserved, null);
         }
+        account.reserve(size, what);
         final long[] chunk = new long[1];
-        final int code = DeviceMemoryNative.map(mapping.start + bytes, size, mapping.ordinal, chunk);
-        if (code == DeviceMemoryNative.OUT_OF_MEMORY) {
-            throw outOfMemory(size, what, null);
+        try {
+            final int code = DeviceMemoryNative.map(mapping.start + bytes, size, mapping.ordinal, chunk);
+            if (code == DeviceMemoryNative.OUT_OF_MEMORY) {
+                throw outOfMemory(size, what, null);
+            }
+            DeviceMemoryNative.check(code, "mapping " + size + " bytes for " + what);
+        } catch (RuntimeException e) {
+            account.release(size);
+            throw e;
         }
-        DeviceMemoryNative.check(code, "mapping " + size + " bytes for " + what);
         mapping.chunks.add(chunk[0]);
         mapping.chunkBytes.add(size);
         bytes += size;
@@ -182,6 +205,7 @@ public final class DeviceBuffer implements AutoCloseable {
         DeviceMemoryNative.check(DeviceMemoryNative.unmap(mapping.start + bytes - size, size, chunk), "unmapping");
         bytes -= size;
         LIVE_BYTES.addAndGet(-size);
+        account.release(size);
     }
 
     private static long roundUp(long bytes, long granularity) {
@@ -249,6 +273,7 @@ public final class DeviceBuffer implements AutoCloseable {
         if (mapping == null) {
             cuMemFree(pointer);
             LIVE_BYTES.addAndGet(-bytes);
+            account.release(bytes);
         } else {
             cuCtxSynchronize(); // see unmapLast
             while (!mapping.chunks.isEmpty()) {

@@ -19,8 +19,8 @@ final class DeviceCounters implements AutoCloseable {
     /** The host copy of the slots last read, indexed by slot. */
     private final long[] host;
 
-    DeviceCounters(int slotCount, String what) {
-        this.slots = DeviceBuffer.allocate(slotCount * (long) Long.BYTES, what);
+    DeviceCounters(DeviceMemoryLedger.Account memory, int slotCount, String what) {
+        this.slots = DeviceBuffer.allocate(memory, slotCount * (long) Long.BYTES, what);
         this.host = new long[slotCount];
     }
 

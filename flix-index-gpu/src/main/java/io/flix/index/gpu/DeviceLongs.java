@@ -4,6 +4,8 @@ import static jcuda.driver.JCudaDriver.cuCtxSynchronize;
 import static jcuda.driver.JCudaDriver.cuMemcpyDtoH;
 import static jcuda.driver.JCudaDriver.cuMemcpyHtoD;
 
+import io.flix.index.GpuMemoryBudget;
+
 import java.io.IOException;
 
 import jcuda.Pointer;
@@ -44,7 +46,10 @@ public final class DeviceLongs implements AutoCloseable {
         }
         try {
             final GpuRuntime.DeviceContext device = GpuRuntime.device(deviceOrdinal);
-            return new DeviceLongs(device, DeviceBuffer.allocate(length * Long.BYTES, "device longs"), length);
+            // counted in the device's ledger, held to no budget: the caller owns the array, not an index
+            final DeviceBuffer buffer = DeviceBuffer.allocate(device.memory.account(GpuMemoryBudget.NONE),
+                    length * Long.BYTES, "device longs");
+            return new DeviceLongs(device, buffer, length);
         } catch (IOException e) {
             throw new IllegalStateException("GPU backend unavailable: " + e.getMessage(), e);
         }

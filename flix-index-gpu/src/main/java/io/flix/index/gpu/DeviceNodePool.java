@@ -2,6 +2,8 @@ package io.flix.index.gpu;
 
 import static jcuda.driver.JCudaDriver.cuMemcpyDtoD;
 
+import io.flix.index.GpuTuning;
+
 import java.util.function.Consumer;
 
 import jcuda.driver.CUdeviceptr;
@@ -11,23 +13,24 @@ import jcuda.driver.CUdeviceptr;
  * keys and values, a count, a link and a max key (532 bytes a node with its free-stack slot), and the free stack
  * of node ids, {@code freeStack[0, freeTop)} free. The index links the nodes; the pool owns their memory.
  *
- * <p>It grows before anything changes, so that an out-of-memory leaves the index as it was: a pool of
- * {@code -Dflix.gpu.inPlaceMinNodes} nodes or more (default 2^20) grows in place where the device has virtual
- * memory management (memory mapped behind reserved addresses: no copy, and never the old and the new pool at
- * once), else into new arrays, copied. Build and restructure cut it to the nodes in use.
+ * <p>It grows before anything changes, so that an out-of-memory or a refusal of the GPU memory budget leaves the
+ * index as it was: a pool of {@link GpuTuning#inPlaceMinNodes()} nodes or more grows in place where the tuning
+ * allows it ({@link GpuTuning#growInPlace()}) and the device has virtual memory management (memory mapped behind
+ * reserved addresses: no copy, and never the old and the new pool at once), else into new arrays, copied. Build
+ * and restructure cut it to the nodes in use.
  */
 final class DeviceNodePool implements AutoCloseable {
 
     /** Nodes a pool holds at least. */
     static final int INITIAL_NODES = 1024;
     private static final long NODE_KEY_BYTES = GpuFlixIndex.NODE_SIZE * (long) Long.BYTES;
-    /** -Dflix.gpu.growWhileSorting=false: the pool grows only after the count pass (see growAhead). */
-    private static final boolean GROW_WHILE_SORTING =
-            Boolean.parseBoolean(System.getProperty("flix.gpu.growWhileSorting", "true"));
 
     private final GpuRuntime.DeviceContext device;
+    private final DeviceMemoryLedger.Account memory;
     private final FlixKernels kernels;
     private final Consumer<String> trace;
+    /** How the pool grows: in place from which size, and ahead while sorting. */
+    private GpuTuning tuning;
 
     private DeviceBuffer nodeKeys;
     private DeviceBuffer nodeValues;
@@ -44,12 +47,21 @@ final class DeviceNodePool implements AutoCloseable {
     /**
      * An empty pool (no nodes until {@link #grow}).
      *
-     * @param trace called with each step's name (profiling; may do nothing)
+     * @param memory where the pool's memory is reserved (the index's account)
+     * @param trace  called with each step's name (profiling; may do nothing)
      */
-    DeviceNodePool(GpuRuntime.DeviceContext device, FlixKernels kernels, Consumer<String> trace) {
+    DeviceNodePool(GpuRuntime.DeviceContext device, DeviceMemoryLedger.Account memory, GpuTuning tuning,
+                   FlixKernels kernels, Consumer<String> trace) {
         this.device = device;
+        this.memory = memory;
+        this.tuning = tuning;
         this.kernels = kernels;
         this.trace = trace;
+    }
+
+    /** Takes another tuning for the growths to come (arrays allocated already keep how they grow). */
+    void tune(GpuTuning newTuning) {
+        this.tuning = newTuning;
     }
 
     CUdeviceptr nodeKeys() {
@@ -141,7 +153,7 @@ final class DeviceNodePool implements AutoCloseable {
      * this guessed short.
      */
     void growAhead(int n, int numBuckets) {
-        if (!GROW_WHILE_SORTING || !nodeKeys.growsInPlace()) {
+        if (!tuning.growWhileSorting() || !nodeKeys.growsInPlace()) {
             return;
         }
         final double perKey = Double.isNaN(nodesPerKey) ? (n >= numBuckets ? 1.0 / 32 : 0) : nodesPerKey;
@@ -233,25 +245,18 @@ final class DeviceNodePool implements AutoCloseable {
     }
 
     /**
-     * Pools of at least this many nodes (about 280 MiB; {@code -Dflix.gpu.inPlaceMinNodes}) grow in place: memory
-     * is mapped in chunks of the device's granularity (2 MiB), which would weigh on a small pool, and copying a
-     * small pool costs little.
-     */
-    private static int inPlaceMinNodes() {
-        return Integer.getInteger("flix.gpu.inPlaceMinNodes", 1 << 20);
-    }
-
-    /**
-     * One pool array for {@code cap} nodes: for a large pool where the device allows, a buffer that grows in place,
-     * its addresses reserved for as many nodes as the device's memory could hold.
+     * One pool array for {@code cap} nodes: for a large pool ({@link GpuTuning#inPlaceMinNodes()} nodes or more,
+     * by default 2^20, about 280 MiB: memory is mapped in chunks of the device's granularity, 2 MiB, which would
+     * weigh on a small pool, and copying a small pool costs little) where the tuning and the device allow, a buffer
+     * that grows in place, its addresses reserved for as many nodes as the device's memory could hold.
      */
     private DeviceBuffer allocatePoolArray(int cap, int array, String what) {
         final long bytes = cap * POOL_BYTES_PER_NODE[array];
-        if (!device.growsInPlace || cap < inPlaceMinNodes()) {
-            return DeviceBuffer.allocate(bytes, what);
+        if (!tuning.growInPlace() || !device.virtualMemoryManagement || cap < tuning.inPlaceMinNodes()) {
+            return DeviceBuffer.allocate(memory, bytes, what);
         }
         final long reserve = Math.min(device.totalMemory, Integer.MAX_VALUE * POOL_BYTES_PER_NODE[array]);
-        return DeviceBuffer.reserve(device.ordinal, reserve, bytes, what);
+        return DeviceBuffer.reserve(memory, device.ordinal, reserve, bytes, what);
     }
 
     private DeviceBuffer[] arrays() {

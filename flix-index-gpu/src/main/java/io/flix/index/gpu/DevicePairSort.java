@@ -3,6 +3,8 @@ package io.flix.index.gpu;
 import static jcuda.driver.JCudaDriver.cuCtxSynchronize;
 import static jcuda.driver.JCudaDriver.cuMemcpyDtoH;
 
+import io.flix.index.GpuMemoryBudget;
+
 import java.io.IOException;
 
 import jcuda.Pointer;
@@ -22,7 +24,9 @@ public final class DevicePairSort implements AutoCloseable {
 
     private DevicePairSort(GpuRuntime.DeviceContext device) {
         this.device = device;
-        this.steps = new DeviceSteps(new FlixKernels(device, step -> { }), step -> { });
+        // counted in the device's ledger, held to no budget (a benchmark's tool, not an index)
+        this.steps = new DeviceSteps(new FlixKernels(device, step -> { }), device.memory.account(GpuMemoryBudget.NONE),
+                step -> { });
     }
 
     /** Opens the sort on CUDA device {@code deviceOrdinal}. */

@@ -32,23 +32,36 @@ final class DeviceSteps implements AutoCloseable {
     private final Consumer<String> trace;
     private final DeviceCounters stepCounters;
 
-    private final Scratch cubScratch = new Scratch("sort and scan scratch");
-    private final Scratch sortedKeys = new Scratch("sorted keys");
-    private final Scratch sortedValues = new Scratch("sorted values");
-    private final Scratch identity = new Scratch("batch positions");
-    private final Scratch positions = new Scratch("sorted positions");
-    private final Scratch runFlags = new Scratch("run flags");
-    private final Scratch runPositions = new Scratch("run positions");
-    private final Scratch dedupedKeys = new Scratch("deduplicated keys");
-    private final Scratch dedupedValues = new Scratch("deduplicated values");
-    private final Scratch[] scratches = {cubScratch, sortedKeys, sortedValues, identity, positions, runFlags,
-        runPositions, dedupedKeys, dedupedValues};
+    private final Scratch cubScratch;
+    private final Scratch sortedKeys;
+    private final Scratch sortedValues;
+    private final Scratch identity;
+    private final Scratch positions;
+    private final Scratch runFlags;
+    private final Scratch runPositions;
+    private final Scratch dedupedKeys;
+    private final Scratch dedupedValues;
+    private final Scratch[] scratches;
 
-    /** @param trace called with each step's name after it is issued (profiling; may do nothing) */
-    DeviceSteps(FlixKernels kernels, Consumer<String> trace) {
+    /**
+     * @param memory where the scratch is reserved (the index's account)
+     * @param trace  called with each step's name after it is issued (profiling; may do nothing)
+     */
+    DeviceSteps(FlixKernels kernels, DeviceMemoryLedger.Account memory, Consumer<String> trace) {
         this.kernels = kernels;
         this.trace = trace;
-        this.stepCounters = new DeviceCounters(STEP_COUNTER_SLOTS, "batch step counters");
+        this.cubScratch = new Scratch(memory, "sort and scan scratch");
+        this.sortedKeys = new Scratch(memory, "sorted keys");
+        this.sortedValues = new Scratch(memory, "sorted values");
+        this.identity = new Scratch(memory, "batch positions");
+        this.positions = new Scratch(memory, "sorted positions");
+        this.runFlags = new Scratch(memory, "run flags");
+        this.runPositions = new Scratch(memory, "run positions");
+        this.dedupedKeys = new Scratch(memory, "deduplicated keys");
+        this.dedupedValues = new Scratch(memory, "deduplicated values");
+        this.scratches = new Scratch[] {cubScratch, sortedKeys, sortedValues, identity, positions, runFlags,
+            runPositions, dedupedKeys, dedupedValues};
+        this.stepCounters = new DeviceCounters(memory, STEP_COUNTER_SLOTS, "batch step counters");
     }
 
     // ---------------------------------------------------------------------------------------------------------

@@ -22,6 +22,7 @@ import static jcuda.driver.JCudaDriver.cuMemsetD32;
 
 import io.flix.index.Backend;
 import io.flix.index.FlixConfig;
+import io.flix.index.GpuTuning;
 import io.flix.index.IndexStats;
 
 import jcuda.Pointer;
@@ -36,11 +37,16 @@ import jcuda.driver.CUdeviceptr;
  * promises sorted keys, a promise that is checked) and, for build and upsert, reduced to the last occurrence of
  * each key. Memory grows before anything changes: an upsert first counts the nodes its splits
  * need, grows the node pool if the free list is short, and only then modifies the index, so an out-of-memory
- * ({@link GpuOutOfMemoryException}) leaves the index as it was. Node size is 32 (a warp's lanes hold one node).
+ * ({@link GpuOutOfMemoryException}), or a refusal of the GPU memory budget
+ * ({@link DeviceMemoryBudgetExceededException}, {@link FlixConfig#gpuMemoryBudget()}), leaves the index as it was.
+ * Node size is 32 (a warp's lanes hold one node).
  *
  * <p>One warp serves one bucket, so a bucket that takes a large share of the inserts grows a long chain that its
  * warp walks serially. When the chains may have grown past {@code max(64, size / 32768)} nodes since the buckets
- * were last cut, an upsert ends with a {@link #restructure()} (turn off with {@code -Dflix.gpu.autoRestructure=false}).
+ * were last cut, an upsert ends with a {@link #restructure()} (turn off with {@link GpuTuning#autoRestructure()});
+ * where memory for that restructure is short, the upsert stands and the chains stay. The tuning is
+ * {@link FlixConfig#gpuTuning()} with the system properties' overrides
+ * ({@link GpuTuning#withSystemPropertyOverrides()}), read when the index opens.
  *
  * <p>Memory: {@link #stats()} reports the structure (node pool and bucket arrays); build and restructure cut the
  * pool to the nodes in use, upserts grow it by half again when the free list runs short: in place where the device
@@ -61,30 +67,17 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
     /** Keys per node: the one size the kernels are written for. */
     public static final int NODE_SIZE = KernelContract.NODE_SIZE;
 
-    /**
-     * Batches with fewer than numBuckets / ratio keys run one work item per touched bucket
-     * ({@code -Dflix.gpu.touchedBucketsRatio}, default 8; a huge value turns it off, for comparisons).
-     */
-    private static final int TOUCHED_BUCKETS_RATIO = Integer.getInteger("flix.gpu.touchedBucketsRatio", 8);
     private static final int MAX_GRID_Y = 65535;
     /** Below this many keys per touched bucket an upsert runs the single-thread kernel. */
     private static final double LIGHT_KEYS_PER_BUCKET = 2.0;
-    /**
-     * Unsorted gets of at least buckets / this many keys are sorted by their top bits first: enough queries that
-     * a warp's share search paths and nodes. Smaller batches go as they are (H200, 2^21 buckets: 2^20 gets took
-     * 0.31 ms as given, 0.43 ms with the locality sort; 2^18 gets 0.12 and 0.34 ms). 0 turns the sort off.
-     */
-    private static final int LOCALITY_SORT_RATIO = Integer.getInteger("flix.gpu.localitySortRatio", 1);
-    /**
-     * The locality sort orders the queries by their top log2(buckets) - this many varying bits: about 32 buckets
-     * a sort digit. A warp's lanes then share the bucketMax search down to its last few levels, and at 2^21
-     * buckets the sort takes two 8-bit radix passes. Measured on an H200 (2^26 gets, 2^25 keys): 16 bits 6.7 ms,
-     * 24 bits (three passes, a warp's queries in one or two nodes) 7.1 ms.
-     */
-    private static final int LOCALITY_BITS_BELOW_BUCKETS =
-            Integer.getInteger("flix.gpu.localityBitsBelowBuckets", 5);
-
     private final int keysPerBuiltNode;
+    /**
+     * The tuning in force: chain limits (held by {@link #chains}), batch slicing (touchedBucketsRatio), the
+     * locality sort of unsorted gets (localitySortRatio, localityBitsBelowBuckets: at the default of 5 about 32
+     * buckets a sort digit, so a warp's lanes share the bucketMax search down to its last few levels), the pool's
+     * growth (held by {@link #pool}) and tracing.
+     */
+    private GpuTuning tuning;
 
     // the structure
     private final DeviceNodePool pool;
@@ -112,16 +105,16 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
     private boolean touchedItems;
 
     /** When chains are measured, cut into groups or flattened by a restructure. */
-    private final ChainPolicy chains = new ChainPolicy();
+    private final ChainPolicy chains;
 
-    /** With -Dflix.gpu.trace=true each step synchronises and prints its time (for profiling, slows batches). */
-    private static final boolean TRACE = Boolean.getBoolean("flix.gpu.trace");
     private long traceMark;
 
-    private GpuFlixIndex(FlixConfig config, GpuRuntime.DeviceContext device) {
-        super(device, INDEX_COUNTER_SLOTS);
+    private GpuFlixIndex(FlixConfig config, GpuTuning tuning, GpuRuntime.DeviceContext device) {
+        super(device, config.gpuMemoryBudget(), INDEX_COUNTER_SLOTS);
         this.keysPerBuiltNode = config.keysPerBuiltNode();
-        this.pool = new DeviceNodePool(device, kernels, this::trace);
+        this.tuning = tuning;
+        this.chains = new ChainPolicy(tuning);
+        this.pool = new DeviceNodePool(device, memory, tuning, kernels, this::trace);
         try {
             pool.grow(DeviceNodePool.INITIAL_NODES, false);
             layoutEmpty();
@@ -133,9 +126,11 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
     }
 
     /**
-     * Opens an empty index on the configured device.
+     * Opens an empty index on the configured device, with the configured tuning overridden by the system properties
+     * set ({@link GpuTuning#withSystemPropertyOverrides()}), within the configured GPU memory budget.
      *
-     * @throws IllegalArgumentException where the node size is not 32 or the device does not exist
+     * @throws IllegalArgumentException where the node size is not 32, the device does not exist, or a tuning
+     *                                  property does not parse
      * @throws IllegalStateException    where no GPU is usable ({@link GpuSupport#unavailableReason()})
      */
     public static GpuFlixIndex open(FlixConfig config) {
@@ -144,7 +139,28 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
             throw new IllegalArgumentException("nodeSize must be " + NODE_SIZE + " for the GPU backend, was "
                     + config.nodeSize());
         }
-        return new GpuFlixIndex(config, openDevice(config));
+        final GpuTuning tuning = config.gpuTuning().withSystemPropertyOverrides();
+        return new GpuFlixIndex(config, tuning, openDevice(config));
+    }
+
+    /** The tuning in force: the config's, with the system properties' overrides. */
+    GpuTuning tuning() {
+        return tuning;
+    }
+
+    /**
+     * Takes another tuning from the next call on (tests and benchmarks that change a setting between calls; pool
+     * arrays allocated already keep how they grow).
+     */
+    void tune(GpuTuning newTuning) {
+        final var held = enterUpdate();
+        try {
+            tuning = newTuning;
+            chains.tune(newTuning);
+            pool.tune(newTuning);
+        } finally {
+            held.unlock();
+        }
     }
 
     /** The CUDA device's name. */
@@ -200,7 +216,12 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
         size += counters.readLong(SLOT_KEYS_INSERTED);
         chains.upserted(counters.readLong(SLOT_MOST_NODES_GAINED));
         if (chains.restructureAfterUpsert(size)) {
-            restructureLocked();
+            try {
+                restructureLocked();
+            } catch (GpuOutOfMemoryException e) {
+                // the upsert stands; a restructure that lacks memory leaves the index as it was: the chains stay
+                trace("restructure after upsert skipped: " + e.getMessage());
+            }
         }
     }
 
@@ -273,10 +294,10 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
     private void getInAnyOrder(DeviceBuffer queries, int n, DeviceBuffer valuesResult) {
         CUdeviceptr batch = queries.pointer();
         CUdeviceptr perm = null;
-        if ((long) n * LOCALITY_SORT_RATIO >= numBuckets) {
+        if ((long) n * tuning.localitySortRatio() >= numBuckets) {
             final int bucketBits = 32 - Integer.numberOfLeadingZeros(numBuckets - 1);
             // whole 8-bit radix passes: a ninth bit would cost a pass
-            final int wanted = Math.max(1, bucketBits - LOCALITY_BITS_BELOW_BUCKETS);
+            final int wanted = Math.max(1, bucketBits - tuning.localityBitsBelowBuckets());
             final int sortBits = wanted > 8 ? wanted / 8 * 8 : wanted;
             final int[] bits = steps.topVaryingBits(queries, n, sortBits);
             if (bits != null) {
@@ -387,34 +408,41 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
      * costs the sorted lookups, upserts and deletes a work item (H200, skewed rounds at 2^25 + 2^24 keys: a cut
      * costs about 0.7 ms; unsorted gets of 2^26 into chains of about 50 nodes took up to 9.9 ms, 7.2 ms after cuts
      * into buckets of 4; at cuts into 4 from chains of 8, sorted gets and deletes of the X25Y90 to X3Y90 rounds
-     * after the deletes took 5-12% longer). Where memory for the new bucket arrays is short, the chains stay as
-     * they are.
+     * after the deletes took 5-12% longer). Where memory for the cut (or the GPU memory budget) is short, the
+     * chains stay as they are.
      */
     private void cutLongChainsIntoGroups() {
         if (!chains.mayHaveLongChains() || size == 0) {
             return;
         }
+        final DeviceBuffer groups;
+        try {
+            groups = chainGroups.ensure((numBuckets + 1L) * Integer.BYTES);
+        } catch (GpuOutOfMemoryException e) {
+            return; // the chains stay: lookups walk them
+        }
         counters.zeroAll();
-        final DeviceBuffer groups = chainGroups.ensure((numBuckets + 1L) * Integer.BYTES);
-        kernels.splitChains(0, numBuckets, ChainPolicy.chainGroup(), bucketMax.pointer(), bucketHead.pointer(),
+        kernels.splitChains(0, numBuckets, chains.chainGroup(), bucketMax.pointer(), bucketHead.pointer(),
                 pool.nodeNext(), pool.nodeMax(), groups.pointer(), null, null, null, counters.pointer());
         final long longest = counters.readLong(SLOT_LONGEST_CHAIN);
         if (!chains.measuredBeforeWalks(longest)) {
             return;
         }
-        final DeviceBuffer start = chainGroupStart.ensure((numBuckets + 1L) * Integer.BYTES);
-        steps.scanInt(groups, start, numBuckets + 1);
-        final int buckets = (int) steps.readInt(start, numBuckets);
+        final DeviceBuffer start;
+        final int buckets;
         final DeviceBuffer max;
         final DeviceBuffer head;
         try {
+            start = chainGroupStart.ensure((numBuckets + 1L) * Integer.BYTES);
+            steps.scanInt(groups, start, numBuckets + 1);
+            buckets = (int) steps.readInt(start, numBuckets);
             max = spareBucketMax.ensure(buckets * 8L);
             head = spareBucketHead.ensure(buckets * 4L);
             ensurePerBucketScratch(buckets);
         } catch (GpuOutOfMemoryException e) {
             return; // the chains stay: lookups walk them
         }
-        kernels.splitChains(1, numBuckets, ChainPolicy.chainGroup(), bucketMax.pointer(), bucketHead.pointer(),
+        kernels.splitChains(1, numBuckets, chains.chainGroup(), bucketMax.pointer(), bucketHead.pointer(),
                 pool.nodeNext(), pool.nodeMax(), groups.pointer(), start.pointer(), max.pointer(), head.pointer(),
                 counters.pointer());
         // the spares, now written, become the bucket arrays; the old arrays the spares of the next cut
@@ -433,7 +461,7 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
         }
     }
 
-    /** Whether no chain is longer than ChainPolicy.ANY_ORDER_CHAIN_MAX + 1 nodes (measured where need be). */
+    /** Whether no chain is longer than the tuning's anyOrderChainMax + 1 nodes (measured where need be). */
     private boolean chainsAreShort() {
         return chains.shortForAnyOrder(() -> measureChains()[SLOT_LONGEST_CHAIN]);
     }
@@ -443,11 +471,12 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
 
     /**
      * Common step: splits the sorted batch into work items, one per bucket (segStart[b] = where bucket b's keys
-     * start) or, for a batch with far fewer keys than there are buckets, one per touched bucket (itemBuckets()
-     * names the bucket), so that small batches start no warp for buckets without work. Returns the item count.
+     * start) or, for a batch of fewer than numBuckets / touchedBucketsRatio keys (the tuning's), one per touched
+     * bucket (itemBuckets() names the bucket), so that small batches start no warp for buckets without work.
+     * Returns the item count.
      */
     private int sliceBatch(CUdeviceptr sortedBatch, int n) {
-        if ((long) n * TOUCHED_BUCKETS_RATIO >= numBuckets) {
+        if ((long) n * tuning.touchedBucketsRatio() >= numBuckets) {
             touchedItems = false;
             kernels.bucketSlices(bucketMax.pointer(), numBuckets, sortedBatch, n,
                     segStart.ensure((numBuckets + 1L) * Integer.BYTES).pointer());
@@ -520,8 +549,8 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
 
     private void growBuckets(int buckets) {
         final DeviceBuffer[] maxAndHead = DeviceBuffer.allocateAll(2, i -> i == 0
-                ? DeviceBuffer.allocate(buckets * 8L, "bucket max keys (" + buckets + " buckets)")
-                : DeviceBuffer.allocate(buckets * 4L, "bucket heads (" + buckets + " buckets)"));
+                ? DeviceBuffer.allocate(memory, buckets * 8L, "bucket max keys (" + buckets + " buckets)")
+                : DeviceBuffer.allocate(memory, buckets * 4L, "bucket heads (" + buckets + " buckets)"));
         final DeviceBuffer max = maxAndHead[0];
         final DeviceBuffer head = maxAndHead[1];
         if (bucketMax != null) {
@@ -549,7 +578,7 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
     @Override
     void enter() {
         super.enter();
-        if (TRACE) {
+        if (tuning.trace()) {
             cuCtxSynchronize();
             traceMark = System.nanoTime();
         }
@@ -557,7 +586,7 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
 
     @Override
     void trace(String step) {
-        if (TRACE) {
+        if (tuning != null && tuning.trace()) { // null while the base class constructs
             cuCtxSynchronize();
             final long now = System.nanoTime();
             System.err.printf("  [flix.gpu] %-22s %9.3f ms%n", step, (now - traceMark) / 1e6);
@@ -565,8 +594,8 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
         }
     }
 
-    /** Turns the automatic restructure of long chains on or off (tests that build long chains on purpose). */
+    /** Turns the automatic restructure of long chains on or off (benchmarks that build long chains on purpose). */
     void autoRestructure(boolean on) {
-        chains.autoRestructure(on);
+        tune(tuning.withAutoRestructure(on));
     }
 }

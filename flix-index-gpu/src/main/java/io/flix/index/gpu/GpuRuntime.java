@@ -26,7 +26,8 @@ import jcuda.driver.JCudaDriver;
 
 /**
  * The process-wide GPU state: the driver initialised, the CUB bridge loaded, and per device the primary context
- * (retained once, kept for the life of the process) with the kernel module loaded into it.
+ * (retained once, kept for the life of the process) with the kernel module loaded into it, and the ledger of the
+ * device memory this process's indexes hold on it.
  */
 final class GpuRuntime {
 
@@ -86,11 +87,12 @@ final class GpuRuntime {
         final String name;
         final long totalMemory;
         /**
-         * Whether buffers that grow (the FliX node pool) reserve an address range and map memory into it
-         * (DeviceBuffer.reserve) rather than allocate anew and copy: where the device has virtual memory management,
-         * unless {@code -Dflix.gpu.growInPlace=false}.
+         * Whether the device has virtual memory management: buffers that grow (the FliX node pool) can reserve an
+         * address range and map memory into it (DeviceBuffer.reserve) rather than allocate anew and copy.
          */
-        final boolean growsInPlace;
+        final boolean virtualMemoryManagement;
+        /** The device memory this process's indexes hold on the device, and their budgets. */
+        final DeviceMemoryLedger memory;
         private final CUcontext context = new CUcontext();
         private final CUmodule module = new CUmodule();
         private final Map<String, CUfunction> functions = new HashMap<>();
@@ -114,7 +116,9 @@ final class GpuRuntime {
             final int[] vmm = new int[1];
             cuDeviceGetAttribute(vmm, CUdevice_attribute.CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED,
                     device);
-            this.growsInPlace = vmm[0] != 0 && !"false".equals(System.getProperty("flix.gpu.growInPlace"));
+            this.virtualMemoryManagement = vmm[0] != 0;
+            this.memory = new DeviceMemoryLedger("device " + ordinal + " (" + name + ", "
+                    + DeviceMemoryLedger.size(totalMemory) + ")", totalMemory);
             cuDevicePrimaryCtxRetain(context, device);
             cuCtxSetCurrent(context);
             cuModuleLoadData(module, readFatbin(FATBIN_RESOURCE));

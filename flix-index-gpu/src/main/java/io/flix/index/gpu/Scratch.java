@@ -4,17 +4,20 @@ import jcuda.driver.CUdeviceptr;
 
 /** A device buffer that grows on demand (by half again at least) and keeps its memory between batches. */
 final class Scratch implements AutoCloseable {
+    private final DeviceMemoryLedger.Account memory;
     private final String what;
     private DeviceBuffer buffer;
 
-    Scratch(String what) {
+    /** @param memory where its memory is reserved (the index's account) */
+    Scratch(DeviceMemoryLedger.Account memory, String what) {
+        this.memory = memory;
         this.what = what;
     }
 
     DeviceBuffer ensure(long bytes) {
         if (buffer == null || buffer.bytes() < bytes) {
             final long grown = buffer == null ? bytes : Math.max(bytes, buffer.bytes() + buffer.bytes() / 2);
-            final DeviceBuffer fresh = DeviceBuffer.allocate(grown, what);
+            final DeviceBuffer fresh = DeviceBuffer.allocate(memory, grown, what);
             if (buffer != null) {
                 buffer.close();
             }

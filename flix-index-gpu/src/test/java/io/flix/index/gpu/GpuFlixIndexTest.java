@@ -11,6 +11,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.flix.index.Backend;
 import io.flix.index.FlixConfig;
 import io.flix.index.FlixIndex;
+import io.flix.index.GpuMemoryBudget;
+import io.flix.index.GpuTuning;
 import io.flix.index.IndexStats;
 import io.flix.index.RangeResult;
 import io.flix.index.SortedPairs;
@@ -38,7 +40,16 @@ class GpuFlixIndexTest {
     }
 
     private static GpuFlixIndex openGpu() {
-        return GpuFlixIndex.open(FlixConfig.builder().backend(Backend.GPU).build());
+        return openGpu(GpuTuning.DEFAULTS);
+    }
+
+    private static GpuFlixIndex openGpu(GpuTuning tuning) {
+        return GpuFlixIndex.open(FlixConfig.builder().backend(Backend.GPU).gpuTuning(tuning).build());
+    }
+
+    /** An account of device 0's ledger held to no budget, for buffers a test allocates itself. */
+    private static DeviceMemoryLedger.Account unbudgeted() throws Exception {
+        return GpuRuntime.device(0).memory.account(GpuMemoryBudget.NONE);
     }
 
     // ---------------------------------------------------------------------------------------------------------
@@ -92,20 +103,18 @@ class GpuFlixIndexTest {
     @Test
     void randomOperationsMatchTheOracleWithAPoolThatGrowsInPlace() {
         assumeGpu();
-        final String key = "flix.gpu.inPlaceMinNodes";
-        System.setProperty(key, "0");
-        try {
-            for (long spread : new long[] {5_000, Long.MAX_VALUE}) {
-                runRandomRounds(4, spread);
-            }
-        } finally {
-            System.clearProperty(key);
+        for (long spread : new long[] {5_000, Long.MAX_VALUE}) {
+            runRandomRounds(4, spread, GpuTuning.DEFAULTS.withInPlaceMinNodes(0));
         }
     }
 
     private void runRandomRounds(long seed, long spread) {
+        runRandomRounds(seed, spread, GpuTuning.DEFAULTS);
+    }
+
+    private void runRandomRounds(long seed, long spread, GpuTuning tuning) {
         final SplittableRandom rnd = new SplittableRandom(seed * 31 + spread);
-        try (GpuFlixIndex gpu = openGpu(); TreeMapOracle oracle = new TreeMapOracle()) {
+        try (GpuFlixIndex gpu = openGpu(tuning); TreeMapOracle oracle = new TreeMapOracle()) {
             final int buildSize = rnd.nextInt(20_000);
             final long[][] build = randomPairs(rnd, buildSize, spread);
             gpu.build(build[0], build[1], buildSize);
@@ -183,8 +192,8 @@ class GpuFlixIndexTest {
     void largeMergesIntoOneNodeMatchTheOracle() {
         assumeGpu();
         final SplittableRandom rnd = new SplittableRandom(23);
-        try (GpuFlixIndex gpu = openGpu(); TreeMapOracle oracle = new TreeMapOracle()) {
-            gpu.autoRestructure(false);
+        try (GpuFlixIndex gpu = openGpu(GpuTuning.DEFAULTS.withAutoRestructure(false));
+             TreeMapOracle oracle = new TreeMapOracle()) {
             // thousands of keys into an empty bucket, then into a node whose keys they partly replace
             final long[][] first = randomPairs(rnd, 3_000, 1L << 16);
             gpu.upsert(first[0], first[1], 3_000);
@@ -227,8 +236,8 @@ class GpuFlixIndexTest {
     void unsortedGetsMatchTheOracleOnEveryPath() {
         assumeGpu();
         final SplittableRandom rnd = new SplittableRandom(29);
-        try (GpuFlixIndex gpu = openGpu(); TreeMapOracle oracle = new TreeMapOracle()) {
-            gpu.autoRestructure(false);
+        try (GpuFlixIndex gpu = openGpu(GpuTuning.DEFAULTS.withAutoRestructure(false));
+             TreeMapOracle oracle = new TreeMapOracle()) {
             final long[][] build = randomPairs(rnd, 1 << 17, 1L << 40);
             gpu.build(build[0], build[1], build[0].length);
             oracle.build(build[0], build[1], build[0].length);
@@ -246,20 +255,14 @@ class GpuFlixIndexTest {
             oracle.upsert(heavy[0], heavy[1], heavy[0].length);
             assertTrue(gpu.stats().longestChain() > 300, "a chain longer than the one-thread path takes: "
                     + gpu.stats());
-            System.setProperty(LONG_CHAIN, String.valueOf(Integer.MAX_VALUE));
-            try {
-                compareUnsortedGets(rnd, oracle, gpu, buckets, 1L << 20, "a long chain");
-                assertTrue(gpu.stats().longestChain() > 300, "the chain was kept: " + gpu.stats());
-            } finally {
-                System.clearProperty(LONG_CHAIN);
-            }
+            gpu.tune(gpu.tuning().withLongChain(Integer.MAX_VALUE));
+            compareUnsortedGets(rnd, oracle, gpu, buckets, 1L << 20, "a long chain");
+            assertTrue(gpu.stats().longestChain() > 300, "the chain was kept: " + gpu.stats());
+            gpu.tune(gpu.tuning().withLongChain(GpuTuning.DEFAULTS.longChain()));
             compareUnsortedGets(rnd, oracle, gpu, buckets, 1L << 20, "the long chain cut into buckets");
             assertTrue(gpu.stats().longestChain() <= 8, "cut: " + gpu.stats());
         }
     }
-
-    private static final String LONG_CHAIN = "flix.gpu.longChain";
-    private static final String CHAIN_GROUP = "flix.gpu.chainGroup";
 
     /**
      * Skewed upserts grow chains of tens of nodes in a few buckets; the first unsorted get after them cuts every
@@ -270,8 +273,8 @@ class GpuFlixIndexTest {
     void unsortedGetsCutLongChainsIntoBucketsOfEightNodes() {
         assumeGpu();
         final SplittableRandom rnd = new SplittableRandom(37);
-        try (GpuFlixIndex gpu = openGpu(); TreeMapOracle oracle = new TreeMapOracle()) {
-            gpu.autoRestructure(false);
+        try (GpuFlixIndex gpu = openGpu(GpuTuning.DEFAULTS.withAutoRestructure(false));
+             TreeMapOracle oracle = new TreeMapOracle()) {
             final long[][] build = randomPairs(rnd, 20_000, 1L << 50);
             gpu.build(build[0], build[1], build[0].length);
             oracle.build(build[0], build[1], build[0].length);
@@ -326,15 +329,8 @@ class GpuFlixIndexTest {
     @Test
     void randomOperationsMatchTheOracleWhereLookupsCutEveryChain() {
         assumeGpu();
-        System.setProperty(LONG_CHAIN, "1");
-        System.setProperty(CHAIN_GROUP, "1");
-        try {
-            for (long spread : new long[] {5_000, 1L << 40}) {
-                runRandomRounds(5, spread);
-            }
-        } finally {
-            System.clearProperty(LONG_CHAIN);
-            System.clearProperty(CHAIN_GROUP);
+        for (long spread : new long[] {5_000, 1L << 40}) {
+            runRandomRounds(5, spread, GpuTuning.DEFAULTS.withChainGroup(1).withLongChain(1));
         }
     }
 
@@ -501,8 +497,8 @@ class GpuFlixIndexTest {
     void heavyInsertsSplitNodesIntoChainsAndRestructureFlattensThem() {
         assumeGpu();
         final SplittableRandom rnd = new SplittableRandom(11);
-        try (GpuFlixIndex gpu = openGpu(); TreeMapOracle oracle = new TreeMapOracle()) {
-            gpu.autoRestructure(false);
+        try (GpuFlixIndex gpu = openGpu(GpuTuning.DEFAULTS.withAutoRestructure(false));
+             TreeMapOracle oracle = new TreeMapOracle()) {
             final long[][] build = randomPairs(rnd, 2_000, 1L << 50);
             gpu.build(build[0], build[1], 2_000);
             oracle.build(build[0], build[1], 2_000);
@@ -709,13 +705,13 @@ class GpuFlixIndexTest {
     }
 
     @Test
-    void anAllocationBeyondTheDeviceNamesTheSizes() {
+    void anAllocationBeyondTheDeviceNamesTheSizes() throws Exception {
         assumeGpu();
         try (GpuFlixIndex gpu = openGpu()) { // makes the context current on this thread
             gpu.build(new long[] {1}, new long[] {2}, 1);
             final long bytesBefore = DeviceBuffer.liveBytes();
             final GpuOutOfMemoryException e = assertThrows(GpuOutOfMemoryException.class,
-                    () -> DeviceBuffer.allocate(1L << 50, "a test buffer"));
+                    () -> DeviceBuffer.allocate(unbudgeted(), 1L << 50, "a test buffer"));
             assertTrue(e.getMessage().contains(Long.toString(1L << 50)) && e.getMessage().contains("a test buffer"),
                     e.getMessage());
             assertEquals(bytesBefore, DeviceBuffer.liveBytes());
@@ -728,10 +724,11 @@ class GpuFlixIndexTest {
     void aBufferThatGrowsInPlaceKeepsItsAddressAndContents() throws Exception {
         assumeGpu();
         try (GpuFlixIndex gpu = openGpu()) { // makes the context current on this thread
-            assertTrue(GpuRuntime.device(0).growsInPlace, "the device has virtual memory management");
+            assertTrue(GpuRuntime.device(0).virtualMemoryManagement, "the device has virtual memory management");
             final long liveBefore = DeviceBuffer.liveBytes();
             final long[] head = new SplittableRandom(3).longs(1000).toArray();
-            try (DeviceBuffer b = DeviceBuffer.reserve(0, 1L << 32, head.length * 8L, "a test buffer")) {
+            try (DeviceBuffer b = DeviceBuffer.reserve(unbudgeted(), 0, 1L << 32, head.length * 8L,
+                    "a test buffer")) {
                 cuMemcpyHtoD(b.pointer(), Pointer.to(head), head.length * 8L);
                 final long address = b.address();
                 final long small = b.bytes();
