@@ -1,24 +1,28 @@
 package io.flix.examples;
 
+import static io.flix.examples.BenchmarkProgress.afterRelease;
+import static io.flix.examples.BenchmarkProgress.checkAnswers;
+import static io.flix.examples.BenchmarkProgress.functionsOpened;
+import static io.flix.examples.BenchmarkProgress.hits;
+import static io.flix.examples.BenchmarkProgress.loadStartCpuNanos;
+import static io.flix.examples.BenchmarkProgress.loadStartNanos;
+import static io.flix.examples.BenchmarkProgress.lookupStartCpuNanos;
+import static io.flix.examples.BenchmarkProgress.lookupStartNanos;
+import static io.flix.examples.BenchmarkProgress.processCpuNanos;
+import static io.flix.examples.BenchmarkProgress.releaseLookups;
+import static io.flix.examples.BenchmarkProgress.resetProgress;
+import static io.flix.examples.BenchmarkProgress.updateApplied;
+import static io.flix.examples.BenchmarkProgress.updatesApplied;
+
 import io.flix.flink.Enriched;
 import io.flix.flink.FlixEnrichment;
-import io.flix.flink.LookupKind;
 import io.flix.index.Backend;
 
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
-import org.apache.flink.api.common.functions.MapFunction;
-import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.api.common.state.MapStateDescriptor;
 import org.apache.flink.api.common.state.ValueState;
-import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeinfo.Types;
-import org.apache.flink.api.connector.sink2.Sink;
-import org.apache.flink.api.connector.sink2.SinkWriter;
-import org.apache.flink.api.connector.sink2.WriterInitContext;
-import org.apache.flink.api.connector.source.lib.NumberSequenceSource.NumberSequenceSplit;
-import org.apache.flink.api.connector.source.util.ratelimit.RateLimiter;
-import org.apache.flink.api.connector.source.util.ratelimit.RateLimiterStrategy;
 import org.apache.flink.api.java.functions.KeySelector;
 import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.Configuration;
@@ -33,9 +37,7 @@ import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.api.functions.co.BroadcastProcessFunction;
 import org.apache.flink.streaming.api.functions.co.KeyedCoProcessFunction;
-import org.apache.flink.util.Collector;
 
-import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -43,14 +45,8 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
-import java.util.Objects;
 import java.util.TreeSet;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.AtomicReference;
-import java.util.concurrent.atomic.LongAdder;
 import java.util.stream.Stream;
 
 /**
@@ -359,22 +355,6 @@ public final class EnrichmentBenchmark {
         }
     }
 
-    // The job runs in this JVM (local mode): its functions report here.
-    // a LongAdder, not one contended counter, so that counting does not slow the subtasks down at high parallelism
-    private static final LongAdder UPDATES_APPLIED = new LongAdder();
-    /** Subtasks of the non-FliX contestants' functions opened (with their state restored, where restored). */
-    private static final LongAdder OPENED = new LongAdder();
-    private static final AtomicLong LOAD_START = new AtomicLong();
-    private static final AtomicLong LOOKUP_START = new AtomicLong();
-    // process CPU time (all threads, JIT and GC included) at the same moments
-    private static final AtomicLong LOAD_START_CPU = new AtomicLong();
-    private static final AtomicLong LOOKUP_START_CPU = new AtomicLong();
-    private static final LongAdder ENRICHED = new LongAdder();
-    private static final LongAdder HITS = new LongAdder();
-    private static final LongAdder WRONG = new LongAdder();
-    private static final AtomicReference<String> FIRST_WRONG = new AtomicReference<>();
-    private static volatile CompletableFuture<Void> lookupsReleased;
-
     /** Product ids are the ordinals times an odd constant (spread over the key space, as hashed ids are)... */
     private static final long PRODUCT_ID_FACTOR = 0x9E3779B97F4A7C15L;
     /** ...so an id times this inverse (modulo 2^64) is its ordinal again: how the sink checks each answer. */
@@ -384,18 +364,19 @@ public final class EnrichmentBenchmark {
     }
 
     public static void main(String[] args) throws Exception {
-        final boolean quick = flag(args, "--quick");
-        final long keys = option(args, "--keys", quick ? 20_000 : 10_000_000);
-        final long lookups = option(args, "--lookups", quick ? 40_000 : 2 * keys);
-        final long rocksdbLookups = option(args, "--rocksdb-lookups", lookups);
-        final int parallelism = (int) option(args, "--parallelism", 2);
+        final Args options = Args.of(args);
+        final boolean quick = options.flag("--quick");
+        final long keys = options.number("--keys", quick ? 20_000 : 10_000_000);
+        final long lookups = options.number("--lookups", quick ? 40_000 : 2 * keys);
+        final long rocksdbLookups = options.number("--rocksdb-lookups", lookups);
+        final int parallelism = (int) options.number("--parallelism", 2);
         final String gpuUnusable = Backend.GPU.unavailableReason();
         final List<Backend> backends = new ArrayList<>();
-        for (String name : text(args, "--backend", gpuUnusable == null ? "cpu,gpu" : "cpu").split(",")) {
+        for (String name : options.text("--backend", gpuUnusable == null ? "cpu,gpu" : "cpu").split(",")) {
             backends.add(Backend.valueOf(name.trim().toUpperCase(Locale.ROOT)));
         }
         final List<Contestant> contestants = new ArrayList<>();
-        for (String kind : text(args, "--variants", String.join(",", KINDS)).split(",")) {
+        for (String kind : options.text("--variants", String.join(",", KINDS)).split(",")) {
             if (kind.trim().startsWith("flix-")) {
                 for (Backend backend : backends) {
                     contestants.add(new Contestant(kind.trim(), backend));
@@ -404,21 +385,21 @@ public final class EnrichmentBenchmark {
                 contestants.add(Contestant.of(kind.trim()));
             }
         }
-        final List<Boolean> reuseSettings = switch (objectReuse(args)) {
+        final List<Boolean> reuseSettings = switch (options.textOr("--object-reuse", "on", "off")) {
             case "off" -> List.of(false);
             case "on" -> List.of(true);
             case "both" -> List.of(false, true);
             default -> throw new IllegalArgumentException("--object-reuse takes off, on or both, not '"
-                    + objectReuse(args) + "'");
+                    + options.textOr("--object-reuse", "on", "off") + "'");
         };
-        final int repeat = (int) option(args, "--repeat", 1);
-        final Setup setup = Setup.of(text(args, "--payload", "long"), keys, lookups, parallelism)
-                .withSavepoint(!flag(args, "--no-savepoint"))
+        final int repeat = (int) options.number("--repeat", 1);
+        final Setup setup = Setup.of(options.text("--payload", "long"), keys, lookups, parallelism)
+                .withSavepoint(!options.flag("--no-savepoint"))
                 .withSavepointFormat(SavepointFormatType.valueOf(
-                        text(args, "--savepoint-format", "canonical").toUpperCase(Locale.ROOT)))
-                .withRocksdbManaged(MemorySize.parse(text(args, "--rocksdb-managed", quick ? "256m" : "4g")))
-                .withBatches((int) option(args, "--batch-size", 1 << 17), option(args, "--flush-ms", 200))
-                .withRecovery(recovery(args, parallelism, lookups));
+                        options.text("--savepoint-format", "canonical").toUpperCase(Locale.ROOT)))
+                .withRocksdbManaged(MemorySize.parse(options.text("--rocksdb-managed", quick ? "256m" : "4g")))
+                .withBatches((int) options.number("--batch-size", 1 << 17), options.number("--flush-ms", 200))
+                .withRecovery(recovery(options, parallelism, lookups));
         System.out.printf(Locale.ROOT, "keys=%d lookups=%d (rocksdb: %d; half hits) payload=%s parallelism=%d "
                         + "cores=%d maxHeap=%.1f GiB batch=%d flush=%d ms repeat=%d gpu=%s%n", keys, lookups,
                 rocksdbLookups, setup.payload(), parallelism, Runtime.getRuntime().availableProcessors(),
@@ -432,7 +413,7 @@ public final class EnrichmentBenchmark {
                     setup.savepointFormat().name().toLowerCase(Locale.ROOT), setup.recovery().restoreParallelisms(),
                     setup.recovery().sampleLookups());
         }
-        final long warmupKeys = option(args, "--warmup", quick ? 0 : Math.min(keys, 1_000_000));
+        final long warmupKeys = options.number("--warmup", quick ? 0 : Math.min(keys, 1_000_000));
         if (warmupKeys > 0) {
             // the JIT compiles Flink's code paths in whichever job runs them first: warm every contestant up
             for (boolean reuse : reuseSettings) {
@@ -462,10 +443,10 @@ public final class EnrichmentBenchmark {
      * {@code --checkpoint}, {@code --restore}, {@code --restore-parallelism} and {@code --restore-lookups}: see the
      * class comment.
      */
-    private static Recovery recovery(String[] args, int parallelism, long lookups) {
-        final String others = text(args, "--restore-parallelism", null);
-        if (!flag(args, "--restore") && others == null) {
-            return flag(args, "--checkpoint") ? new Recovery(true, List.of(), 0) : Recovery.NONE;
+    private static Recovery recovery(Args options, int parallelism, long lookups) {
+        final String others = options.text("--restore-parallelism", null);
+        if (!options.flag("--restore") && others == null) {
+            return options.flag("--checkpoint") ? new Recovery(true, List.of(), 0) : Recovery.NONE;
         }
         final List<Integer> parallelisms = new ArrayList<>(List.of(parallelism));
         if (others != null) {
@@ -476,7 +457,7 @@ public final class EnrichmentBenchmark {
                 }
             }
         }
-        return Recovery.restoreAt(parallelisms, option(args, "--restore-lookups", Math.min(lookups, 100_000)));
+        return Recovery.restoreAt(parallelisms, options.number("--restore-lookups", Math.min(lookups, 100_000)));
     }
 
     /**
@@ -484,7 +465,7 @@ public final class EnrichmentBenchmark {
      * wrong or a lookup is missing.
      */
     public static Result run(Contestant contestant, Setup setup) throws Exception {
-        resetCounters();
+        resetProgress();
         final long keys = setup.keys();
         final boolean recover = !contestant.ceiling(); // the ceilings keep no state
         final Path checkpoints = Files.createTempDirectory("flix-bench-checkpoints");
@@ -513,7 +494,7 @@ public final class EnrichmentBenchmark {
                     if (client.getJobExecutionResult().isDone()) {
                         client.getJobExecutionResult().get(); // throws where the job failed
                         throw new IllegalStateException(contestant.label() + ": the job ended before the dimension "
-                                + "was loaded (" + UPDATES_APPLIED.sum() + " updates applied, " + keys + " keys)");
+                                + "was loaded (" + updatesApplied() + " updates applied, " + keys + " keys)");
                     }
                     Thread.sleep(1);
                 }
@@ -535,18 +516,18 @@ public final class EnrichmentBenchmark {
                     savepointSeconds = (System.nanoTime() - start) / 1e9;
                     savepointBytes = bytesUnder(savepoints);
                 }
-                lookupsReleased.complete(null);
+                releaseLookups();
                 client.getJobExecutionResult().get(1, TimeUnit.HOURS);
                 end = System.nanoTime();
                 endCpu = processCpuNanos();
-                loadStart = LOAD_START.get();
-                lookupStart = LOOKUP_START.get();
+                loadStart = loadStartNanos();
+                lookupStart = lookupStartNanos();
                 indexBytes = indexBytes(contestant, setup.parallelism());
             }
-            checkAnswers(contestant, setup.lookups(), "");
-            final long hits = HITS.sum();
-            final double loadCpuPerKey = (double) (loadEndCpu - LOAD_START_CPU.get()) / keys;
-            final double lookupCpuPerLookup = (double) (endCpu - LOOKUP_START_CPU.get()) / setup.lookups();
+            checkAnswers(contestant.label(), setup.lookups(), contestant.ceiling());
+            final long hits = hits();
+            final double loadCpuPerKey = (double) (loadEndCpu - loadStartCpuNanos()) / keys;
+            final double lookupCpuPerLookup = (double) (endCpu - lookupStartCpuNanos()) / setup.lookups();
             final List<Restore> restores = new ArrayList<>();
             if (recover) {
                 for (int parallelism : setup.recovery().restoreParallelisms()) {
@@ -573,7 +554,7 @@ public final class EnrichmentBenchmark {
      */
     private static Restore restore(Contestant contestant, Setup setup, Configuration conf, String savepoint,
                                    int parallelism) throws Exception {
-        resetCounters();
+        resetProgress();
         final long lookups = setup.recovery().sampleLookups();
         final String label = contestant.label() + " restored at parallelism " + parallelism;
         // the first job's garbage is not the restore's to collect
@@ -590,46 +571,15 @@ public final class EnrichmentBenchmark {
                 Thread.sleep(1);
             }
             seconds = (System.nanoTime() - job.submittedNanos()) / 1e9;
-            lookupsReleased.complete(null);
+            releaseLookups();
             client.getJobExecutionResult().get(1, TimeUnit.HOURS);
         }
-        if (UPDATES_APPLIED.sum() != 0) {
-            throw new IllegalStateException(label + " applied " + UPDATES_APPLIED.sum() + " updates: its dimension "
+        if (updatesApplied() != 0) {
+            throw new IllegalStateException(label + " applied " + updatesApplied() + " updates: its dimension "
                     + "did not come from the savepoint alone");
         }
-        checkAnswers(contestant, lookups, " restored at parallelism " + parallelism);
-        return new Restore(parallelism, seconds, lookups, HITS.sum());
-    }
-
-    private static void resetCounters() {
-        UPDATES_APPLIED.reset();
-        OPENED.reset();
-        LOAD_START.set(0);
-        LOOKUP_START.set(0);
-        LOAD_START_CPU.set(0);
-        LOOKUP_START_CPU.set(0);
-        ENRICHED.reset();
-        HITS.reset();
-        WRONG.reset();
-        FIRST_WRONG.set(null);
-        lookupsReleased = new CompletableFuture<>();
-        FlixMetrics.clear();
-    }
-
-    /** Every lookup came out, every answer right, and none at all from a contestant without state. */
-    private static void checkAnswers(Contestant contestant, long lookups, String job) {
-        if (ENRICHED.sum() != lookups) {
-            throw new IllegalStateException(contestant.label() + job + ": " + ENRICHED.sum() + " of " + lookups
-                    + " lookups came out");
-        }
-        if (WRONG.sum() > 0) {
-            throw new IllegalStateException(contestant.label() + job + ": " + WRONG.sum() + " wrong answers, the "
-                    + "first: " + FIRST_WRONG.get());
-        }
-        if (contestant.ceiling() && HITS.sum() != 0) {
-            throw new IllegalStateException(contestant.label() + " keeps no state but answered " + HITS.sum()
-                    + " lookups with a payload");
-        }
+        checkAnswers(label, lookups, contestant.ceiling());
+        return new Restore(parallelism, seconds, lookups, hits());
     }
 
     /** The cluster's and the job's configuration (the same, as in a local environment). */
@@ -670,14 +620,14 @@ public final class EnrichmentBenchmark {
                             TypeInformation.of(ProductPrice.class)),
                     WatermarkStrategy.noWatermarks(), "products").uid("products");
             enrich(contestant, setup, updates, orders, p -> p.id, p -> p.price, Types.LONG)
-                    .sinkTo(new CheckingSink<Long>(keys, price -> price, !contestant.ceiling())).name("check")
+                    .sinkTo(new AnswerCheckingSink<Long>(keys, price -> price, !contestant.ceiling())).name("check")
                     .uid("check");
         } else {
             final DataStream<Product> updates = env.fromSource(new DataGeneratorSource<>(
                             EnrichmentJob::listing, keys, TypeInformation.of(Product.class)),
                     WatermarkStrategy.noWatermarks(), "products").uid("products");
             enrich(contestant, setup, updates, orders, p -> p.id, p -> p, TypeInformation.of(Product.class))
-                    .sinkTo(new CheckingSink<Product>(keys, product -> product.priceCents, !contestant.ceiling()))
+                    .sinkTo(new AnswerCheckingSink<Product>(keys, product -> product.priceCents, !contestant.ceiling()))
                     .name("check").uid("check");
         }
         return env;
@@ -707,15 +657,19 @@ public final class EnrichmentBenchmark {
                 final MapStateDescriptor<Long, P> dimension =
                         new MapStateDescriptor<>("dimension", Types.LONG, payloadType);
                 yield orders.connect(updates.broadcast(dimension))
-                        .process(new BroadcastStateEnrichment<>(dimension, key, payloadOf), enrichedType)
+                        .process(new EnrichmentBaselines.BroadcastStateEnrichment<>(dimension, key, payloadOf),
+                                enrichedType)
                         .name(ENRICHMENT).uid(ENRICHMENT);
             }
             case "heap", "rocksdb" -> keyedProcess(updates, orders, key,
-                    new ValueStateEnrichment<>(payloadOf, payloadType), enrichedType);
-            case "ceiling-keyed" -> keyedProcess(updates, orders, key, new KeyedNoState<U, P>(), enrichedType);
+                    new EnrichmentBaselines.ValueStateEnrichment<>(payloadOf, payloadType), enrichedType);
+            case "ceiling-keyed" -> keyedProcess(updates, orders, key, new EnrichmentBaselines.KeyedNoState<U, P>(),
+                    enrichedType);
             case "ceiling-chained" -> {
-                updates.broadcast().sinkTo(new DroppingSink<>()).name("drop updates").uid("drop updates");
-                yield orders.map(new AnswerNothing<P>()).returns(enrichedType).name(ENRICHMENT).uid(ENRICHMENT);
+                updates.broadcast().sinkTo(new EnrichmentBaselines.DroppingSink<>()).name("drop updates")
+                        .uid("drop updates");
+                yield orders.map(new EnrichmentBaselines.AnswerNothing<P>()).returns(enrichedType).name(ENRICHMENT)
+                        .uid(ENRICHMENT);
             }
             default -> throw new IllegalStateException("no job for " + contestant.kind());
         };
@@ -738,7 +692,7 @@ public final class EnrichmentBenchmark {
         final long keys = setup.keys();
         final int parallelism = setup.parallelism();
         return contestant.flix() ? flixHolds(contestant, keys, parallelism)
-                : UPDATES_APPLIED.sum() >= (contestant.updatesBroadcast() ? keys * parallelism : keys);
+                : updatesApplied() >= (contestant.updatesBroadcast() ? keys * parallelism : keys);
     }
 
     /**
@@ -747,7 +701,7 @@ public final class EnrichmentBenchmark {
      * others when every subtask of their function has opened (Flink opens a function after restoring its state).
      */
     private static boolean restored(Contestant contestant, long keys, int parallelism) {
-        return contestant.flix() ? flixHolds(contestant, keys, parallelism) : OPENED.sum() == parallelism;
+        return contestant.flix() ? flixHolds(contestant, keys, parallelism) : functionsOpened() == parallelism;
     }
 
     /** Whether the FliX subtasks' {@code flixIndexSize} gauges say that they hold the whole dimension. */
@@ -826,6 +780,11 @@ public final class EnrichmentBenchmark {
         return ordinal * PRODUCT_ID_FACTOR;
     }
 
+    /** The ordinal of a product id ({@link #productId}'s inverse). */
+    static long ordinalOf(long productId) {
+        return productId * ORDINAL_FACTOR;
+    }
+
     /** The price of product {@code ordinal}, in cents (as {@link EnrichmentJob#listing} sets it). */
     static long price(long ordinal) {
         return 100 + Math.floorMod(ordinal * 7919, 100_000);
@@ -852,33 +811,6 @@ public final class EnrichmentBenchmark {
         return x;
     }
 
-    private static void updateApplied() {
-        if (LOAD_START.get() == 0 && LOAD_START.compareAndSet(0, System.nanoTime())) {
-            LOAD_START_CPU.set(processCpuNanos());
-        }
-        UPDATES_APPLIED.increment();
-    }
-
-    private static long processCpuNanos() {
-        return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
-                .getProcessCpuTime();
-    }
-
-    /** Holds the orders back, without blocking checkpoints, until the main thread releases them. */
-    @SuppressWarnings("unchecked")
-    private static RateLimiterStrategy<NumberSequenceSplit> afterRelease() {
-        return parallelism -> new RateLimiter<NumberSequenceSplit>() {
-            @Override
-            public CompletionStage<Void> acquire(int permits) {
-                final CompletableFuture<Void> released = lookupsReleased;
-                if (released.isDone() && LOOKUP_START.compareAndSet(0, System.nanoTime())) {
-                    LOOKUP_START_CPU.set(processCpuNanos());
-                }
-                return released;
-            }
-        };
-    }
-
     /** A dimension row: a product and its price in cents. A Flink POJO. */
     public static class ProductPrice {
         public long id;
@@ -890,163 +822,6 @@ public final class EnrichmentBenchmark {
         public ProductPrice(long id, long price) {
             this.id = id;
             this.price = price;
-        }
-    }
-
-    /** The keyed baseline: exact lookups on keyed ValueState, one record at a time. */
-    static final class ValueStateEnrichment<U, P> extends KeyedCoProcessFunction<Long, U, Order, Enriched<Order, P>> {
-        private final SerializableFunction<U, P> payloadOf;
-        private final TypeInformation<P> payloadType;
-        private transient ValueState<P> payload;
-
-        ValueStateEnrichment(SerializableFunction<U, P> payloadOf, TypeInformation<P> payloadType) {
-            this.payloadOf = payloadOf;
-            this.payloadType = payloadType;
-        }
-
-        @Override
-        public void open(OpenContext openContext) {
-            payload = getRuntimeContext().getState(new ValueStateDescriptor<>("payload", payloadType));
-            OPENED.increment();
-        }
-
-        @Override
-        public void processElement1(U update, Context ctx, Collector<Enriched<Order, P>> out) throws Exception {
-            payload.update(payloadOf.apply(update));
-            updateApplied();
-        }
-
-        @Override
-        public void processElement2(Order order, Context ctx, Collector<Enriched<Order, P>> out) throws Exception {
-            out.collect(new Enriched<>(order, LookupKind.EXACT, payload.value(), null, null));
-        }
-    }
-
-    /**
-     * Flink's replicated dimension: every subtask keeps the whole dimension in its broadcast state (a map, on the
-     * heap whatever the state backend) and answers its lookups from it, one record at a time.
-     */
-    static final class BroadcastStateEnrichment<U, P> extends BroadcastProcessFunction<Order, U, Enriched<Order, P>> {
-        private final MapStateDescriptor<Long, P> dimension;
-        private final KeySelector<U, Long> key;
-        private final SerializableFunction<U, P> payloadOf;
-
-        BroadcastStateEnrichment(MapStateDescriptor<Long, P> dimension, KeySelector<U, Long> key,
-                                 SerializableFunction<U, P> payloadOf) {
-            this.dimension = dimension;
-            this.key = key;
-            this.payloadOf = payloadOf;
-        }
-
-        @Override
-        public void open(OpenContext openContext) {
-            OPENED.increment();
-        }
-
-        @Override
-        public void processElement(Order order, ReadOnlyContext ctx, Collector<Enriched<Order, P>> out)
-                throws Exception {
-            out.collect(new Enriched<>(order, LookupKind.EXACT, ctx.getBroadcastState(dimension).get(order.productId),
-                    null, null));
-        }
-
-        @Override
-        public void processBroadcastElement(U update, Context ctx, Collector<Enriched<Order, P>> out)
-                throws Exception {
-            ctx.getBroadcastState(dimension).put(key.getKey(update), payloadOf.apply(update));
-            updateApplied();
-        }
-    }
-
-    /**
-     * The keyed ceiling: the heap job's topology (sources, key-by exchange, the record path, the sink) with the
-     * state taken out. Updates are counted and dropped; every order comes out without a payload.
-     */
-    static final class KeyedNoState<U, P> extends KeyedCoProcessFunction<Long, U, Order, Enriched<Order, P>> {
-        @Override
-        public void processElement1(U update, Context ctx, Collector<Enriched<Order, P>> out) {
-            updateApplied();
-        }
-
-        @Override
-        public void processElement2(Order order, Context ctx, Collector<Enriched<Order, P>> out) {
-            out.collect(new Enriched<>(order, LookupKind.EXACT, null, null, null));
-        }
-    }
-
-    /** The chained ceiling's lookups: every order out without a payload, chained to the order source. */
-    static final class AnswerNothing<P> implements MapFunction<Order, Enriched<Order, P>> {
-        @Override
-        public Enriched<Order, P> map(Order order) {
-            return new Enriched<>(order, LookupKind.EXACT, null, null, null);
-        }
-    }
-
-    /** The chained ceiling's updates: counted on every subtask (they are broadcast) and dropped. */
-    private static final class DroppingSink<U> implements Sink<U> {
-        @Override
-        public SinkWriter<U> createWriter(WriterInitContext context) {
-            return new SinkWriter<>() {
-                @Override
-                public void write(U update, Context context) {
-                    updateApplied();
-                }
-
-                @Override
-                public void flush(boolean endOfInput) {
-                }
-
-                @Override
-                public void close() {
-                }
-            };
-        }
-    }
-
-    /**
-     * Counts the enriched orders and, where {@code check}, checks each answer against the dimension: the price of
-     * the order's product where it is among the {@code keys} loaded, else no payload.
-     */
-    private static final class CheckingSink<P> implements Sink<Enriched<Order, P>> {
-        private final long keys;
-        private final SerializableFunction<P, Long> priceOf;
-        private final boolean check;
-
-        CheckingSink(long keys, SerializableFunction<P, Long> priceOf, boolean check) {
-            this.keys = keys;
-            this.priceOf = priceOf;
-            this.check = check;
-        }
-
-        @Override
-        public SinkWriter<Enriched<Order, P>> createWriter(WriterInitContext context) {
-            return new SinkWriter<>() {
-                @Override
-                public void write(Enriched<Order, P> e, Context context) {
-                    ENRICHED.increment();
-                    if (e.payload != null) {
-                        HITS.increment();
-                    }
-                    if (check) {
-                        final long ordinal = e.event.productId * ORDINAL_FACTOR;
-                        final Long expected = ordinal >= 0 && ordinal < keys ? price(ordinal) : null;
-                        final Long answered = e.payload == null ? null : priceOf.apply(e.payload);
-                        if (!Objects.equals(expected, answered)) {
-                            WRONG.increment();
-                            FIRST_WRONG.compareAndSet(null, e.event + ": expected price " + expected + ", answered "
-                                    + answered);
-                        }
-                    }
-                }
-
-                @Override
-                public void flush(boolean endOfInput) {
-                }
-
-                @Override
-                public void close() {
-                }
-            };
         }
     }
 
@@ -1065,38 +840,5 @@ public final class EnrichmentBenchmark {
         for (Path p : paths) {
             Files.deleteIfExists(p);
         }
-    }
-
-    /** {@code --object-reuse off|on|both}; a bare {@code --object-reuse} is on. */
-    private static String objectReuse(String[] args) {
-        for (int i = 0; i < args.length; i++) {
-            if (args[i].equals("--object-reuse")) {
-                return i + 1 < args.length && !args[i + 1].startsWith("--") ? args[i + 1] : "on";
-            }
-        }
-        return "off";
-    }
-
-    private static boolean flag(String[] args, String name) {
-        for (String a : args) {
-            if (a.equals(name)) {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    private static long option(String[] args, String name, long fallback) {
-        final String value = text(args, name, null);
-        return value == null ? fallback : Long.parseLong(value.replace("_", ""));
-    }
-
-    private static String text(String[] args, String name, String fallback) {
-        for (int i = 0; i + 1 < args.length; i++) {
-            if (args[i].equals(name)) {
-                return args[i + 1];
-            }
-        }
-        return fallback;
     }
 }

@@ -61,14 +61,15 @@ public final class EnrichmentJob {
     private static final Duration SAFETY_NET = Duration.ofMinutes(10);
 
     public static void main(String[] args) throws Exception {
-        final long products = option(args, "--products", 1_000_000);
-        final long orders = option(args, "--orders", 3_000_000);
-        final int parallelism = (int) option(args, "--parallelism", 2);
+        final Args options = Args.of(args);
+        final long products = options.number("--products", 1_000_000);
+        final long orders = options.number("--orders", 3_000_000);
+        final int parallelism = (int) options.number("--parallelism", 2);
         if (products < 1 || products > Integer.MAX_VALUE || orders < 0 || parallelism < 1) {
             throw new IllegalArgumentException("--products must be 1 to " + Integer.MAX_VALUE + ", --orders >= 0 and "
                     + "--parallelism >= 1; were " + products + ", " + orders + " and " + parallelism);
         }
-        final String mode = text(args, "--mode", "shared");
+        final String mode = options.text("--mode", "shared");
         if (!mode.equals("shared") && !mode.equals("keyed")) {
             throw new IllegalArgumentException("--mode must be shared or keyed, was " + mode);
         }
@@ -239,23 +240,5 @@ public final class EnrichmentJob {
         try (FlixIndex probe = FlixIndex.open(FlixConfig.builder().backend(requested).threads(1).build())) {
             return probe.backend().name().toLowerCase(Locale.ROOT);
         }
-    }
-
-    static String text(String[] args, String name, String fallback) {
-        for (int i = 0; i + 1 < args.length; i++) {
-            if (args[i].equals(name)) {
-                return args[i + 1];
-            }
-        }
-        return fallback;
-    }
-
-    static long option(String[] args, String name, long fallback) {
-        for (int i = 0; i + 1 < args.length; i++) {
-            if (args[i].equals(name)) {
-                return Long.parseLong(args[i + 1]);
-            }
-        }
-        return fallback;
     }
 }

@@ -61,9 +61,10 @@ public final class SqlIpRangeEnrichmentExample {
     }
 
     public static void main(String[] args) throws Exception {
-        final long ranges = EnrichmentJob.option(args, "--ranges", 100_000);
-        final long connections = EnrichmentJob.option(args, "--connections", 1_000_000);
-        final long parallelism = EnrichmentJob.option(args, "--parallelism", 2);
+        final Args options = Args.of(args);
+        final long ranges = options.number("--ranges", 100_000);
+        final long connections = options.number("--connections", 1_000_000);
+        final long parallelism = options.number("--parallelism", 2);
         if (ranges < 1 || ranges > 1 << 24 || connections < 0 || parallelism < 1 || parallelism > 1024) {
             throw new IllegalArgumentException("--ranges must be 1 to " + (1 << 24) + ", --connections >= 0 and "
                     + "--parallelism 1 to 1024; were " + ranges + ", " + connections + " and " + parallelism);

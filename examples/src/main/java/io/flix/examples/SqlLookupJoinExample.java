@@ -40,8 +40,9 @@ public final class SqlLookupJoinExample {
     }
 
     public static void main(String[] args) throws Exception {
-        run(option(args, "--products", 1_000_000), option(args, "--orders", 3_000_000),
-                (int) option(args, "--parallelism", 2));
+        final Args options = Args.of(args);
+        run(options.number("--products", 1_000_000), options.number("--orders", 3_000_000),
+                (int) options.number("--parallelism", 2));
     }
 
     /** Runs the join and prints its lines; returns the number of joined orders. */
@@ -113,14 +114,5 @@ public final class SqlLookupJoinExample {
                         + categories[(int) (id % categories.length)] + "\",\"price\":" + (id % 10_000) / 100.0 + "}\n");
             }
         }
-    }
-
-    private static long option(String[] args, String name, long fallback) {
-        for (int i = 0; i + 1 < args.length; i++) {
-            if (args[i].equals(name)) {
-                return Long.parseLong(args[i + 1]);
-            }
-        }
-        return fallback;
     }
 }

@@ -106,14 +106,15 @@ public final class SqlLookupJoinBenchmark {
     }
 
     public static void main(String[] args) throws Exception {
-        final long[] products = Arrays.stream(option(args, "--products", "1000000").split(","))
+        final Args options = Args.of(args);
+        final long[] products = Arrays.stream(options.text("--products", "1000000").split(","))
                 .mapToLong(Long::parseLong).toArray();
         final Set<Contestant> contestants = EnumSet.noneOf(Contestant.class);
-        for (String name : option(args, "--contestants", all()).split(",")) {
+        for (String name : options.text("--contestants", all()).split(",")) {
             contestants.add(contestant(name));
         }
-        final List<Result> results = run(products, Long.parseLong(option(args, "--orders", "2000000")),
-                Integer.parseInt(option(args, "--parallelism", "2")), contestants);
+        final List<Result> results = run(products, options.number("--orders", 2_000_000),
+                (int) options.number("--parallelism", 2), contestants);
         System.out.println();
         System.out.println(table(results));
     }
@@ -385,14 +386,5 @@ public final class SqlLookupJoinBenchmark {
             }
         }
         throw new IllegalArgumentException("--contestants: no contestant '" + argument + "'; known: " + all());
-    }
-
-    private static String option(String[] args, String name, String fallback) {
-        for (int i = 0; i + 1 < args.length; i++) {
-            if (args[i].equals(name)) {
-                return args[i + 1];
-            }
-        }
-        return fallback;
     }
 }
