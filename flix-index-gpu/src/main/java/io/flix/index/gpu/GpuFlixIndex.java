@@ -147,6 +147,12 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
         return new GpuFlixIndex(config, openDevice(config));
     }
 
+    /** The ordinal of the CUDA device holding the index. */
+    @Override
+    public int device() {
+        return device.ordinal;
+    }
+
     /** The CUDA device's name. */
     public String deviceName() {
         return device.name;
