@@ -115,7 +115,8 @@ import java.util.List;
  * <h2>Metrics</h2>
  * On the operator's metric group: {@code flixBatchSize} and {@code flixFlushLatencyNanos} (histograms),
  * {@code flixIndexSize}, {@code flixIndexBytes}, {@code flixRowBytes}, {@code flixBackend} (gauges, refreshed
- * after each flush; index bytes at most once a second), {@code flixDevice} (the index's CUDA device, -1 on the CPU), {@code flixSnapshotMillis} (the last snapshot's pause),
+ * after each flush; index bytes at most once a second), {@code flixDevice} (the index's CUDA device, -1 on the CPU),
+ * {@code flixSnapshotMillis} (the last snapshot's pause),
  * and the counters {@code flixLookups}, {@code flixUpdates}, {@code flixRejected}, {@code flixFlushes}.
  *
  * @param <U> update records

@@ -89,8 +89,9 @@ public record IndexSettings(Backend backend, int nodeSize, double initialFill, i
         if (visibleDevices > 0 && devices > visibleDevices) {
             final String listed = System.getenv("CUDA_VISIBLE_DEVICES");
             throw new IllegalArgumentException("devices is " + devices + ", but this task manager sees "
-                    + visibleDevices + " CUDA device(s)" + (listed == null ? "" : " (CUDA_VISIBLE_DEVICES=" + listed + ")")
-                    + ": set devices to at most " + visibleDevices + ", or to 0 for every device it sees");
+                    + visibleDevices + " CUDA device(s)"
+                    + (listed == null ? "" : " (CUDA_VISIBLE_DEVICES=" + listed + ")") + ": set devices to at most "
+                    + visibleDevices + ", or to 0 for every device it sees");
         }
         return devices;
     }

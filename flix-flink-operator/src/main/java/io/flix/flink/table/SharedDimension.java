@@ -43,9 +43,9 @@ import java.util.function.Function;
  * The changelog reader's thread applies each {@link SerializedUpdates} it reads, in changelog order, one at a time, under
  * the dimension's exclusive lock. A lookup batch is answered on the thread that sends it (its subtask's, or the
  * linger timer's) under the shared lock: the batches of several subtasks in parallel on the CPU backend, gathered into
- * fewer, larger index calls on the GPU backend (per device, where the task manager has several GPUs: one replica of
- * the table on each, see {@link DimensionIndex}). So a lookup batch sees every update batch applied before it took the
- * lock, wholly, and none applied after. The linger timer is one thread for every subtask of the table: the batches
+ * fewer, larger index calls on the GPU backend (per device, where the task manager has several GPUs: one replica
+ * of the table on each, see {@link DimensionIndex}). So a lookup batch sees every update batch applied before it took
+ * the lock, wholly, and none applied after. The linger timer is one thread for every subtask of the table: the batches
  * it sends are answered one after another (batches that fill up are sent by their subtasks' own threads). It also
  * runs the bootstrap deadline.
  *
