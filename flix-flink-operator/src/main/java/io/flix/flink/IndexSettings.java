@@ -61,8 +61,11 @@ public record IndexSettings(Backend backend, int nodeSize, double initialFill, i
         return configFor(subtaskIndex, sharingCores, backend.devices());
     }
 
-    /** As {@link #configFor(int, int)}, where this task manager sees {@code visibleDevices} usable CUDA devices. */
-    FlixConfig configFor(int subtaskIndex, int sharingCores, int visibleDevices) {
+    /**
+     * As {@link #configFor(int, int)}, where the task manager sees {@code visibleDevices} usable CUDA devices (as
+     * {@link Backend#devices()} counts them).
+     */
+    public FlixConfig configFor(int subtaskIndex, int sharingCores, int visibleDevices) {
         final int cores = Runtime.getRuntime().availableProcessors();
         final int subtaskThreads = threads > 0 ? threads : Math.max(1, cores / Math.max(1, sharingCores));
         return new FlixConfig(backend, nodeSize, initialFill, subtaskThreads,
@@ -82,7 +85,8 @@ public record IndexSettings(Backend backend, int nodeSize, double initialFill, i
         return deviceCount(backend.devices());
     }
 
-    int deviceCount(int visibleDevices) {
+    /** As {@link #deviceCount()}, where the task manager sees {@code visibleDevices} usable CUDA devices. */
+    public int deviceCount(int visibleDevices) {
         if (devices == 0) {
             return Math.max(1, visibleDevices);
         }

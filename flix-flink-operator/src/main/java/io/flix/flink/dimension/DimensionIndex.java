@@ -42,13 +42,19 @@ public final class DimensionIndex {
      * GPU and the settings count more devices, one more on each of the others, all mirrored.
      */
     public static FlixIndex open(IndexSettings settings, Function<FlixConfig, ? extends FlixIndex> opener) {
-        final FlixIndex first = opener.apply(settings.configFor(0, 1));
+        return open(settings, opener, settings.backend().devices());
+    }
+
+    /** As {@link #open(IndexSettings, Function)}, where the task manager sees {@code visibleDevices} CUDA devices. */
+    static FlixIndex open(IndexSettings settings, Function<FlixConfig, ? extends FlixIndex> opener,
+                          int visibleDevices) {
+        final FlixIndex first = opener.apply(settings.configFor(0, 1, visibleDevices));
         if (first.backend() != Backend.GPU) {
             return first;
         }
         final int devices;
         try {
-            devices = settings.deviceCount();
+            devices = settings.deviceCount(visibleDevices);
         } catch (RuntimeException e) {
             first.close();
             throw e;
@@ -60,7 +66,7 @@ public final class DimensionIndex {
         replicas.add(first);
         try {
             for (int device = 1; device < devices; device++) {
-                replicas.add(opener.apply(settings.configFor(device, 1)));
+                replicas.add(opener.apply(settings.configFor(device, 1, visibleDevices)));
             }
             return new MirroredIndex(replicas);
         } catch (RuntimeException | Error e) {

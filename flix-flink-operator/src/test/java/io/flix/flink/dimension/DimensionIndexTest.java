@@ -18,8 +18,14 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** Which index a dimension held once per task manager opens: one replica per GPU, or one index. */
+/**
+ * Which index a dimension held once per task manager opens: one replica per GPU, or one index. The devices the task
+ * manager sees are given (four), so that the test means the same on any machine.
+ */
 class DimensionIndexTest {
+
+    /** CUDA devices the task manager sees in these tests. */
+    private static final int SEEN = 4;
 
     private final List<FlixConfig> asked = new ArrayList<>();
     private final List<FlixIndex> opened = new ArrayList<>();
@@ -34,7 +40,7 @@ class DimensionIndexTest {
     @Test
     void onTheGpuWithTwoDevicesEachDeviceHoldsAReplica() {
         final IndexSettings settings = IndexSettings.defaults().withBackend(Backend.GPU).withDevices(2);
-        try (FlixIndex index = DimensionIndex.open(settings, this::openFakeGpu)) {
+        try (FlixIndex index = DimensionIndex.open(settings, this::openFakeGpu, SEEN)) {
             final MirroredIndex mirror = assertInstanceOf(MirroredIndex.class, index);
             assertEquals(List.of(0, 1), mirror.devices());
             assertEquals(List.of(0, 1), asked.stream().map(FlixConfig::device).toList());
@@ -46,7 +52,7 @@ class DimensionIndexTest {
     @Test
     void oneDeviceOrTheCpuHoldsOneIndex() {
         try (FlixIndex index = DimensionIndex.open(IndexSettings.defaults().withBackend(Backend.GPU).withDevices(1),
-                this::openFakeGpu)) {
+                this::openFakeGpu, SEEN)) {
             assertSame(opened.get(0), index);
         }
         asked.clear();
@@ -54,11 +60,25 @@ class DimensionIndexTest {
         try (FlixIndex index = DimensionIndex.open(IndexSettings.defaults().withDevices(2), config -> {
             asked.add(config);
             return cpu;
-        })) {
+        }, SEEN)) {
             assertSame(cpu, index, "AUTO on the CPU: one index, whatever the devices");
             assertEquals(1, asked.size(), "no replica is opened off the GPU");
             assertEquals("-1", DimensionIndex.describe(List.of(index.device())));
         }
+    }
+
+    @Test
+    void everyDeviceSeenByDefaultAndNoMoreThanThat() {
+        final IndexSettings everyDevice = IndexSettings.defaults().withBackend(Backend.GPU);
+        try (FlixIndex index = DimensionIndex.open(everyDevice, this::openFakeGpu, SEEN)) {
+            assertEquals(List.of(0, 1, 2, 3), ((MirroredIndex) index).devices());
+        }
+        opened.clear();
+        final IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> DimensionIndex.open(everyDevice.withDevices(5), this::openFakeGpu, SEEN));
+        assertTrue(e.getMessage().startsWith("devices is 5, but this task manager sees 4 CUDA device(s)"),
+                e::getMessage);
+        assertTrue(opened.isEmpty(), "an index was opened before the device count was checked");
     }
 
     @Test
@@ -70,7 +90,7 @@ class DimensionIndexTest {
                         throw new IllegalStateException("out of memory on device 2");
                     }
                     return openFakeGpu(config);
-                }));
+                }, SEEN));
         assertEquals("out of memory on device 2", e.getMessage());
         assertEquals(2, opened.size());
         for (FlixIndex index : opened) {
