@@ -17,9 +17,6 @@ import java.util.SplittableRandom;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CyclicBarrier;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
@@ -311,7 +308,7 @@ class MirroredIndexTest {
             assertEquals(Set.of(0, 1), replicasUsed, "lookups ran on both replicas");
             assertEquals(versions, newestSeen.get(), "the last lookups saw the last version");
             System.out.println(lookups.get() + " checked lookups during " + versions + " mirrored upserts");
-            final SortedPairs first = ((FlixIndex) mirror.replicas().get(0)).export();
+            final SortedPairs first = mirror.replicas().get(0).export();
             final SortedPairs second = mirror.replicas().get(1).export();
             assertArrayEquals(first.keys(), second.keys());
             assertArrayEquals(first.values(), second.values());
