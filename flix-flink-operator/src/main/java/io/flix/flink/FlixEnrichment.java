@@ -217,8 +217,8 @@ public final class FlixEnrichment<U, E, P> {
     }
 
     /**
-     * GPUs to spread the subtasks over, by subtask index (default: those {@code CUDA_VISIBLE_DEVICES} lists). The
-     * subtasks on one device share its context and serialise their GPU work; see {@link FlixEnrichmentOperator}.
+     * GPUs of each task manager to use (default 0: every device it sees): the keyed mode spreads its subtasks over
+     * them by subtask index, the shared mode holds a replica of the dimension on each; see {@link IndexSettings}.
      */
     public FlixEnrichment<U, E, P> devices(int devices) {
         this.settings = settings.withDevices(devices);

@@ -100,8 +100,10 @@ import java.util.List;
  * <h2>GPUs</h2>
  * With the GPU backend ({@code Backend.GPU}, or {@code AUTO} where a GPU is usable) each subtask opens its own index
  * on device {@code subtask index % devices}, where devices is {@link IndexSettings#devices()} or, where that is 0,
- * the number of entries in {@code CUDA_VISIBLE_DEVICES} (one where it is unset). CUDA numbers the visible devices
- * 0, 1, ... in the order listed, so give each task manager the GPUs it should use through that variable. The
+ * every CUDA device the task manager sees (the driver's count; {@link IndexSettings#deviceCount()}). CUDA numbers
+ * the devices a process sees 0, 1, ... in the order {@code CUDA_VISIBLE_DEVICES} lists them, so give each task
+ * manager the GPUs it should use through that variable. The gauge {@code flixDevice} reports the subtask's device
+ * (-1 on the CPU). The
  * subtasks of one task manager (one JVM) share one CUDA context per device: the device's primary context,
  * retained once per process and made current on each calling thread; the kernel module is loaded once into it.
  * Each subtask's index has its own device memory. All index work (kernels, CUB sorts, the copies through pinned
@@ -113,7 +115,8 @@ import java.util.List;
  * <h2>Metrics</h2>
  * On the operator's metric group: {@code flixBatchSize} and {@code flixFlushLatencyNanos} (histograms),
  * {@code flixIndexSize}, {@code flixIndexBytes}, {@code flixRowBytes}, {@code flixBackend} (gauges, refreshed
- * after each flush; index bytes at most once a second), {@code flixSnapshotMillis} (the last snapshot's pause),
+ * after each flush; index bytes at most once a second), {@code flixDevice} (the index's CUDA device, -1 on the CPU),
+ * {@code flixSnapshotMillis} (the last snapshot's pause),
  * and the counters {@code flixLookups}, {@code flixUpdates}, {@code flixRejected}, {@code flixFlushes}.
  *
  * @param <U> update records
@@ -169,6 +172,8 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
     private transient volatile long indexBytes;
     private transient volatile long rowBytes;
     private transient volatile String backendName;
+    /** The device of the subtask's index, -1 on the CPU or before the index opens. */
+    private transient volatile int device;
     private transient volatile long snapshotMillis;
     private transient long statsRefreshedNanos;
 
@@ -238,6 +243,10 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
         group.gauge("flixIndexBytes", () -> indexBytes);
         group.gauge("flixRowBytes", () -> rowBytes);
         group.gauge("flixBackend", () -> backendName);
+        if (index == null) {
+            device = -1;
+        }
+        group.gauge("flixDevice", () -> device);
         group.gauge("flixSnapshotMillis", () -> snapshotMillis);
     }
 
@@ -261,6 +270,7 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
         lookupHasTimestamp = new boolean[initial];
         lookupPositions = new int[initial];
         backendName = index.backend().name().toLowerCase(java.util.Locale.ROOT);
+        device = index.device();
     }
 
     /** Records a batch's buffers hold before growing. */

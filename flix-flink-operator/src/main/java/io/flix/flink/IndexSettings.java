@@ -16,11 +16,14 @@ import java.io.Serializable;
  * @param initialFill fill of a node after build and restructure
  * @param threads     CPU backend threads per subtask; 0 shares the machine's cores among the operator's subtasks on
  *                    it (the operator's parallelism, at most the task manager's slots)
- * @param devices     GPUs to spread the subtasks over; 0 counts the entries of {@code CUDA_VISIBLE_DEVICES} (one
- *                    device where it is unset)
+ * @param devices     GPUs of a task manager to use: the keyed mode spreads its subtasks over them, the shared mode
+ *                    holds a replica of the dimension on each; 0 takes every CUDA device the task manager sees (the
+ *                    CUDA driver's count, which {@code CUDA_VISIBLE_DEVICES} sets). More than it sees is an error
+ *                    where the index goes to the GPU ({@link #deviceCount()})
  * @param gpuMemoryBudget the most device memory the GPU indexes of a task manager may hold on one device together:
- *                    the indexes of the keyed mode's subtasks on that device, the shared mode's dimension, the SQL
- *                    connector's tables ({@link GpuMemoryBudget}; {@link GpuMemoryBudget#NONE} by default)
+ *                    the indexes of the keyed mode's subtasks on that device, the shared mode's dimension (each
+ *                    replica), the SQL connector's tables ({@link GpuMemoryBudget}; {@link GpuMemoryBudget#NONE} by
+ *                    default)
  */
 public record IndexSettings(Backend backend, int nodeSize, double initialFill, int threads, int devices,
                             GpuMemoryBudget gpuMemoryBudget)
@@ -64,38 +67,53 @@ public record IndexSettings(Backend backend, int nodeSize, double initialFill, i
     }
 
     /**
-     * The config of one subtask: its device is its index modulo the devices, its threads a share of the cores.
+     * The config of one subtask: its device is its index modulo {@link #deviceCount()}, its threads a share of the
+     * cores.
      *
      * @param subtaskIndex  the subtask's index
      * @param sharingCores  subtasks of this operator that run on this machine
+     * @throws IllegalArgumentException where more devices are asked than this task manager sees
      */
     public FlixConfig configFor(int subtaskIndex, int sharingCores) {
-        return configFor(subtaskIndex, sharingCores, System.getenv("CUDA_VISIBLE_DEVICES"));
+        return configFor(subtaskIndex, sharingCores, backend.devices());
     }
 
     /**
-     * As {@link #configFor(int, int)}, with the value of {@code CUDA_VISIBLE_DEVICES} given. CUDA numbers the
-     * visible devices 0, 1, ... in the order listed, whatever their physical ids: those are the ordinals used.
+     * As {@link #configFor(int, int)}, where the task manager sees {@code visibleDevices} usable CUDA devices (as
+     * {@link Backend#devices()} counts them).
      */
-    FlixConfig configFor(int subtaskIndex, int sharingCores, String cudaVisibleDevices) {
+    public FlixConfig configFor(int subtaskIndex, int sharingCores, int visibleDevices) {
         final int cores = Runtime.getRuntime().availableProcessors();
         final int subtaskThreads = threads > 0 ? threads : Math.max(1, cores / Math.max(1, sharingCores));
-        final int deviceCount = devices > 0 ? devices : visibleDevices(cudaVisibleDevices);
-        return new FlixConfig(backend, nodeSize, initialFill, subtaskThreads, subtaskIndex % deviceCount,
-                gpuMemoryBudget, GpuTuning.DEFAULTS);
+        return new FlixConfig(backend, nodeSize, initialFill, subtaskThreads,
+                subtaskIndex % deviceCount(visibleDevices), gpuMemoryBudget, GpuTuning.DEFAULTS);
     }
 
-    /** Number of devices a {@code CUDA_VISIBLE_DEVICES} value lists; 1 where unset or empty. */
-    static int visibleDevices(String cudaVisibleDevices) {
-        if (cudaVisibleDevices == null || cudaVisibleDevices.isBlank()) {
-            return 1;
+    /**
+     * The GPUs this task manager uses: {@link #devices()} where set, else every CUDA device it sees (one where it sees
+     * none: the index then goes to the CPU, or fails to open on the GPU with the reason). CUDA numbers the devices a
+     * process sees 0, 1, ... in the order {@code CUDA_VISIBLE_DEVICES} lists them, whatever their physical ids: those
+     * are the ordinals used.
+     *
+     * @throws IllegalArgumentException where {@link #devices()} asks for more devices than the task manager sees and
+     *     the index may go to the GPU (backend GPU, or AUTO with a GPU usable)
+     */
+    public int deviceCount() {
+        return deviceCount(backend.devices());
+    }
+
+    /** As {@link #deviceCount()}, where the task manager sees {@code visibleDevices} usable CUDA devices. */
+    public int deviceCount(int visibleDevices) {
+        if (devices == 0) {
+            return Math.max(1, visibleDevices);
         }
-        int count = 0;
-        for (String part : cudaVisibleDevices.split(",")) {
-            if (!part.isBlank()) {
-                count++;
-            }
+        if (visibleDevices > 0 && devices > visibleDevices) {
+            final String listed = System.getenv("CUDA_VISIBLE_DEVICES");
+            throw new IllegalArgumentException("devices is " + devices + ", but this task manager sees "
+                    + visibleDevices + " CUDA device(s)"
+                    + (listed == null ? "" : " (CUDA_VISIBLE_DEVICES=" + listed + ")") + ": set devices to at most "
+                    + visibleDevices + ", or to 0 for every device it sees");
         }
-        return Math.max(1, count);
+        return devices;
     }
 }

@@ -16,47 +16,59 @@ class IndexSettingsTest {
     void subtasksAreSpreadOverTheDevicesByIndex() {
         final IndexSettings settings = IndexSettings.defaults().withBackend(Backend.GPU).withDevices(3);
         for (int subtask = 0; subtask < 8; subtask++) {
-            final FlixConfig config = settings.configFor(subtask, 8);
+            final FlixConfig config = settings.configFor(subtask, 8, 4);
             assertEquals(subtask % 3, config.device());
             assertEquals(Backend.GPU, config.backend());
         }
     }
 
     @Test
-    void withoutADeviceCountTheSubtasksSpreadOverTheVisibleDevices() {
+    void withoutADeviceCountTheSubtasksSpreadOverEveryDeviceTheTaskManagerSees() {
         final IndexSettings settings = IndexSettings.defaults().withBackend(Backend.GPU);
         final int subtasks = 7;
-        for (String visible : new String[] {"0,1", "4,5,6", "GPU-8a1b,GPU-77ff,GPU-0c3d,GPU-1e2f", "3"}) {
-            final int deviceCount = visible.split(",").length;
-            final int[] perDevice = new int[deviceCount];
+        for (int visible = 1; visible <= 4; visible++) {
+            final int[] perDevice = new int[visible];
             for (int subtask = 0; subtask < subtasks; subtask++) {
                 final int device = settings.configFor(subtask, subtasks, visible).device();
-                // CUDA renumbers the visible devices from 0, whatever ids the variable lists
-                assertTrue(device >= 0 && device < deviceCount, visible + ": device " + device);
-                assertEquals(subtask % deviceCount, device, visible);
+                assertEquals(subtask % visible, device, visible + " devices seen");
                 perDevice[device]++;
             }
             for (int count : perDevice) {
-                // every visible device is used, none takes more than its share rounded up
-                assertTrue(count >= subtasks / deviceCount && count <= (subtasks + deviceCount - 1) / deviceCount,
-                        visible + ": " + java.util.Arrays.toString(perDevice));
+                // every device is used, none takes more than its share rounded up
+                assertTrue(count >= subtasks / visible && count <= (subtasks + visible - 1) / visible,
+                        visible + " devices seen: " + java.util.Arrays.toString(perDevice));
             }
+            assertEquals(visible, settings.deviceCount(visible));
         }
         for (int subtask = 0; subtask < subtasks; subtask++) {
-            assertEquals(0, settings.configFor(subtask, subtasks, null).device(), "unset: device 0");
-            assertEquals(0, settings.configFor(subtask, subtasks, "").device(), "empty: device 0");
-            // an explicit count wins over the variable
-            assertEquals(subtask % 2, settings.withDevices(2).configFor(subtask, subtasks, "0,1,2,3").device());
+            assertEquals(0, settings.configFor(subtask, subtasks, 0).device(), "no device seen: device 0");
+            // an explicit count wins over the devices seen
+            assertEquals(subtask % 2, settings.withDevices(2).configFor(subtask, subtasks, 4).device());
         }
     }
 
     @Test
-    void visibleDevicesAreCountedFromTheEnvironmentValue() {
-        assertEquals(1, IndexSettings.visibleDevices(null));
-        assertEquals(1, IndexSettings.visibleDevices(""));
-        assertEquals(1, IndexSettings.visibleDevices("3"));
-        assertEquals(4, IndexSettings.visibleDevices("0,1,2,3"));
-        assertEquals(2, IndexSettings.visibleDevices("GPU-8a1b,GPU-77ff"));
+    void moreDevicesThanTheTaskManagerSeesAreRefused() {
+        final IndexSettings three = IndexSettings.defaults().withBackend(Backend.GPU).withDevices(3);
+        final IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> three.configFor(0, 1, 2));
+        assertTrue(e.getMessage().startsWith("devices is 3, but this task manager sees 2 CUDA device(s)"),
+                e::getMessage);
+        assertTrue(e.getMessage().endsWith("set devices to at most 2, or to 0 for every device it sees"),
+                e::getMessage);
+        assertThrows(IllegalArgumentException.class, () -> three.withBackend(Backend.AUTO).deviceCount(2));
+        assertEquals(3, three.deviceCount(3));
+        // where no GPU is usable the index goes to the CPU (AUTO) or fails to open with that reason (GPU)
+        assertEquals(3, three.deviceCount(0));
+    }
+
+    @Test
+    void onTheCpuTheDevicesAreNeverCheckedNorCounted() {
+        final IndexSettings cpu = IndexSettings.defaults().withBackend(Backend.CPU);
+        assertEquals(0, Backend.CPU.devices());
+        assertEquals(1, cpu.deviceCount());
+        assertEquals(64, cpu.withDevices(64).deviceCount(), "an explicit count is not checked on the CPU");
+        assertEquals(0, cpu.configFor(5, 8).device());
     }
 
     @Test

@@ -16,4 +16,14 @@ public enum Backend {
     public String unavailableReason() {
         return this == GPU ? Backends.gpuUnavailableReason() : null;
     }
+
+    /**
+     * The CUDA devices this backend can open an index on here: for {@link #GPU} and {@link #AUTO}, the devices the
+     * CUDA driver counts in this process ({@code CUDA_VISIBLE_DEVICES} chooses them and CUDA numbers them 0, 1, ...
+     * in the order it lists them), 0 where the GPU backend is unusable ({@link #unavailableReason()}); for
+     * {@link #CPU}, 0.
+     */
+    public int devices() {
+        return this == CPU ? 0 : Backends.gpuDevices();
+    }
 }

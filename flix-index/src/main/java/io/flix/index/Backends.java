@@ -30,6 +30,12 @@ final class Backends {
         return gpu == null ? GPU_JAR_MISSING : gpu.unavailableReason();
     }
 
+    /** CUDA devices the GPU backend can use here; 0 where it is unusable. */
+    static int gpuDevices() {
+        final GpuBackendProvider gpu = Gpu.PROVIDER;
+        return gpu == null || gpu.unavailableReason() != null ? 0 : gpu.deviceCount();
+    }
+
     /** AUTO takes the GPU where one is usable and the node size is the GPU backend's. */
     private static boolean useGpu(FlixConfig config) {
         final GpuBackendProvider gpu = Gpu.PROVIDER;

@@ -161,6 +161,14 @@ public interface FlixIndex extends AutoCloseable {
     Backend backend();
 
     /**
+     * The CUDA device ordinal the index lives on (as the process numbers its visible devices), or -1 where it lives
+     * on no one device (the CPU backend; a {@link MirroredIndex}, whose replicas each report theirs).
+     */
+    default int device() {
+        return -1;
+    }
+
+    /**
      * Releases everything the index holds (its structure, batch scratch, threads and device memory), after the
      * calls running have returned. Idempotent; any other call afterwards throws {@link IllegalStateException}.
      */

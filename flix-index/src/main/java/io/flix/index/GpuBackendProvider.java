@@ -10,6 +10,12 @@ public interface GpuBackendProvider {
     /** Why the GPU backend cannot run here (no device, no driver, kernels not built), or {@code null} when it can. */
     String unavailableReason();
 
+    /**
+     * The CUDA devices the driver counts in this process (those {@code CUDA_VISIBLE_DEVICES} lets it see); called
+     * only where {@link #unavailableReason()} is {@code null}.
+     */
+    int deviceCount();
+
     /** The node size the GPU index is built for; {@link Backend#AUTO} takes the GPU only for configs of this size. */
     int nodeSize();
 

@@ -4,6 +4,7 @@ import io.flix.flink.KeyGroupSnapshotCodec;
 import io.flix.flink.PayloadStore;
 import io.flix.index.Backend;
 import io.flix.index.FlixIndex;
+import io.flix.index.MirroredIndex;
 import io.flix.index.SortedPairs;
 import io.flix.index.batch.BatchResults;
 import io.flix.index.batch.MicroBatchEngine;
@@ -12,6 +13,7 @@ import io.flix.index.batch.OperationBatch;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 
@@ -26,7 +28,9 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
  * lock, so every read sees each batch wholly or not at all; batches are applied one at a time, in the order of the
  * calls, and the updates of a batch in their order. {@link #read} runs on the caller's thread under the shared lock:
  * the reads of several threads run in parallel on the CPU backend; on the GPU backend, which runs one index call at
- * a time, they are gathered into fewer, larger calls ({@link GatheredLookups}), with no thread of their own. A read
+ * a time, they are gathered into fewer, larger calls ({@link GatheredLookups}), with no thread of their own; where
+ * the index is a {@link MirroredIndex} of one replica per GPU ({@link DimensionIndex}), each reading thread is given
+ * one replica and the reads are gathered per replica ({@link ReplicaLookups}), the devices answering at once. A read
  * sees every batch whose {@code apply} returned before the read took the lock, and none that started after; payload
  * rows are read under the same lock, so none is freed or reused while read.
  *
@@ -69,6 +73,7 @@ public final class LocalDimension<P> implements AutoCloseable {
     private volatile boolean indexBytesStale;
     /** Known at open, so that gauges read after close still answer. */
     private final String backendName;
+    private final List<Integer> devices;
 
     /**
      * @param description   names the dimension in messages
@@ -79,12 +84,27 @@ public final class LocalDimension<P> implements AutoCloseable {
     public LocalDimension(String description, FlixIndex index, PayloadStore<P> payloads, int batchCapacity) {
         this.description = description;
         this.index = index;
-        this.lookups = index.backend() == Backend.GPU ? new GatheredLookups(index) : IndexLookups.direct(index);
+        this.lookups = lookupsOf(index);
         this.engine = new MicroBatchEngine(index);
         this.batch = new OperationBatch(Math.max(16, batchCapacity));
         this.payloads = payloads;
         this.payloadBytes = payloads.heapBytes();
         this.backendName = index.backend().name().toLowerCase(Locale.ROOT);
+        this.devices = index instanceof MirroredIndex mirror ? mirror.devices() : List.of(index.device());
+    }
+
+    /**
+     * Straight to the index where its lookups run in parallel (the CPU backend, where a mirror spreads the threads
+     * itself); gathered across the threads where it runs one call at a time (the GPU), per replica for a mirror.
+     */
+    private static IndexLookups lookupsOf(FlixIndex index) {
+        if (index.backend() != Backend.GPU) {
+            return IndexLookups.direct(index);
+        }
+        if (index instanceof MirroredIndex mirror && mirror.replicas().size() > 1) {
+            return new ReplicaLookups(mirror);
+        }
+        return new GatheredLookups(index);
     }
 
     /** Serialized updates in order: per update its key and either a delete or the payload serializer's bytes. */
@@ -398,6 +418,13 @@ public final class LocalDimension<P> implements AutoCloseable {
             }
         }
         return indexBytes;
+    }
+
+    /**
+     * The CUDA devices of the index, one per replica where it is mirrored over several GPUs; {@code [-1]} on the CPU.
+     */
+    public List<Integer> devices() {
+        return devices;
     }
 
     /** The index's backend, lower case: "cpu" or "gpu". */

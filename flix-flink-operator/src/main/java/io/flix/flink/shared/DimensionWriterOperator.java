@@ -3,6 +3,7 @@ package io.flix.flink.shared;
 import io.flix.flink.BatchDeadline;
 import io.flix.flink.IndexSettings;
 import io.flix.flink.KeyGroupSnapshotCodec;
+import io.flix.flink.dimension.DimensionIndex;
 import io.flix.flink.dimension.SerializedUpdates;
 
 import org.apache.flink.api.common.state.ListStateDescriptor;
@@ -152,6 +153,7 @@ public final class DimensionWriterOperator<P> extends AbstractStreamOperator<Voi
         group.gauge("flixIndexSize", dimension::size);
         group.gauge("flixRowBytes", dimension::payloadBytes);
         group.gauge("flixBackend", dimension::backendName);
+        group.gauge("flixDevices", () -> DimensionIndex.describe(dimension.devices()));
         group.gauge("flixIndexBytes", dimension::indexBytes);
         group.gauge("flixDimensionPendingUpdates", dimension::pendingUpdates);
         group.gauge("flixDimensionLagMillis", dimension::lagMillis);

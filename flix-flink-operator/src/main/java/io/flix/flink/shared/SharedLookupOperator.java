@@ -8,6 +8,7 @@ import io.flix.flink.LookupKind;
 import io.flix.flink.Match;
 import io.flix.flink.PayloadStore;
 import io.flix.flink.Rejected;
+import io.flix.flink.dimension.DimensionIndex;
 import io.flix.flink.dimension.IndexLookups;
 import io.flix.index.FlixIndex;
 import io.flix.index.RangeResult;
@@ -155,6 +156,7 @@ public final class SharedLookupOperator<E, P> extends AbstractStreamOperator<Enr
         gatheredSizes = group.histogram("flixGatheredBatchSize", new DescriptiveStatisticsHistogram(1000));
         group.gauge("flixIndexSize", dimension::size);
         group.gauge("flixBackend", dimension::backendName);
+        group.gauge("flixDevices", () -> DimensionIndex.describe(dimension.devices()));
         group.gauge("flixIndexBytes", dimension::indexBytes);
         group.gauge("flixDimensionPendingUpdates", dimension::pendingUpdates);
         group.gauge("flixDimensionLagMillis", dimension::lagMillis);

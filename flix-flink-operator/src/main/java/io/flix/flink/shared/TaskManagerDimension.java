@@ -170,6 +170,11 @@ public final class TaskManagerDimension<P> implements AutoCloseable {
         return dimension.backendName();
     }
 
+    /** The CUDA devices of the dimension's index, one per replica ({@link LocalDimension#devices()}). */
+    java.util.List<Integer> devices() {
+        return dimension.devices();
+    }
+
     long indexBytes() {
         return dimension.indexBytes();
     }

@@ -1,6 +1,7 @@
 package io.flix.flink.shared;
 
 import io.flix.flink.IndexSettings;
+import io.flix.flink.dimension.DimensionIndex;
 import io.flix.index.FlixIndex;
 
 import org.apache.flink.api.common.JobID;
@@ -56,7 +57,7 @@ final class TaskManagerDimensions {
         synchronized (OPEN) {
             Held held = OPEN.get(key);
             if (held == null) {
-                final FlixIndex index = FlixIndex.open(settings.configFor(0, 1));
+                final FlixIndex index = DimensionIndex.open(settings);
                 held = new Held(new TaskManagerDimension<>("'" + dimension + "' of job " + job, index,
                         payloadSerializer.duplicate(), batchCapacity));
                 OPEN.put(key, held);

@@ -135,6 +135,7 @@ public final class FlixAsyncLookupFunction extends AsyncLookupFunction {
         group.gauge("flixIndexSize", d::indexSize);
         group.gauge("flixRowBytes", d::rowBytes);
         group.gauge("flixBackend", d::backendName);
+        group.gauge("flixDevices", d::devices);
         group.gauge("flixChangelogRecordsApplied", d::appliedRecords);
         group.gauge("flixChangelogRecordsSkipped", d::skippedRecords);
         group.gauge("flixBootstrapMillis", d::bootstrapMillis);

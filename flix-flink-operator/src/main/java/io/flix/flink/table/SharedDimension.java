@@ -4,6 +4,7 @@ import io.flix.flink.dimension.SerializedUpdates;
 import io.flix.flink.LookupKind;
 import io.flix.flink.KeyGroupSnapshotCodec;
 import io.flix.flink.PayloadStore;
+import io.flix.flink.dimension.DimensionIndex;
 import io.flix.flink.dimension.IndexLookups;
 import io.flix.flink.dimension.LocalDimension;
 import io.flix.index.FlixConfig;
@@ -42,8 +43,9 @@ import java.util.function.Function;
  * The changelog reader's thread applies each {@link SerializedUpdates} it reads, in changelog order, one at a time, under
  * the dimension's exclusive lock. A lookup batch is answered on the thread that sends it (its subtask's, or the
  * linger timer's) under the shared lock: the batches of several subtasks in parallel on the CPU backend, gathered into
- * fewer, larger index calls on the GPU backend. So a lookup batch sees every update batch applied before it took the
- * lock, wholly, and none applied after. The linger timer is one thread for every subtask of the table: the batches
+ * fewer, larger index calls on the GPU backend (per device, where the task manager has several GPUs: one replica
+ * of the table on each, see {@link DimensionIndex}). So a lookup batch sees every update batch applied before it took
+ * the lock, wholly, and none applied after. The linger timer is one thread for every subtask of the table: the batches
  * it sends are answered one after another (batches that fill up are sent by their subtasks' own threads). It also
  * runs the bootstrap deadline.
  *
@@ -160,7 +162,7 @@ final class SharedDimension implements AutoCloseable {
         }
         final FlixIndex index;
         try {
-            index = openIndex.apply(spec.indexSettings().configFor(0, 1));
+            index = DimensionIndex.open(spec.indexSettings(), openIndex);
         } catch (RuntimeException e) {
             throw new IllegalStateException("the 'flix' table (" + describe() + ") cannot open its index: "
                     + e.getMessage(), e);
@@ -546,6 +548,11 @@ final class SharedDimension implements AutoCloseable {
 
     long rowBytes() {
         return rows.payloadBytes();
+    }
+
+    /** The CUDA devices of the table's index: one per replica on a task manager with several GPUs, -1 on the CPU. */
+    String devices() {
+        return DimensionIndex.describe(rows.devices());
     }
 
     String backendName() {

@@ -215,7 +215,8 @@
  * <h2>Metrics</h2>
  * On each lookup subtask's metric group: counters {@code flixLookups}, {@code flixLookupBatches}; histograms
  * {@code flixLookupBatchSize} and {@code flixLookupLatencyNanos} (from a batch's first lookup to its answer);
- * gauges of the shared table: {@code flixIndexSize}, {@code flixRowBytes}, {@code flixBackend},
+ * gauges of the shared table: {@code flixIndexSize}, {@code flixRowBytes}, {@code flixBackend}, {@code flixDevices}
+ * (the CUDA devices of its replicas, say "0,1"; "-1" on the CPU),
  * {@code flixChangelogRecordsApplied}, {@code flixChangelogRecordsSkipped}, {@code flixChangelogRecordsRead},
  * {@code flixBootstrapMillis}; of its snapshots: {@code flixSnapshotRestoredKeys}, {@code flixSnapshotsWritten},
  * {@code flixSnapshotFailures}, {@code flixSnapshotWriteMillis} and {@code flixSnapshotPageLockNanos} (the longest

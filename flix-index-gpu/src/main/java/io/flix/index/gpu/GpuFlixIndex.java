@@ -163,6 +163,12 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
         }
     }
 
+    /** The ordinal of the CUDA device holding the index. */
+    @Override
+    public int device() {
+        return device.ordinal;
+    }
+
     /** The CUDA device's name. */
     public String deviceName() {
         return device.name;

@@ -13,6 +13,11 @@ public final class GpuFlixIndexProvider implements GpuBackendProvider {
     }
 
     @Override
+    public int deviceCount() {
+        return GpuRuntime.deviceCount();
+    }
+
+    @Override
     public int nodeSize() {
         return GpuFlixIndex.NODE_SIZE;
     }
