@@ -59,8 +59,8 @@ final class ChainPolicy {
 
     /**
      * Chain length beyond which an upsert restructures on its own. One warp walks a bucket's chain serially
-     * (about 2 us a node on an H200) while a restructure costs about 0.05 ns a key, so chains are cut back when
-     * walking one costs about as much as a restructure: size / 32768 nodes, at least 64. This bounds the cost of
+     * while a restructure costs a small fraction of a nanosecond a key (docs/gpu-tuning.md), so chains are cut back
+     * when walking one costs about as much as a restructure: size / 32768 nodes, at least 64. This bounds the cost of
      * skewed inserts, such as ever-growing ids that all land in the last bucket, between explicit restructures.
      */
     private static long autoRestructureChain(long size) {

@@ -148,8 +148,8 @@ final class DeviceNodePool implements AutoCloseable {
      * batch of at least a key a bucket, a node for every 16 keys (new keys at about 8 a bucket split most nodes
      * once). It grows by what the guess lacks only, not by half again, so that a guess too high costs little
      * memory (a batch of updates alone, after a build: a node for every 16 keys). Mapping memory is host
-     * work (H200, traced: 0.7-1.0 ms for 0.5-1.3 GiB) that would otherwise wait for the count pass and hold the
-     * device idle, where the sort of 2^24 pairs takes 1.0 ms to hide it; the count pass still grows the pool where
+     * work, about as long as the sort of a large batch (docs/gpu-tuning.md), that would otherwise wait for the count
+     * pass and hold the device idle; the count pass still grows the pool where
      * this guessed short.
      */
     void growAhead(int n, int numBuckets) {

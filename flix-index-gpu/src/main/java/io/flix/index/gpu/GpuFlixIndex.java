@@ -411,10 +411,8 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
      * than {@link ChainPolicy#chainGroup()} nodes is cut into buckets of that many nodes (split_chains): no key
      * moves, only links are cut and the bucket arrays rewritten, about two walks of the chains. Sorted lookups walk
      * a chain once for all the queries of its bucket and do not cut them. Cuts are kept few because every bucket
-     * costs the sorted lookups, upserts and deletes a work item (H200, skewed rounds at 2^25 + 2^24 keys: a cut
-     * costs about 0.7 ms; unsorted gets of 2^26 into chains of about 50 nodes took up to 9.9 ms, 7.2 ms after cuts
-     * into buckets of 4; at cuts into 4 from chains of 8, sorted gets and deletes of the X25Y90 to X3Y90 rounds
-     * after the deletes took 5-12% longer). Where memory for the cut (or the GPU memory budget) is short, the
+     * costs the sorted lookups, upserts and deletes a work item (what cuts cost and bought: docs/gpu-tuning.md).
+     * Where memory for the cut (or the GPU memory budget) is short, the
      * chains stay as they are.
      */
     private void cutLongChainsIntoGroups() {

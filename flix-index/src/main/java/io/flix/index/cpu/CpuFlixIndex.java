@@ -563,9 +563,8 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
     /*
      * Unsorted lookup batches are sorted with their permutation (ParallelKeySorter), answered by the
      * compute-to-bucket walk and the answers scattered back through the permutation. Searching key by key in
-     * parallel instead (binary search of bucketMax, chain walk, binary search of the node) was measured on the
-     * development machine (2 cores, 2^22 random keys stored, 2^22 lookups, a loaded machine): 1.9-5.0 s per-key
-     * against 0.44-0.97 s for sort + walk + scatter, and 1.8 ms against 1.3 ms at 4096 keys. Every per-key level is
+     * parallel instead (binary search of bucketMax, chain walk, binary search of the node) was several times
+     * slower at 2^22 keys and still slower at 4096 (docs/results/cpu-lookup-paths.md). Every per-key level is
      * a cache miss, while the sorted walk reads buckets and nodes in address order. Below SORT_WITH_PERMUTATION_MIN
      * keys the radix sort's fixed cost dominates (per-key won at 1024 keys and less): there a plain sort of a copy
      * is used and each key finds its answer by binary search in that copy. Ceiling and floor share the walk, which
