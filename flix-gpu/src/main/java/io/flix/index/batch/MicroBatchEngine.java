@@ -1,5 +1,6 @@
 package io.flix.index.batch;
 
+import io.flix.index.Backend;
 import io.flix.index.FlixIndex;
 import io.flix.index.RangeResult;
 import io.flix.index.sort.KeySorter;
@@ -52,6 +53,11 @@ import java.util.concurrent.atomic.AtomicReference;
  * call, whose own sort and last-occurrence-wins rule ({@link FlixIndex}) give the same net effect. The index sorts
  * where it sorts best (the GPU backend on the device, the CPU backend on its worker threads), which keeps a bulk
  * load off the calling thread's single-threaded sort.
+ * A batch of gets only goes to the index as {@link GetsOnly} says: by default, for the GPU backend, as it is, in one
+ * unsorted call ({@link GetsOnly#INDEX_SORT}: the device sorts it, and the host sort and the copy of the sorted
+ * keys are saved), for the CPU backend through the host sort above ({@link GetsOnly#HOST_SORT}); both give the
+ * same answers. The choice is the faster one measured end to end at the operator's batch sizes (Bench's
+ * micro-batch table, {@code docs/results}).
  * So a batch makes at most one call each of get, ceiling, floor, upsert and delete, and a few range calls (one per
  * group above); a batch of only updates and gets makes at most one get, one upsert and one delete call; an empty
  * batch makes none. Lookups run before the updates: if the index throws during the final writes, the results are
@@ -151,15 +157,45 @@ public final class MicroBatchEngine {
     private long[] upsertValues = new long[0];
     private long[] deleteKeys = new long[0];
 
+    /** How a batch of gets only reaches the index. */
+    public enum GetsOnly {
+        /** Sorted and deduplicated by the engine on the calling thread, then one sorted get of the distinct keys. */
+        HOST_SORT,
+        /** One unsorted get of the batch as it is: the index sorts it where it sorts (the GPU on the device). */
+        INDEX_SORT;
+
+        /** The faster of the two for the index's backend, measured end to end (see the class documentation). */
+        public static GetsOnly fasterFor(Backend backend) {
+            return backend == Backend.GPU ? INDEX_SORT : HOST_SORT;
+        }
+    }
+
+    private final GetsOnly getsOnly;
+
+    /** An engine whose batches of gets only go to the index as {@link GetsOnly#fasterFor} its backend says. */
     public MicroBatchEngine(FlixIndex index) {
+        this(index, index == null ? null : GetsOnly.fasterFor(index.backend()));
+    }
+
+    /** An engine whose batches of gets only go to the index as {@code getsOnly} says. */
+    public MicroBatchEngine(FlixIndex index, GetsOnly getsOnly) {
         if (index == null) {
             throw new IllegalArgumentException("index must not be null");
         }
+        if (getsOnly == null) {
+            throw new IllegalArgumentException("getsOnly must not be null");
+        }
         this.index = index;
+        this.getsOnly = getsOnly;
     }
 
     public FlixIndex index() {
         return index;
+    }
+
+    /** How this engine sends a batch of gets only to the index. */
+    public GetsOnly getsOnly() {
+        return getsOnly;
     }
 
     /**
@@ -199,6 +235,10 @@ public final class MicroBatchEngine {
         }
         if (counts[OperationBatch.DELETE] == n) {
             index.delete(batch.keys, n, false);
+            return results;
+        }
+        if (counts[OperationBatch.GET] == n && getsOnly == GetsOnly.INDEX_SORT) {
+            index.get(batch.keys, n, results.valuesByPosition(), false);
             return results;
         }
         final int exactCount = counts[OperationBatch.UPSERT] + counts[OperationBatch.DELETE]
