@@ -19,8 +19,9 @@ import java.util.stream.IntStream;
  * The end-to-end calls of a FliX index (Java arrays in and out) against the host-device bus, and the latency of the
  * calls at the operator's micro-batch sizes. Two sections of the Bench run:
  * <ul>
- *   <li>{@code bus}: for each size, build, sorted and unsorted gets, an unsorted upsert and range lookups of 16 keys
- *       (size / 16 of them), medians over several calls. On the GPU each row carries the bus bound: the least time
+ *   <li>{@code bus}: for each size, build (into a new index, as a restore does), rebuild (the same index again),
+ *       sorted and unsorted gets, an unsorted upsert and range lookups of 16 keys (size / 16 of them, each call
+ *       reusing the last call's result arrays), medians over several calls. On the GPU each row carries the bus bound: the least time
  *       the bytes the call moves each way take at the pinned copy rates measured in the same run
  *       ({@link PinnedCopyRate}), the two directions overlapped.</li>
  *   <li>{@code latency}: per micro-batch size, the median time of one call and keys a second, for gets and upserts
@@ -33,7 +34,8 @@ final class BusBench {
 
     static final String CSV_HEADER = "structure,backend,device,section,operation,keys,calls,median_ms,keys_per_sec,"
             + "bytes_in,bytes_out,bus_bound_ms";
-    static final List<String> BUS_OPERATIONS = List.of("build", "get_sorted", "get_unsorted", "upsert", "range");
+    static final List<String> BUS_OPERATIONS = List.of("build", "rebuild", "get_sorted", "get_unsorted", "upsert",
+            "range");
     static final List<String> LATENCY_OPERATIONS = List.of("get_sorted", "get_unsorted", "upsert_sorted",
             "upsert_unsorted", "engine_get_host_sort", "engine_get_index_sort");
     /** Keys each range spans. */
@@ -94,8 +96,19 @@ final class BusBench {
             final long[] sortedValues = WorkloadKeys.valuesOf(sortedKeys);
             final long[] out = new long[n];
             final int calls = callsFor(n);
+            final double[] fresh = new double[calls + 1];
+            for (int c = 0; c <= calls; c++) {
+                try (FlixIndex index = open.apply(n)) {
+                    final long start = System.nanoTime();
+                    index.build(keys, values, n);
+                    fresh[c] = (System.nanoTime() - start) / 1e6;
+                    check(index.size() == n, label, "size after build " + index.size() + ", not " + n);
+                }
+            }
+            record(label, backend, device, gpu, "bus", "build", n, Arrays.copyOfRange(fresh, 1, calls + 1), 16L * n,
+                    0);
             try (FlixIndex index = open.apply(n)) {
-                add(label, backend, device, gpu, "bus", "build", n, calls, 16L * n, 0,
+                add(label, backend, device, gpu, "bus", "rebuild", n, calls, 16L * n, 0,
                         () -> index.build(keys, values, n));
                 check(index.size() == n, label, "size after build " + index.size() + ", not " + n);
                 add(label, backend, device, gpu, "bus", "get_sorted", n, calls, 8L * n, 8L * n,
@@ -120,7 +133,8 @@ final class BusBench {
                 final long pairs = IntStream.range(0, ranges).mapToLong(i -> Math.min(RANGE_KEYS, n - first[i])).sum();
                 final RangeResult[] result = new RangeResult[1];
                 add(label, backend, device, gpu, "bus", "range", ranges, calls, 16L * ranges,
-                        16L * pairs + 4L * (ranges + 1), () -> result[0] = index.range(lo, hi, ranges, RANGE_KEYS));
+                        16L * pairs + 4L * (ranges + 1),
+                        () -> result[0] = index.range(lo, hi, ranges, RANGE_KEYS, result[0]));
                 checkRanges(label, sortedKeys, sortedValues, first, result[0]);
             }
         }
@@ -189,6 +203,13 @@ final class BusBench {
             call.run();
             ms[c] = (System.nanoTime() - start) / 1e6;
         }
+        record(label, backend, device, gpu, section, operation, keys, ms, bytesIn, bytesOut);
+    }
+
+    /** Adds the row of the calls timed {@code ms}: their median. */
+    private void record(String label, String backend, String device, boolean gpu, String section, String operation,
+                        int keys, double[] ms, long bytesIn, long bytesOut) {
+        final int calls = ms.length;
         Arrays.sort(ms);
         final double bound = gpu ? measureBus().boundMillis(bytesIn, bytesOut) : Double.NaN;
         final Row row = new Row(label, backend, device, section, operation, keys, calls, ms[calls / 2], bytesIn,

@@ -53,11 +53,12 @@ import java.util.concurrent.atomic.AtomicReference;
  * call, whose own sort and last-occurrence-wins rule ({@link FlixIndex}) give the same net effect. The index sorts
  * where it sorts best (the GPU backend on the device, the CPU backend on its worker threads), which keeps a bulk
  * load off the calling thread's single-threaded sort.
- * A batch of gets only goes to the index as {@link GetsOnly} says: by default, for the GPU backend, as it is, in one
- * unsorted call ({@link GetsOnly#INDEX_SORT}: the device sorts it, and the host sort and the copy of the sorted
- * keys are saved), for the CPU backend through the host sort above ({@link GetsOnly#HOST_SORT}); both give the
- * same answers. The choice is the faster one measured end to end at the operator's batch sizes (Bench's
- * micro-batch table, {@code docs/results}).
+ * A batch of gets only goes to the index as {@link GetsOnly} says, both ways with the same answers: through the
+ * host sort above ({@link GetsOnly#HOST_SORT}: the engine's single-threaded sort, then one sorted get of the
+ * distinct keys), or as it is in one unsorted get ({@link GetsOnly#INDEX_SORT}: the GPU backend sorts it on the
+ * device, the CPU backend on its worker threads). By default each backend takes the faster, measured end to end
+ * at the operator's batch sizes 2^14 to 2^17 (Bench's micro-batch latency table): for both backends the unsorted
+ * call, on the GPU by far (the host sort takes longer than the whole device call).
  * So a batch makes at most one call each of get, ceiling, floor, upsert and delete, and a few range calls (one per
  * group above); a batch of only updates and gets makes at most one get, one upsert and one delete call; an empty
  * batch makes none. Lookups run before the updates: if the index throws during the final writes, the results are
@@ -149,6 +150,8 @@ public final class MicroBatchEngine {
     private long[] rangeLo = new long[0];
     private long[] rangeHi = new long[0];
     private final RangeResult[] classResults = new RangeResult[RANGE_CLASSES];
+    /** The last result of each range group, whose arrays the group's next call reuses. */
+    private final RangeResult[] classReuse = new RangeResult[RANGE_CLASSES];
     private final int[] classCount = new int[RANGE_CLASSES];
     private final int[] classLimit = new int[RANGE_CLASSES];
 
@@ -166,7 +169,10 @@ public final class MicroBatchEngine {
 
         /** The faster of the two for the index's backend, measured end to end (see the class documentation). */
         public static GetsOnly fasterFor(Backend backend) {
-            return backend == Backend.GPU ? INDEX_SORT : HOST_SORT;
+            return switch (backend) {
+                case GPU, CPU -> INDEX_SORT;
+                default -> HOST_SORT;
+            };
         }
     }
 
@@ -543,7 +549,8 @@ public final class MicroBatchEngine {
                     r++;
                 }
             }
-            classResults[cls] = index.range(rangeLo, rangeHi, at, classLimit[cls]);
+            classResults[cls] = index.range(rangeLo, rangeHi, at, classLimit[cls], classReuse[cls]);
+            classReuse[cls] = classResults[cls];
         }
     }
 

@@ -1,6 +1,5 @@
 package io.flix.index.gpu;
 
-import static jcuda.driver.JCudaDriver.cuCtxSynchronize;
 import static jcuda.driver.JCudaDriver.cuMemcpyDtoH;
 
 import java.io.IOException;
@@ -17,12 +16,14 @@ public final class DevicePairSort implements AutoCloseable {
     private final GpuRuntime.DeviceContext device;
     /** The indexes' own sort step. */
     private final DeviceSteps steps;
+    private final DeviceStream stream;
     private int lastSorted;
     private boolean closed;
 
     private DevicePairSort(GpuRuntime.DeviceContext device) {
         this.device = device;
-        this.steps = new DeviceSteps(new FlixKernels(device, step -> { }), step -> { });
+        this.stream = new DeviceStream();
+        this.steps = new DeviceSteps(new FlixKernels(device, stream, step -> { }), step -> { });
     }
 
     /** Opens the sort on CUDA device {@code deviceOrdinal}. */
@@ -57,7 +58,7 @@ public final class DevicePairSort implements AutoCloseable {
             return;
         }
         steps.sortWithPositions(keys.buffer(), n, 0, 64);
-        cuCtxSynchronize();
+        stream.synchronize();
         lastSorted = n;
     }
 
@@ -85,5 +86,6 @@ public final class DevicePairSort implements AutoCloseable {
         closed = true;
         device.makeCurrent();
         steps.close();
+        stream.close();
     }
 }

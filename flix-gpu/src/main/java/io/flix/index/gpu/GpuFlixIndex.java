@@ -16,15 +16,11 @@ import static io.flix.index.gpu.KernelContract.SLOT_WIDE_MERGES;
 import static io.flix.index.gpu.KernelContract.WIDE_MERGE_BYTES;
 import static io.flix.index.gpu.KernelContract.WIDE_MERGE_MIN;
 import static jcuda.driver.JCudaDriver.cuCtxSynchronize;
-import static jcuda.driver.JCudaDriver.cuMemcpyDtoD;
-import static jcuda.driver.JCudaDriver.cuMemcpyHtoD;
-import static jcuda.driver.JCudaDriver.cuMemsetD32;
 
 import io.flix.index.Backend;
 import io.flix.index.FlixConfig;
 import io.flix.index.IndexStats;
 
-import jcuda.Pointer;
 import jcuda.driver.CUdeviceptr;
 
 /**
@@ -299,7 +295,7 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
     /** One warp a range. */
     @Override
     void countRanges(DeviceBuffer lo, DeviceBuffer hi, int n, int limit, DeviceBuffer rangeCounts) {
-        cuMemsetD32(rangeCounts.at(n * 8L), 0, 2);
+        stream.fillInts(rangeCounts.at(n * 8L), 0, 2);
         kernels.rangeQuery(0, n, lo.pointer(), hi.pointer(), limit, numBuckets, bucketMax.pointer(),
                 bucketHead.pointer(), pool.nodeKeys(), pool.nodeValues(), pool.nodeCount(), pool.nodeNext(),
                 pool.nodeMax(), rangeCounts.pointer(), null, null, null);
@@ -511,8 +507,8 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
             growBuckets(1);
         }
         numBuckets = 1;
-        cuMemcpyHtoD(bucketMax.pointer(), Pointer.to(new long[] {Long.MAX_VALUE}), Long.BYTES);
-        cuMemsetD32(bucketHead.pointer(), -1, 1);
+        stream.write(bucketMax.pointer(), Long.MAX_VALUE);
+        stream.fillInts(bucketHead.pointer(), -1, 1);
         pool.fillFreeStack(0);
         size = 0;
         chains.laidOut();
@@ -526,8 +522,9 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
         final DeviceBuffer head = maxAndHead[1];
         if (bucketMax != null) {
             // keep the current buckets valid: a later failure in the same call must leave the index intact
-            cuMemcpyDtoD(max.pointer(), bucketMax.pointer(), numBuckets * 8L);
-            cuMemcpyDtoD(head.pointer(), bucketHead.pointer(), numBuckets * 4L);
+            stream.copy(max.pointer(), bucketMax.pointer(), numBuckets * 8L);
+            stream.copy(head.pointer(), bucketHead.pointer(), numBuckets * 4L);
+            stream.synchronize(); // the copies have read the old arrays
             bucketMax.close();
             bucketHead.close();
         }
