@@ -19,7 +19,8 @@ import java.util.stream.IntStream;
  * The end-to-end calls of a FliX index (Java arrays in and out) against the host-device bus, and the latency of the
  * calls at the operator's micro-batch sizes. Two sections of the Bench run:
  * <ul>
- *   <li>{@code bus}: for each size, build (into a new index, as a restore does), rebuild (the same index again),
+ *   <li>{@code bus}: for each size, build (unsorted pairs into a new index), restore (sorted pairs, the keysSorted
+ *       build of an export, into a new index), rebuild (the unsorted build into the same index again),
  *       sorted and unsorted gets, an unsorted upsert and range lookups of 16 keys (size / 16 of them, each call
  *       reusing the last call's result arrays), medians over several calls. On the GPU each row carries the bus bound: the least time
  *       the bytes the call moves each way take at the pinned copy rates measured in the same run
@@ -34,8 +35,8 @@ final class BusBench {
 
     static final String CSV_HEADER = "structure,backend,device,section,operation,keys,calls,median_ms,keys_per_sec,"
             + "bytes_in,bytes_out,bus_bound_ms";
-    static final List<String> BUS_OPERATIONS = List.of("build", "rebuild", "get_sorted", "get_unsorted", "upsert",
-            "range");
+    static final List<String> BUS_OPERATIONS = List.of("build", "restore", "rebuild", "get_sorted", "get_unsorted",
+            "upsert", "range");
     static final List<String> LATENCY_OPERATIONS = List.of("get_sorted", "get_unsorted", "upsert_sorted",
             "upsert_unsorted", "engine_get_host_sort", "engine_get_index_sort");
     /** Keys each range spans. */
@@ -107,6 +108,16 @@ final class BusBench {
             }
             record(label, backend, device, gpu, "bus", "build", n, Arrays.copyOfRange(fresh, 1, calls + 1), 16L * n,
                     0);
+            for (int c = 0; c <= calls; c++) {
+                try (FlixIndex index = open.apply(n)) {
+                    final long start = System.nanoTime();
+                    index.build(sortedKeys, sortedValues, n, true);
+                    fresh[c] = (System.nanoTime() - start) / 1e6;
+                    check(index.size() == n, label, "size after restore " + index.size() + ", not " + n);
+                }
+            }
+            record(label, backend, device, gpu, "bus", "restore", n, Arrays.copyOfRange(fresh, 1, calls + 1),
+                    16L * n, 0);
             try (FlixIndex index = open.apply(n)) {
                 add(label, backend, device, gpu, "bus", "rebuild", n, calls, 16L * n, 0,
                         () -> index.build(keys, values, n));
@@ -284,14 +295,18 @@ final class BusBench {
                     + " host to device %.1f GB/s, device to host %.1f GB/s; both directions at once %.1f GB/s in and"
                     + " %.1f GB/s out. A call's bus bound is the larger of its bytes in and its bytes out over these"
                     + " rates (the rates of both at once where it moves both): the copies overlapped, nothing else"
-                    + " counted.%n", rates.bytes() >> 20, rates.hostToDevice(), rates.deviceToHost(),
-                    rates.duplexHostToDevice(), rates.duplexDeviceToHost()));
+                    + " counted. The host's own copies between Java arrays and pinned memory, on every core: %.1f GB/s"
+                    + " into pinned memory, %.1f GB/s out of it; the host copy time of a call (its bytes in and out"
+                    + " over these, one after the other) is a second floor that the staging cannot go below.%n",
+                    rates.bytes() >> 20, rates.hostToDevice(), rates.deviceToHost(), rates.duplexHostToDevice(),
+                    rates.duplexDeviceToHost(), rates.javaToPinned(), rates.pinnedToJava()));
         }
         for (String label : rows.stream().filter(r -> r.section().equals("bus")).map(Row::label).distinct().toList()) {
             md.append("\n## End to end by size: ").append(label).append("\n\n");
             md.append("Cells: median ms of one call (million keys a second; range: ranges of ").append(RANGE_KEYS)
                     .append(" keys, size / ").append(RANGE_KEYS).append(" of them)")
-                    .append(hasBound(label) ? "; under it the bus bound and the time over the bound" : "")
+                    .append(hasBound(label) ? "; under it the bus bound, the time over the bound, and the host copy"
+                            + " time" : "")
                     .append(".\n\n");
             final List<Integer> sizes = rows.stream().filter(r -> r.label().equals(label) && r.section().equals("bus")
                     && r.operation().equals("build")).map(Row::keys).toList();
@@ -310,8 +325,9 @@ final class BusBench {
                     md.append("| ").append(op).append(" bus bound |");
                     for (int s : sizes) {
                         final Row r = find(label, "bus", op, s);
-                        md.append(r == null ? " |" : String.format(Locale.ROOT, " %.2f ms, %.2fx |", r.boundMs(),
-                                r.medianMs() / r.boundMs()));
+                        md.append(r == null ? " |" : String.format(Locale.ROOT, " %.2f ms, %.2fx; host %.2f ms |",
+                                r.boundMs(), r.medianMs() / r.boundMs(),
+                                rates.hostCopyMillis(r.bytesIn(), r.bytesOut())));
                     }
                     md.append("\n");
                 }

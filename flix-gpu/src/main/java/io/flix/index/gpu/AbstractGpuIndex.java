@@ -372,17 +372,34 @@ abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResid
         final long[] keys = reuse != null && reuse.keys().length >= total ? reuse.keys() : new long[(int) total];
         final long[] values = reuse != null && reuse.values().length >= total ? reuse.values()
                 : new long[(int) total];
-        if (total > 0) {
-            fillRanges(batchKeys.buffer(), batchValues.buffer(), n, limitPerRange, rangeCounts, rangeOffsets,
-                    outKeys.ensure(total * 8), outValues.ensure(total * 8));
-            copies.downloadAll(new CUdeviceptr[] {outKeys.pointer(), outValues.pointer()},
-                    new long[][] {keys, values}, (int) total);
-        }
         if (hostOffsets.length < n + 1) {
             hostOffsets = new long[n + 1];
         }
         final long[] longOffsets = hostOffsets;
         download(rangeOffsets.pointer(), longOffsets, n + 1);
+        if (total > 0) {
+            // the pairs are written a group of ranges at a time, each group's coming back while the next is written
+            final DeviceBuffer los = batchKeys.buffer();
+            final DeviceBuffer his = batchValues.buffer();
+            final DeviceBuffer keysOut = outKeys.ensure(total * 8);
+            final DeviceBuffer valuesOut = outValues.ensure(total * 8);
+            final int groups = (int) Math.max(1, Math.min(RANGE_GROUPS, total / RANGE_GROUP_MIN_PAIRS));
+            final long[] starts = new long[groups + 1];
+            final int[] first = new int[groups + 1];
+            for (int g = 0; g <= groups; g++) {
+                first[g] = (int) ((long) n * g / groups);
+                starts[g] = longOffsets[first[g]];
+            }
+            copies.produceAndDownload(starts, g -> {
+                final int from = first[g];
+                final int count = first[g + 1] - from;
+                if (count > 0) {
+                    fillRanges(los.view(from * 8L, count * 8L), his.view(from * 8L, count * 8L), count, limitPerRange,
+                            rangeCounts.view(from * 8L, (count + 1L) * 8), rangeOffsets.view(from * 8L,
+                                    (count + 1L) * 8), keysOut, valuesOut);
+                }
+            }, new CUdeviceptr[] {keysOut.pointer(), valuesOut.pointer()}, new long[][] {keys, values});
+        }
         final int[] csr = reuse != null && reuse.offsets().length == n + 1 ? reuse.offsets() : new int[n + 1];
         if (n < PARALLEL_NARROW_MIN) {
             for (int i = 0; i <= n; i++) {
@@ -394,6 +411,10 @@ abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResid
         return new RangeResult(csr, keys, values);
     }
 
+    /** Groups of ranges whose pairs are written and brought back in turn, at most. */
+    private static final int RANGE_GROUPS = 16;
+    /** Pairs a group of ranges holds at least (fewer pairs come back in one go). */
+    private static final long RANGE_GROUP_MIN_PAIRS = 1 << 20;
     /** Ranges from which their offsets are narrowed to ints on several threads. */
     private static final int PARALLEL_NARROW_MIN = 1 << 16;
     /** The range offsets as the device scans them (longs), reused between calls. */

@@ -6,8 +6,9 @@ package io.flix.index.gpu;
  * the device works on in one go (a lookup chunk goes up, is looked up and comes back while the next chunk goes up).
  * Pieces hold {@code pieceLongs} longs, the last one the rest; a chunk holds {@code piecesPerChunk} pieces, the last
  * one the rest. Chunks are about a sixteenth of the batch (so the copies overlap in both directions), but never
- * smaller than a piece nor larger than {@code maxPiecesPerChunk} pieces (each chunk costs a pass of the lookup
- * kernels). An empty batch has no pieces and no chunks.
+ * fewer than {@code minPiecesPerChunk} pieces (a chunk costs a pass of the lookup kernels and a few round trips:
+ * small batches go in one or a few chunks) nor more than {@code maxPiecesPerChunk}. An empty batch has no pieces
+ * and no chunks.
  */
 record ChunkPlan(int n, int pieceLongs, int piecesPerChunk) {
 
@@ -21,14 +22,18 @@ record ChunkPlan(int n, int pieceLongs, int piecesPerChunk) {
         }
     }
 
-    /** The plan for {@code n} longs in pieces of {@code pieceLongs}, chunks of at most {@code maxPiecesPerChunk}. */
-    static ChunkPlan of(int n, int pieceLongs, int maxPiecesPerChunk) {
-        if (n < 0 || pieceLongs < 1 || maxPiecesPerChunk < 1) {
-            throw new IllegalArgumentException("n = " + n + ", pieceLongs = " + pieceLongs + ", maxPiecesPerChunk = "
-                    + maxPiecesPerChunk + ": n must be >= 0, the others >= 1");
+    /**
+     * The plan for {@code n} longs in pieces of {@code pieceLongs}, chunks of {@code minPiecesPerChunk} to
+     * {@code maxPiecesPerChunk} pieces.
+     */
+    static ChunkPlan of(int n, int pieceLongs, int minPiecesPerChunk, int maxPiecesPerChunk) {
+        if (n < 0 || pieceLongs < 1 || minPiecesPerChunk < 1 || maxPiecesPerChunk < minPiecesPerChunk) {
+            throw new IllegalArgumentException("n = " + n + ", pieceLongs = " + pieceLongs + ", pieces per chunk "
+                    + minPiecesPerChunk + " to " + maxPiecesPerChunk + ": n must be >= 0, the others >= 1, in order");
         }
         final long pieces = pieces(n, pieceLongs);
-        final long perChunk = Math.max(1, Math.min(maxPiecesPerChunk, (pieces + TARGET_CHUNKS - 1) / TARGET_CHUNKS));
+        final long perChunk = Math.max(minPiecesPerChunk,
+                Math.min(maxPiecesPerChunk, (pieces + TARGET_CHUNKS - 1) / TARGET_CHUNKS));
         return new ChunkPlan(n, pieceLongs, (int) perChunk);
     }
 

@@ -8,6 +8,7 @@ import static jcuda.driver.JCudaDriver.cuStreamSynchronize;
 
 import java.io.IOException;
 import java.util.Arrays;
+import java.util.stream.IntStream;
 
 import jcuda.driver.CUstream;
 import jcuda.driver.CUstream_flags;
@@ -19,9 +20,13 @@ import jcuda.driver.CUstream_flags;
  */
 public final class PinnedCopyRate {
 
-    /** Measured rates in GB/s (10^9 bytes a second); {@code duplex*}: each direction while the other runs too. */
+    /**
+     * Measured rates in GB/s (10^9 bytes a second); {@code duplex*}: each direction while the other runs too;
+     * {@code javaToPinned}, {@code pinnedToJava}: the host's copies between a Java {@code long[]} and pinned memory
+     * on every core (the staging of an end-to-end call).
+     */
     public record Rates(double hostToDevice, double deviceToHost, double duplexHostToDevice,
-                        double duplexDeviceToHost, long bytes) {
+                        double duplexDeviceToHost, double javaToPinned, double pinnedToJava, long bytes) {
 
         /**
          * The least time in ms that moving {@code bytesIn} to the device and {@code bytesOut} back can take: the
@@ -32,6 +37,11 @@ public final class PinnedCopyRate {
             final double in = bytesIn / ((both ? duplexHostToDevice : hostToDevice) * 1e9);
             final double out = bytesOut / ((both ? duplexDeviceToHost : deviceToHost) * 1e9);
             return Math.max(in, out) * 1e3;
+        }
+
+        /** The least time in ms the host's staging copies of those bytes take on every core, one after the other. */
+        public double hostCopyMillis(long bytesIn, long bytesOut) {
+            return (bytesIn / (javaToPinned * 1e9) + bytesOut / (pinnedToJava * 1e9)) * 1e3;
         }
     }
 
@@ -92,9 +102,28 @@ public final class PinnedCopyRate {
                     }
                 }
             }
+            final double[][] host = new double[2][repeats];
+            final long[] java = new long[(int) longs];
+            Arrays.fill(java, 1);
+            final int slice = 1 << 16;
+            final int slices = (int) ((longs + slice - 1) / slice);
+            for (int r = -1; r < repeats; r++) {
+                long start = System.nanoTime();
+                IntStream.range(0, slices).parallel().forEach(s -> hostIn.longs().duplicate().put(s * slice, java,
+                        s * slice, (int) Math.min(slice, longs - (long) s * slice)));
+                final double in = (System.nanoTime() - start) / 1e9;
+                start = System.nanoTime();
+                IntStream.range(0, slices).parallel().forEach(s -> hostOut.longs().duplicate().get(s * slice, java,
+                        s * slice, (int) Math.min(slice, longs - (long) s * slice)));
+                final double out = (System.nanoTime() - start) / 1e9;
+                if (r >= 0) {
+                    host[0][r] = in;
+                    host[1][r] = out;
+                }
+            }
             final double gb = longs * 8 / 1e9;
             return new Rates(gb / median(seconds[0]), gb / median(seconds[1]), gb / median(seconds[2]),
-                    gb / median(seconds[3]), longs * 8);
+                    gb / median(seconds[3]), gb / median(host[0]), gb / median(host[1]), longs * 8);
         } finally {
             cuStreamDestroy(up);
             cuStreamDestroy(down);

@@ -11,8 +11,8 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 final class PinnedPieces {
 
-    /** Longs a piece holds (2 MiB). */
-    static final int PIECE_LONGS = 1 << 18;
+    /** Longs a piece holds (1 MiB): small enough that a batch of 2^20 keys is packed by eight threads. */
+    static final int PIECE_LONGS = 1 << 17;
 
     private static final ConcurrentLinkedDeque<PinnedBuffer> FREE = new ConcurrentLinkedDeque<>();
     private static final AtomicLong PINNED_BYTES = new AtomicLong();

@@ -29,12 +29,14 @@ import jcuda.driver.CUevent_flags;
  */
 final class StagedCopies implements AutoCloseable {
 
+    /** Pieces a lookup chunk holds at least (8 MiB): smaller batches go in one chunk. */
+    static final int MIN_PIECES_PER_CHUNK = 8;
+    /** Pieces a lookup chunk holds at most (32 MiB): each chunk costs a pass of the lookup kernels. */
+    static final int MAX_PIECES_PER_CHUNK = 32;
     /** Pieces in flight to the device: two chunks' worth (one copying, one packing). */
-    private static final int IN_SLOTS = 16;
-    /** Pieces in flight to the host: two chunks of two result arrays. */
-    private static final int OUT_SLOTS = 32;
-    /** Pieces a lookup chunk holds at most (16 MiB). */
-    private static final int MAX_PIECES_PER_CHUNK = 8;
+    private static final int IN_SLOTS = 2 * MAX_PIECES_PER_CHUNK;
+    /** Pieces in flight to the host: two chunks of one result array, one of two. */
+    private static final int OUT_SLOTS = 2 * MAX_PIECES_PER_CHUNK;
     /** Threads that pack and unpack pieces: a single thread copies at a tenth of the bus's rate. */
     private static final ExecutorService HOST = Executors.newFixedThreadPool(
             Math.max(2, Runtime.getRuntime().availableProcessors()), runnable -> {
@@ -107,7 +109,7 @@ final class StagedCopies implements AutoCloseable {
         if (n == 0) {
             return;
         }
-        final ChunkPlan plan = ChunkPlan.of(n, PinnedPieces.PIECE_LONGS, MAX_PIECES_PER_CHUNK);
+        final ChunkPlan plan = plan(n);
         try (Trip trip = new Trip(plan.pieces() * srcs.length == 1)) {
             for (int a = 0; a < srcs.length; a++) {
                 for (int p = 0; p < plan.pieces(); p++) {
@@ -131,13 +133,38 @@ final class StagedCopies implements AutoCloseable {
         if (n == 0) {
             return;
         }
-        final ChunkPlan plan = ChunkPlan.of(n, PinnedPieces.PIECE_LONGS, MAX_PIECES_PER_CHUNK);
+        final ChunkPlan plan = plan(n);
         try (Trip trip = new Trip(plan.pieces() * srcs.length == 1)) {
             cuEventRecord(computed, compute.stream());
             out.waitFor(computed);
             for (int p = 0; p < plan.pieces(); p++) {
                 for (int a = 0; a < srcs.length; a++) {
                     trip.down(srcs[a], dsts[a], plan.pieceStart(p), plan.pieceLength(p));
+                }
+            }
+            trip.finish();
+        }
+    }
+
+    /**
+     * Produces a result in parts and brings each part back while the next is produced: {@code produce} issues part
+     * k on the compute stream, whose longs {@code [starts[k], starts[k + 1])} of each {@code srcs[i]} then go into
+     * {@code dsts[i]} at the same place. Returns when the results are in place.
+     */
+    void produceAndDownload(long[] starts, java.util.function.IntConsumer produce, CUdeviceptr[] srcs,
+                            long[][] dsts) {
+        final int parts = starts.length - 1;
+        final long total = starts[parts] - starts[0];
+        try (Trip trip = new Trip(total <= PinnedPieces.PIECE_LONGS && srcs.length == 1)) {
+            for (int k = 0; k < parts; k++) {
+                produce.accept(k);
+                cuEventRecord(computed, compute.stream());
+                out.waitFor(computed);
+                for (long at = starts[k]; at < starts[k + 1]; at += PinnedPieces.PIECE_LONGS) {
+                    final int count = (int) Math.min(PinnedPieces.PIECE_LONGS, starts[k + 1] - at);
+                    for (int a = 0; a < srcs.length; a++) {
+                        trip.down(srcs[a], dsts[a], at, count);
+                    }
                 }
             }
             trip.finish();
@@ -154,7 +181,7 @@ final class StagedCopies implements AutoCloseable {
         if (n == 0) {
             return;
         }
-        final ChunkPlan plan = ChunkPlan.of(n, PinnedPieces.PIECE_LONGS, MAX_PIECES_PER_CHUNK);
+        final ChunkPlan plan = plan(n);
         final int chunks = plan.chunks();
         try (Trip trip = new Trip(plan.pieces() == 1)) {
             queueChunkUp(trip, plan, 0, queries, queriesOnDevice);
@@ -184,6 +211,11 @@ final class StagedCopies implements AutoCloseable {
             }
             trip.finish();
         }
+    }
+
+    /** How a batch of n longs crosses the bus. */
+    static ChunkPlan plan(int n) {
+        return ChunkPlan.of(n, PinnedPieces.PIECE_LONGS, MIN_PIECES_PER_CHUNK, MAX_PIECES_PER_CHUNK);
     }
 
     private static void queueChunkUp(Trip trip, ChunkPlan plan, int chunk, long[] src, CUdeviceptr dst) {

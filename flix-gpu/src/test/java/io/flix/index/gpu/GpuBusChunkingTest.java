@@ -50,8 +50,9 @@ class GpuBusChunkingTest {
     }
 
     static Stream<Arguments> sizes() {
-        final int[] sizes = {0, 1, PIECE - 1, PIECE, PIECE + 1, 5 * PIECE + 3, 16 * PIECE, 16 * PIECE + 1,
-            40 * PIECE + 7};
+        // a chunk holds 8 to 32 pieces (StagedCopies.plan): 8 pieces are one chunk, 16 two, 17 three, 131 fifteen
+        final int[] sizes = {0, 1, PIECE - 1, PIECE, PIECE + 1, 5 * PIECE + 3, 8 * PIECE, 8 * PIECE + 1,
+            16 * PIECE + 1, 40 * PIECE + 7, 130 * PIECE + 5};
         return Arrays.stream(sizes).boxed().flatMap(n -> Stream.of(Arguments.of("flix", n),
                 Arguments.of("sortedarray", n)));
     }
