@@ -103,7 +103,8 @@ public interface FlixIndex extends AutoCloseable {
      * keys and values where they hold the pairs found. The result may share arrays with {@code reuse}, whose
      * contents are then overwritten. A caller that runs large batches of ranges saves allocating (and zeroing) the
      * result arrays each time: at 2^22 ranges of 16 pairs they take 1 GiB. The GPU backend reuses them; by default
-     * the arrays are new.
+     * the arrays are new (where reuse's are too small, a little larger than this call needs, so that the next call
+     * of a loop fits).
      */
     default RangeResult range(long[] lo, long[] hi, int n, int limitPerRange, RangeResult reuse) {
         return range(lo, hi, n, limitPerRange);

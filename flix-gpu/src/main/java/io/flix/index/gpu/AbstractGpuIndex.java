@@ -369,9 +369,10 @@ abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResid
             throw new IllegalStateException("ranges hold " + total + " pairs, too many for one result: lower "
                     + "limitPerRange or split the batch");
         }
-        final long[] keys = reuse != null && reuse.keys().length >= total ? reuse.keys() : new long[(int) total];
+        final long[] keys = reuse != null && reuse.keys().length >= total ? reuse.keys()
+                : new long[pairCapacity(total, n, limitPerRange, reuse != null)];
         final long[] values = reuse != null && reuse.values().length >= total ? reuse.values()
-                : new long[(int) total];
+                : new long[keys.length];
         if (hostOffsets.length < n + 1) {
             hostOffsets = new long[n + 1];
         }
@@ -409,6 +410,19 @@ abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResid
             IntStream.range(0, n + 1).parallel().forEach(i -> csr[i] = (int) longOffsets[i]);
         }
         return new RangeResult(csr, keys, values);
+    }
+
+    /**
+     * The length of new result arrays for {@code total} pairs: exactly that for a call without arrays to reuse; for
+     * one with arrays too small (a caller that runs ranges in a loop), an eighth more, at most what the ranges can
+     * hold, so that the next call, which may find a few pairs more, reuses them.
+     */
+    private static int pairCapacity(long total, int n, int limitPerRange, boolean reused) {
+        if (!reused) {
+            return (int) total;
+        }
+        return (int) Math.min(Integer.MAX_VALUE - 8, Math.max(total, Math.min((long) n * limitPerRange,
+                total + total / 8)));
     }
 
     /** Groups of ranges whose pairs are written and brought back in turn, at most. */

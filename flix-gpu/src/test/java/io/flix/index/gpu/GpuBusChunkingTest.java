@@ -157,6 +157,13 @@ class GpuBusChunkingTest {
             if (pairs > 0) {
                 assertNotSame(fresh.keys(), more.keys());
             }
+            // a result with arrays for fewer pairs than the call finds: new arrays with room for a few more
+            final RangeResult fewer = index.range(lo, hi, Math.max(1, ranges / 2), limit);
+            final RangeResult grown = index.range(lo, hi, ranges, limit, fewer);
+            assertRanges(present, first, count, grown);
+            final RangeResult next = index.range(lo, hi, ranges, limit, grown);
+            assertSame(grown.keys(), next.keys(), "the arrays a loop's call grew are reused by its next call");
+            assertRanges(present, first, count, next);
         }
     }
 
