@@ -342,16 +342,21 @@ abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResid
 
     @Override
     protected final RangeResult rangeLocked(long[] lo, long[] hi, int n, int limitPerRange) {
-        return rangeLocked(lo, hi, n, limitPerRange, null);
+        return rangeInto(lo, hi, n, limitPerRange, null, false);
+    }
+
+    @Override
+    protected final RangeResult rangeLocked(long[] lo, long[] hi, int n, int limitPerRange, RangeResult reuse) {
+        return rangeInto(lo, hi, n, limitPerRange, reuse, true);
     }
 
     /**
      * A count pass, a scan of the counts into CSR offsets, a fill pass; the pairs and offsets come back in pieces
      * through pinned staging, into the arrays of {@code reuse} where they are large enough (a large result's new
-     * arrays cost more to allocate and zero than to fill).
+     * arrays cost more to allocate and zero than to fill). {@code loop}: the caller reuses results (the overload
+     * with {@code reuse}, null on a loop's first call), so new arrays get room for the next call.
      */
-    @Override
-    protected final RangeResult rangeLocked(long[] lo, long[] hi, int n, int limitPerRange, RangeResult reuse) {
+    private RangeResult rangeInto(long[] lo, long[] hi, int n, int limitPerRange, RangeResult reuse, boolean loop) {
         enter();
         BatchArgs.checkRanges(lo, hi, n, limitPerRange);
         if (n == 0) {
@@ -370,7 +375,7 @@ abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResid
                     + "limitPerRange or split the batch");
         }
         final long[] keys = reuse != null && reuse.keys().length >= total ? reuse.keys()
-                : new long[pairCapacity(total, n, limitPerRange, reuse != null)];
+                : new long[pairCapacity(total, n, limitPerRange, loop)];
         final long[] values = reuse != null && reuse.values().length >= total ? reuse.values()
                 : new long[keys.length];
         if (hostOffsets.length < n + 1) {
@@ -413,12 +418,12 @@ abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResid
     }
 
     /**
-     * The length of new result arrays for {@code total} pairs: exactly that for a call without arrays to reuse; for
-     * one with arrays too small (a caller that runs ranges in a loop), an eighth more, at most what the ranges can
-     * hold, so that the next call, which may find a few pairs more, reuses them.
+     * The length of new result arrays for {@code total} pairs: exactly that for a caller that keeps its results;
+     * for one that reuses them (a loop), an eighth more, at most what the ranges can hold, so that the next call,
+     * which may find a few pairs more, reuses them.
      */
-    private static int pairCapacity(long total, int n, int limitPerRange, boolean reused) {
-        if (!reused) {
+    private static int pairCapacity(long total, int n, int limitPerRange, boolean loop) {
+        if (!loop) {
             return (int) total;
         }
         return (int) Math.min(Integer.MAX_VALUE - 8, Math.max(total, Math.min((long) n * limitPerRange,
