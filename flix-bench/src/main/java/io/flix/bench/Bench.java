@@ -35,6 +35,10 @@ import java.util.stream.IntStream;
  * the sort is counted), successor (ceiling) lookups of absent keys and range lookups; and the memory held. Every
  * answer is checked against the generated keys: a wrong one fails the run. Warm-up passes are not reported.
  *
+ * <p>{@code --sections} picks the parts of a run: {@code paper} (the above), {@code bus} and {@code latency}
+ * ({@link BusBench}: the end-to-end calls by size against the bus bound measured in the same run, and the latency
+ * per micro-batch size), written to {@code bus.csv} and the summary's last sections.
+ *
  * <p>{@code results.csv} has one row per timed operation; its {@code operation} column reads
  * {@code <operation>@<workload>}, e.g. {@code insert@X90Y90}. Rounds: 0 is the build, 1..rounds the inserts,
  * rounds+1..2*rounds the deletes. {@code memory} rows carry the bytes after each round (no time);

@@ -296,8 +296,9 @@ final class BusBench {
                     + " %.1f GB/s out. A call's bus bound is the larger of its bytes in and its bytes out over these"
                     + " rates (the rates of both at once where it moves both): the copies overlapped, nothing else"
                     + " counted. The host's own copies between Java arrays and pinned memory, on every core: %.1f GB/s"
-                    + " into pinned memory, %.1f GB/s out of it; the host copy time of a call (its bytes in and out"
-                    + " over these, one after the other) is a second floor that the staging cannot go below.%n",
+                    + " into pinned memory, %.1f GB/s out of it; a call's host copy time is its bytes in and out over"
+                    + " these, one direction after the other (a pipelined call overlaps the two, so it can take"
+                    + " less).%n",
                     rates.bytes() >> 20, rates.hostToDevice(), rates.deviceToHost(), rates.duplexHostToDevice(),
                     rates.duplexDeviceToHost(), rates.javaToPinned(), rates.pinnedToJava()));
         }

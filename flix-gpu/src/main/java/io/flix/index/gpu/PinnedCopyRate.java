@@ -39,7 +39,10 @@ public final class PinnedCopyRate {
             return Math.max(in, out) * 1e3;
         }
 
-        /** The least time in ms the host's staging copies of those bytes take on every core, one after the other. */
+        /**
+         * The time in ms of the host's staging copies of those bytes on every core, one direction after the other
+         * (a pipelined call overlaps them, so it can take less).
+         */
         public double hostCopyMillis(long bytesIn, long bytesOut) {
             return (bytesIn / (javaToPinned * 1e9) + bytesOut / (pinnedToJava * 1e9)) * 1e3;
         }

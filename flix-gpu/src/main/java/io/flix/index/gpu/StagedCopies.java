@@ -110,7 +110,7 @@ final class StagedCopies implements AutoCloseable {
             return;
         }
         final ChunkPlan plan = plan(n);
-        try (Trip trip = new Trip(plan.pieces() * srcs.length == 1)) {
+        try (Trip trip = new Trip(plan.pieces() == 1)) {
             for (int a = 0; a < srcs.length; a++) {
                 for (int p = 0; p < plan.pieces(); p++) {
                     trip.queueUp(srcs[a], plan.pieceStart(p), plan.pieceLength(p), dsts[a]);
@@ -134,7 +134,7 @@ final class StagedCopies implements AutoCloseable {
             return;
         }
         final ChunkPlan plan = plan(n);
-        try (Trip trip = new Trip(plan.pieces() * srcs.length == 1)) {
+        try (Trip trip = new Trip(plan.pieces() == 1)) {
             cuEventRecord(computed, compute.stream());
             out.waitFor(computed);
             for (int p = 0; p < plan.pieces(); p++) {
@@ -155,7 +155,7 @@ final class StagedCopies implements AutoCloseable {
                             long[][] dsts) {
         final int parts = starts.length - 1;
         final long total = starts[parts] - starts[0];
-        try (Trip trip = new Trip(total <= PinnedPieces.PIECE_LONGS && srcs.length == 1)) {
+        try (Trip trip = new Trip(total <= PinnedPieces.PIECE_LONGS)) {
             for (int k = 0; k < parts; k++) {
                 produce.accept(k);
                 cuEventRecord(computed, compute.stream());
@@ -229,7 +229,10 @@ final class StagedCopies implements AutoCloseable {
      * issued. Closing it waits for everything it started, even after a failure, and gives the slots back.
      */
     private final class Trip implements AutoCloseable {
-        /** Whether the host copies run on the calling thread (a single piece: no hand-over to the pool). */
+        /**
+         * Whether the host copies run on the calling thread: a batch of one piece (a micro-batch), whose hand-over
+         * to the pool would cost more than its copies.
+         */
         private final boolean inline;
         private final PinnedBuffer[] inSlots = new PinnedBuffer[IN_SLOTS];
         private final PinnedBuffer[] outSlots = new PinnedBuffer[OUT_SLOTS];
