@@ -5,8 +5,8 @@
 // block-level radix sort written here would be slower and another thing to get right. The library is linked
 // with the static CUDA runtime, so it needs no CUDA toolkit at run time, and it takes raw device pointers from
 // Java: the runtime uses the context current on the calling thread, the device's primary context that the
-// driver-API side makes current, so both sides share memory and the legacy default stream (ordered with the
-// kernels launched on stream 0).
+// driver-API side makes current, so both sides share memory; every call runs on the stream it is given (the
+// index's stream, ordered with its kernels).
 //
 // Each operation comes in two calls, as in CUB: the scratch size for n items, then the operation with a
 // scratch buffer at least that large. Return values are cudaError_t codes (0 = success).
@@ -16,6 +16,8 @@
 #include <cub/device/device_scan.cuh>
 
 static void* ptr(jlong address) { return reinterpret_cast<void*>(static_cast<intptr_t>(address)); }
+// A driver-API stream handle (CUstream) as the runtime's cudaStream_t: the same object.
+static cudaStream_t stream_of(jlong handle) { return reinterpret_cast<cudaStream_t>(static_cast<intptr_t>(handle)); }
 
 // A size query's result: the bytes, or the negated cudaError_t. Called after the query has set bytes (as an
 // argument beside the query itself, bytes could be read before the query writes it).
@@ -34,11 +36,11 @@ static jlong pairSortScratchBytes(jint n) {
 
 template <typename Value>
 static jint sortPairs(jlong scratch, jlong scratchBytes, jlong keysIn, jlong keysOut, jlong valuesIn,
-                      jlong valuesOut, jint n, jint beginBit, jint endBit) {
+                      jlong valuesOut, jint n, jint beginBit, jint endBit, jlong stream) {
     size_t bytes = (size_t)scratchBytes;
     return (jint)cub::DeviceRadixSort::SortPairs(ptr(scratch), bytes, (const int64_t*)ptr(keysIn),
                                                  (int64_t*)ptr(keysOut), (const Value*)ptr(valuesIn),
-                                                 (Value*)ptr(valuesOut), n, beginBit, endBit);
+                                                 (Value*)ptr(valuesOut), n, beginBit, endBit, stream_of(stream));
 }
 
 // Exclusive prefix sums of n items of type T.
@@ -50,9 +52,10 @@ static jlong scanScratchBytes(jint n) {
 }
 
 template <typename T>
-static jint scan(jlong scratch, jlong scratchBytes, jlong in, jlong out, jint n) {
+static jint scan(jlong scratch, jlong scratchBytes, jlong in, jlong out, jint n, jlong stream) {
     size_t bytes = (size_t)scratchBytes;
-    return (jint)cub::DeviceScan::ExclusiveSum(ptr(scratch), bytes, (const T*)ptr(in), (T*)ptr(out), n);
+    return (jint)cub::DeviceScan::ExclusiveSum(ptr(scratch), bytes, (const T*)ptr(in), (T*)ptr(out), n,
+                                               stream_of(stream));
 }
 
 extern "C" {
@@ -66,8 +69,9 @@ JNIEXPORT jint JNICALL Java_io_flix_index_gpu_CubNative_sortPairs(JNIEnv*, jclas
                                                                   jlong scratchBytes, jlong keysIn,
                                                                   jlong keysOut, jlong valuesIn,
                                                                   jlong valuesOut, jint n, jint beginBit,
-                                                                  jint endBit) {
-    return sortPairs<uint32_t>(scratch, scratchBytes, keysIn, keysOut, valuesIn, valuesOut, n, beginBit, endBit);
+                                                                  jint endBit, jlong stream) {
+    return sortPairs<uint32_t>(scratch, scratchBytes, keysIn, keysOut, valuesIn, valuesOut, n, beginBit, endBit,
+                               stream);
 }
 
 // Update batches: 64-bit keys and values, stable (the last of equal keys wins).
@@ -79,8 +83,9 @@ JNIEXPORT jint JNICALL Java_io_flix_index_gpu_CubNative_sortWidePairs(JNIEnv*, j
                                                                       jlong scratchBytes, jlong keysIn,
                                                                       jlong keysOut, jlong valuesIn,
                                                                       jlong valuesOut, jint n, jint beginBit,
-                                                                      jint endBit) {
-    return sortPairs<int64_t>(scratch, scratchBytes, keysIn, keysOut, valuesIn, valuesOut, n, beginBit, endBit);
+                                                                      jint endBit, jlong stream) {
+    return sortPairs<int64_t>(scratch, scratchBytes, keysIn, keysOut, valuesIn, valuesOut, n, beginBit, endBit,
+                              stream);
 }
 
 JNIEXPORT jlong JNICALL Java_io_flix_index_gpu_CubNative_sortKeysScratchBytes(JNIEnv*, jclass, jint n) {
@@ -92,10 +97,11 @@ JNIEXPORT jlong JNICALL Java_io_flix_index_gpu_CubNative_sortKeysScratchBytes(JN
 
 JNIEXPORT jint JNICALL Java_io_flix_index_gpu_CubNative_sortKeys(JNIEnv*, jclass, jlong scratch,
                                                                  jlong scratchBytes, jlong keysIn, jlong keysOut,
-                                                                 jint n, jint beginBit, jint endBit) {
+                                                                 jint n, jint beginBit, jint endBit,
+                                                                 jlong stream) {
     size_t bytes = (size_t)scratchBytes;
     return (jint)cub::DeviceRadixSort::SortKeys(ptr(scratch), bytes, (const int64_t*)ptr(keysIn),
-                                                (int64_t*)ptr(keysOut), n, beginBit, endBit);
+                                                (int64_t*)ptr(keysOut), n, beginBit, endBit, stream_of(stream));
 }
 
 JNIEXPORT jlong JNICALL Java_io_flix_index_gpu_CubNative_scanIntScratchBytes(JNIEnv*, jclass, jint n) {
@@ -103,8 +109,8 @@ JNIEXPORT jlong JNICALL Java_io_flix_index_gpu_CubNative_scanIntScratchBytes(JNI
 }
 
 JNIEXPORT jint JNICALL Java_io_flix_index_gpu_CubNative_scanInt(JNIEnv*, jclass, jlong scratch, jlong scratchBytes,
-                                                                jlong in, jlong out, jint n) {
-    return scan<int32_t>(scratch, scratchBytes, in, out, n);
+                                                                jlong in, jlong out, jint n, jlong stream) {
+    return scan<int32_t>(scratch, scratchBytes, in, out, n, stream);
 }
 
 JNIEXPORT jlong JNICALL Java_io_flix_index_gpu_CubNative_scanLongScratchBytes(JNIEnv*, jclass, jint n) {
@@ -112,8 +118,9 @@ JNIEXPORT jlong JNICALL Java_io_flix_index_gpu_CubNative_scanLongScratchBytes(JN
 }
 
 JNIEXPORT jint JNICALL Java_io_flix_index_gpu_CubNative_scanLong(JNIEnv*, jclass, jlong scratch,
-                                                                 jlong scratchBytes, jlong in, jlong out, jint n) {
-    return scan<int64_t>(scratch, scratchBytes, in, out, n);
+                                                                 jlong scratchBytes, jlong in, jlong out, jint n,
+                                                                 jlong stream) {
+    return scan<int64_t>(scratch, scratchBytes, in, out, n, stream);
 }
 
 JNIEXPORT jstring JNICALL Java_io_flix_index_gpu_CubNative_errorString(JNIEnv* env, jclass, jint code) {

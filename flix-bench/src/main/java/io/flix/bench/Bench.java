@@ -3,6 +3,7 @@ package io.flix.bench;
 import io.flix.bench.BenchOptions.XyWorkload;
 import io.flix.index.Backend;
 import io.flix.index.FlixConfig;
+import io.flix.index.FlixIndex;
 import io.flix.index.RangeResult;
 import io.flix.index.gpu.GpuFlixIndex;
 import io.flix.index.gpu.GpuSortedArrayIndex;
@@ -34,6 +35,10 @@ import java.util.stream.IntStream;
  * the sort is counted), successor (ceiling) lookups of absent keys and range lookups; and the memory held. Every
  * answer is checked against the generated keys: a wrong one fails the run. Warm-up passes are not reported.
  *
+ * <p>{@code --sections} picks the parts of a run: {@code paper} (the above), {@code bus} and {@code latency}
+ * ({@link BusBench}: the end-to-end calls by size against the bus bound measured in the same run, and the latency
+ * per micro-batch size), written to {@code bus.csv} and the summary's last sections.
+ *
  * <p>{@code results.csv} has one row per timed operation; its {@code operation} column reads
  * {@code <operation>@<workload>}, e.g. {@code insert@X90Y90}. Rounds: 0 is the build, 1..rounds the inserts,
  * rounds+1..2*rounds the deletes. {@code memory} rows carry the bytes after each round (no time);
@@ -63,6 +68,7 @@ public final class Bench {
     private final List<Result> results = new ArrayList<>();
     private final List<RestructureResult> restructures = new ArrayList<>();
     private final List<String> notes = new ArrayList<>();
+    private final BusBench busBench;
     private final String cpuDevice = cpuDevice();
     private String gpuDevice;
 
@@ -117,6 +123,7 @@ public final class Bench {
 
     private Bench(BenchOptions options) {
         this.options = options;
+        this.busBench = new BusBench(options.seed());
     }
 
     public static void main(String[] args) throws IOException {
@@ -161,6 +168,16 @@ public final class Bench {
                     + "--backend " + options.backend());
         }
         Files.createDirectories(options.out());
+        final boolean paper = options.sections().contains("paper");
+        if (paper) {
+            runPaperWorkloads(structures);
+        }
+        runBusSections();
+        write(paper);
+    }
+
+    /** The paper's update and query experiments: every workload on every structure group. */
+    private void runPaperWorkloads(List<StructureGroup> structures) {
         if (options.warmup() > 0) {
             final XyWorkload first = options.workloads().get(0);
             final WorkloadKeys warmKeys = WorkloadKeys.generate(first, options.distribution(),
@@ -186,7 +203,40 @@ public final class Bench {
                 runSequence(group, keys, workload, w, options.probeSize(), options.rangeCount(), true);
             }
         }
-        write();
+    }
+
+    /**
+     * The bus and latency sections ({@link BusBench}) on each FliX backend of the run: the CPU backend unless
+     * {@code --backend gpu}, the GPU backend where it runs and {@code --backend} is not cpu.
+     */
+    private void runBusSections() {
+        final boolean bus = options.sections().contains("bus");
+        final boolean latency = options.sections().contains("latency");
+        if (!(bus || latency) || !options.structures().contains("flix")) {
+            return;
+        }
+        final List<Backend> backends = new ArrayList<>();
+        if (!options.backend().equals("gpu")) {
+            backends.add(Backend.CPU);
+        }
+        if (!options.backend().equals("cpu") && gpuDevice != null) {
+            backends.add(Backend.GPU);
+        }
+        for (Backend backend : backends) {
+            final boolean gpu = backend == Backend.GPU;
+            final String name = gpu ? "gpu" : "cpu";
+            final String device = gpu ? gpuDevice : cpuDevice;
+            if (bus) {
+                busBench.sizes("flix-" + name, name, device, gpu, n -> FlixIndex.open(flixConfig(backend)),
+                        options.busSizes());
+            }
+            if (latency) {
+                try (FlixIndex index = FlixIndex.open(flixConfig(backend))) {
+                    busBench.latency("flix-" + name, name, device, gpu, index, options.buildSize(),
+                            options.latencySizes());
+                }
+            }
+        }
     }
 
     private List<StructureGroup> structures() {
@@ -499,19 +549,40 @@ public final class Bench {
         System.out.println("drew " + plots.size() + " plots from " + results.size() + " rows into " + options.out());
     }
 
-    private void write() throws IOException {
+    /** results.csv, plots and the summary of the paper section (where it ran), bus.csv and its sections. */
+    private void write(boolean paper) throws IOException {
         final Path csv = options.out().resolve("results.csv");
-        try (PrintWriter w = new PrintWriter(Files.newBufferedWriter(csv))) {
-            w.println(CSV_HEADER);
-            results.forEach(r -> w.println(r.csv()));
+        List<Path> plots = List.of();
+        String summary;
+        if (paper) {
+            try (PrintWriter w = new PrintWriter(Files.newBufferedWriter(csv))) {
+                w.println(CSV_HEADER);
+                results.forEach(r -> w.println(r.csv()));
+            }
+            plots = drawPlots();
+            summary = Summary.markdown(options, results, restructures, notes, devices(), plots);
+        } else {
+            summary = "# FliX benchmark\n\n- date: " + java.time.LocalDate.now() + "\n- devices: "
+                    + String.join("; ", devices()) + "\n- java: " + System.getProperty("java.vm.name") + " "
+                    + System.getProperty("java.version") + ", max heap " + (Runtime.getRuntime().maxMemory() >> 20)
+                    + " MiB\n- every answer was checked (a wrong one fails the run)\n";
+            for (String note : notes) {
+                summary += "- " + note + "\n";
+            }
         }
-        final List<Path> plots = drawPlots();
-        final String summary = Summary.markdown(options, results, restructures, notes, devices(), plots);
+        final Path busCsv = options.out().resolve("bus.csv");
+        if (!busBench.rows().isEmpty()) {
+            try (PrintWriter w = new PrintWriter(Files.newBufferedWriter(busCsv))) {
+                w.println(BusBench.CSV_HEADER);
+                busBench.rows().forEach(r -> w.println(r.csv()));
+            }
+            summary += busBench.markdown();
+        }
         Files.writeString(options.out().resolve("summary.md"), summary);
         System.out.println();
         System.out.print(summary);
-        System.out.println("wrote " + csv + ", " + options.out().resolve("summary.md") + " and " + plots.size()
-                + " plots");
+        System.out.println("wrote " + (paper ? csv + ", " : "") + (busBench.rows().isEmpty() ? "" : busCsv + ", ")
+                + options.out().resolve("summary.md") + " and " + plots.size() + " plots");
     }
 
     private List<String> devices() {

@@ -9,7 +9,10 @@ import java.util.Locale;
 record BenchOptions(String backend, Path out, boolean quick, int buildSize, int batchSize, int probeSize,
                     int rangeCount, int rangeKeys, int rounds, int warmup, long seed, int threads,
                     List<XyWorkload> workloads, KeyDistribution distribution, List<String> structures,
-                    String gpuTiming, boolean plotOnly) {
+                    String gpuTiming, boolean plotOnly, List<String> sections, int[] busSizes, int[] latencySizes) {
+
+    /** The parts of a run: the paper's workloads, the end-to-end size sweep against the bus, the latency table. */
+    static final List<String> SECTIONS = List.of("paper", "bus", "latency");
 
     static final String USAGE = """
             usage: Bench --backend cpu|gpu|all --out DIR [--quick] [options]
@@ -33,6 +36,13 @@ record BenchOptions(String backend, Path out, boolean quick, int buildSize, int 
               --seed N           key generator seed (default 42)
               --threads N        threads for the CPU FliX backend (default: available processors)
               --quick            build 2^12, batches 2^10, probes 2^12, no warm-up: a smoke run of seconds
+              --sections A[,B...]  parts to run: paper (the workloads above), bus (build, gets, upsert and
+                                 ranges end to end at each --bus-sizes, on the GPU beside the bus bound measured in
+                                 the same run), latency (one call at each --latency-sizes) (default: all three)
+              --bus-sizes N[,N...]  sizes of the bus sweep (default: gpu 2^20,...,2^26; cpu and all 2^16,...,2^20;
+                                 quick 2^10,2^12)
+              --latency-sizes N[,N...]  micro-batch sizes of the latency table (default 2^14,...,2^17; quick
+                                 2^8,2^10)
               --plot-only        run nothing: draw the plots of an earlier run from DIR/results.csv (give the
                                  run's options, for the workloads and probe size in the titles)
               sizes accept 2^k""";
@@ -58,6 +68,9 @@ record BenchOptions(String backend, Path out, boolean quick, int buildSize, int 
         KeyDistribution distribution = KeyDistribution.UNIFORM;
         List<String> structures = STRUCTURE_NAMES;
         String gpuTiming = "both";
+        List<String> sections = SECTIONS;
+        int[] busSizes = null;
+        int[] latencySizes = null;
         for (int i = 0; i < args.length; i++) {
             final String arg = args[i];
             switch (arg) {
@@ -78,6 +91,9 @@ record BenchOptions(String backend, Path out, boolean quick, int buildSize, int 
                 case "--distribution" -> distribution = KeyDistribution.parse(value(args, ++i, arg), arg);
                 case "--structures" -> structures = structureList(value(args, ++i, arg), arg);
                 case "--gpu-timing" -> gpuTiming = value(args, ++i, arg);
+                case "--sections" -> sections = sectionList(value(args, ++i, arg), arg);
+                case "--bus-sizes" -> busSizes = sizeList(value(args, ++i, arg), arg);
+                case "--latency-sizes" -> latencySizes = sizeList(value(args, ++i, arg), arg);
                 default -> throw new IllegalArgumentException("unknown option " + arg);
             }
         }
@@ -97,7 +113,9 @@ record BenchOptions(String backend, Path out, boolean quick, int buildSize, int 
         final BenchOptions o = new BenchOptions(backend, out, quick, build, batch, probes,
                 orDefault(rangeCount, Math.max(1, probes / 16)), rangeKeys, rounds,
                 orDefault(warmup, quick ? 0 : 1), seed, threads, workloads, distribution, structures, gpuTiming,
-                plotOnly);
+                plotOnly, sections, busSizes != null ? busSizes : quick ? powers(10, 12, 2) : paperSizes
+                        ? powers(20, 26, 1) : powers(16, 20, 1),
+                latencySizes != null ? latencySizes : quick ? powers(8, 10, 2) : powers(14, 17, 1));
         final long generated = (long) o.buildSize() + (long) (o.rounds() + 1) * o.batchSize();
         if (generated > Integer.MAX_VALUE - 8) {
             throw new IllegalArgumentException("--build-size + (--rounds + 1) * --batch-size must stay below 2^31, was "
@@ -120,6 +138,26 @@ record BenchOptions(String backend, Path out, boolean quick, int buildSize, int 
             final String name = STRUCTURE_NAMES.stream().filter(s -> s.equalsIgnoreCase(part.trim())).findFirst()
                     .orElseThrow(() -> new IllegalArgumentException(
                             option + " names " + part + ", known: " + String.join(", ", STRUCTURE_NAMES)));
+            names.add(name);
+        }
+        return List.copyOf(names);
+    }
+
+    private static int[] powers(int from, int to, int step) {
+        return java.util.stream.IntStream.iterate(from, e -> e <= to, e -> e + step).map(e -> 1 << e).toArray();
+    }
+
+    private static int[] sizeList(String text, String option) {
+        return java.util.Arrays.stream(text.split(",")).mapToInt(part -> size(part.trim(), option)).toArray();
+    }
+
+    private static List<String> sectionList(String text, String option) {
+        final List<String> names = new ArrayList<>();
+        for (String part : text.split(",")) {
+            final String name = part.trim().toLowerCase(Locale.ROOT);
+            if (!SECTIONS.contains(name)) {
+                throw new IllegalArgumentException(option + " names " + part + ", known: " + String.join(", ", SECTIONS));
+            }
             names.add(name);
         }
         return List.copyOf(names);

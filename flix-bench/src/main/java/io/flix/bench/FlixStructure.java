@@ -15,6 +15,8 @@ final class FlixStructure implements OrderedStructure {
     private final String name;
     private final FlixIndex index;
     private final boolean hasNodes;
+    /** The last range result, whose arrays the next range call reuses (a caller that runs ranges in a loop would). */
+    private RangeResult lastRange;
 
     FlixStructure(FlixConfig config) {
         this("flix", FlixIndex.open(config), true);
@@ -54,7 +56,8 @@ final class FlixStructure implements OrderedStructure {
 
     @Override
     public RangeResult range(long[] lo, long[] hi, int n, int limitPerRange) {
-        return index.range(lo, hi, n, limitPerRange);
+        lastRange = index.range(lo, hi, n, limitPerRange, lastRange);
+        return lastRange;
     }
 
     @Override

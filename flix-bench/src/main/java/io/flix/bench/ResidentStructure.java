@@ -26,6 +26,8 @@ final class ResidentStructure implements OrderedStructure {
     private DeviceLongs second;
     private DeviceLongs third;
     private double deviceMillis = Double.NaN;
+    /** The last range result, whose arrays the next range call reuses. */
+    private RangeResult lastRange;
 
     /** {@code timesSort}: whether this structure also times the stand-alone pair sort (one per run is enough). */
     ResidentStructure(String name, DeviceResidentIndex index, boolean hasNodes, boolean timesSort) {
@@ -85,7 +87,8 @@ final class ResidentStructure implements OrderedStructure {
     @Override
     public RangeResult range(long[] lo, long[] hi, int n, int limitPerRange) {
         deviceMillis = Double.NaN;
-        return index.range(lo, hi, n, limitPerRange);
+        lastRange = index.range(lo, hi, n, limitPerRange, lastRange);
+        return lastRange;
     }
 
     @Override

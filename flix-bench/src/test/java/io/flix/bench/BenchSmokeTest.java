@@ -64,6 +64,32 @@ class BenchSmokeTest {
             assertTrue(summary.contains("](" + plot + ")"), plot);
         }
 
+        // the bus sweep and the latency table, on the CPU backend without a bus bound
+        final List<String> bus = Files.readAllLines(out.resolve("bus.csv"));
+        assertEquals(BusBench.CSV_HEADER, bus.get(0));
+        for (int size : new int[] {1 << 10, 1 << 12}) {
+            for (String op : BusBench.BUS_OPERATIONS) {
+                final int keys = op.equals("range") ? size / BusBench.RANGE_KEYS : size;
+                assertEquals(1, busRows(bus, "bus", op, keys).size(), op + " " + size);
+            }
+        }
+        for (int size : new int[] {1 << 8, 1 << 10}) {
+            for (String op : BusBench.LATENCY_OPERATIONS) {
+                assertEquals(1, busRows(bus, "latency", op, size).size(), op + " " + size);
+            }
+        }
+        for (String row : bus.subList(1, bus.size())) {
+            final List<String> f = fields(row);
+            assertEquals(12, f.size(), row);
+            assertEquals("flix-cpu", f.get(0), row);
+            assertTrue(Double.parseDouble(f.get(7)) > 0, row);
+            assertEquals("", f.get(11), "no bus bound without a GPU: " + row);
+        }
+        assertTrue(summary.contains("## End to end by size: flix-cpu"), summary);
+        assertTrue(summary.contains("## Micro-batch latency: flix-cpu"), summary);
+        assertTrue(summary.contains("| engine_get_index_sort |"), summary);
+        assertFalse(summary.contains("## The bus, measured"), "no bus without a GPU");
+
         // --plot-only draws the same plots again from results.csv alone
         for (String row : csv.subList(1, csv.size())) {
             final List<String> reread = fields(Bench.Result.parse(row).csv());
@@ -81,6 +107,30 @@ class BenchSmokeTest {
             assertTrue(Files.size(plot) > 1000, plot.toString());
         }
         assertEquals(csv, Files.readAllLines(out.resolve("results.csv")), "--plot-only leaves results.csv as it was");
+    }
+
+    /** bus.csv rows of one section, operation and key count. */
+    private static List<String> busRows(List<String> csv, String section, String operation, int keys) {
+        return csv.stream().filter(r -> {
+            final List<String> f = fields(r);
+            return f.get(3).equals(section) && f.get(4).equals(operation) && f.get(5).equals(Integer.toString(keys));
+        }).toList();
+    }
+
+    @Test
+    void sectionsRunAlone(@TempDir Path out) throws Exception {
+        Bench.main(new String[] {"--backend", "cpu", "--out", out.toString(), "--quick", "--sections", "latency",
+            "--latency-sizes", "2^6,100"});
+        assertFalse(Files.exists(out.resolve("results.csv")), "no paper section, no results.csv");
+        final List<String> bus = Files.readAllLines(out.resolve("bus.csv"));
+        assertEquals(1 + 2 * BusBench.LATENCY_OPERATIONS.size(), bus.size(), String.join("\n", bus));
+        assertEquals(1, busRows(bus, "latency", "upsert_unsorted", 100).size());
+        final String summary = Files.readString(out.resolve("summary.md"));
+        assertTrue(summary.contains("## Micro-batch latency: flix-cpu"), summary);
+        assertFalse(summary.contains("## Workload"), summary);
+        assertFalse(summary.contains("## End to end by size"), summary);
+        assertThrows(IllegalArgumentException.class, () -> BenchOptions.parse(new String[] {"--backend", "cpu",
+            "--out", out.toString(), "--sections", "paper,nothing"}));
     }
 
     /** Rows of one structure ("name,backend") and operation column. */
@@ -116,6 +166,17 @@ class BenchSmokeTest {
             assertTrue(summary.contains("sortedarray-gpu-resident / flix-gpu-resident"), summary);
             assertFalse(summary.contains("sortedarray-gpu / flix-gpu-resident"), summary);
             assertTrue(summary.contains("## GPU targets"), summary);
+            assertTrue(summary.contains("## The bus, measured in this run"), summary);
+            assertTrue(summary.contains("| get_sorted bus bound |"), summary);
+            final List<String> bus = Files.readAllLines(out.resolve("bus.csv"));
+            for (String op : BusBench.BUS_OPERATIONS) {
+                assertEquals(2, busRows(bus, "bus", op, op.equals("range") ? 1 << 6 : 1 << 10).size()
+                        + busRows(bus, "bus", op, op.equals("range") ? 1 << 8 : 1 << 12).size(), op);
+            }
+            for (String row : bus.subList(1, bus.size())) {
+                assertEquals("flix-gpu", fields(row).get(0), row);
+                assertTrue(Double.parseDouble(fields(row).get(11)) > 0, "a bus bound: " + row);
+            }
         } else {
             final Exception e = assertThrows(Bench.GpuUnavailableException.class, () -> Bench.run(options));
             assertTrue(e.getMessage().contains(reason), e.getMessage());

@@ -106,11 +106,10 @@ import java.util.List;
  * (-1 on the CPU). The
  * subtasks of one task manager (one JVM) share one CUDA context per device: the device's primary context,
  * retained once per process and made current on each calling thread; the kernel module is loaded once into it.
- * Each subtask's index has its own device memory. All index work (kernels, CUB sorts, the copies through pinned
- * staging buffers) goes to the context's legacy default stream, and each index call waits for its results, so the
- * subtasks on one device run their GPU work one after the other, in the order they issue it, while their host work
- * (deserializing, buffering, the micro-batch engine's sort, emitting) overlaps. More subtasks than GPUs on a task
- * manager add host parallelism, not GPU parallelism.
+ * Each subtask's index has its own device memory and its own CUDA streams (never the legacy default stream), so
+ * the GPU work of the subtasks on one device (kernels, CUB sorts, the copies through pinned staging) overlaps, as
+ * their host work (deserializing, buffering, the micro-batch engine, emitting) does; each index call waits for its
+ * own results.
  *
  * <h2>Metrics</h2>
  * On the operator's metric group: {@code flixBatchSize} and {@code flixFlushLatencyNanos} (histograms),

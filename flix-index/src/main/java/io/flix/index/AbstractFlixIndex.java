@@ -121,6 +121,16 @@ public abstract class AbstractFlixIndex implements FlixIndex {
     }
 
     @Override
+    public final RangeResult range(long[] lo, long[] hi, int n, int limitPerRange, RangeResult reuse) {
+        final Lock held = enterLookup();
+        try {
+            return rangeLocked(lo, hi, n, limitPerRange, reuse);
+        } finally {
+            held.unlock();
+        }
+    }
+
+    @Override
     public final int exportFrom(long fromKey, long[] keysOut, long[] valuesOut) {
         final Lock held = enterLookup();
         try {
@@ -244,6 +254,11 @@ public abstract class AbstractFlixIndex implements FlixIndex {
     protected abstract void floorLocked(long[] keys, int n, long[] keysOut, long[] valuesOut, boolean keysSorted);
 
     protected abstract RangeResult rangeLocked(long[] lo, long[] hi, int n, int limitPerRange);
+
+    /** The range lookup into the arrays of {@code reuse} where the backend reuses them; by default, new arrays. */
+    protected RangeResult rangeLocked(long[] lo, long[] hi, int n, int limitPerRange, RangeResult reuse) {
+        return rangeLocked(lo, hi, n, limitPerRange);
+    }
 
     protected abstract int exportFromLocked(long fromKey, long[] keysOut, long[] valuesOut);
 

@@ -98,6 +98,19 @@ public interface FlixIndex extends AutoCloseable {
     RangeResult range(long[] lo, long[] hi, int n, int limitPerRange);
 
     /**
+     * As {@link #range(long[], long[], int, int)}, written where the backend can into the arrays of {@code reuse}
+     * (an earlier result, may be null) where they are large enough: its offsets where they hold {@code n + 1}, its
+     * keys and values where they hold the pairs found. The result may share arrays with {@code reuse}, whose
+     * contents are then overwritten. A caller that runs large batches of ranges saves allocating (and zeroing) the
+     * result arrays each time: at 2^22 ranges of 16 pairs they take 1 GiB. The GPU backend reuses them; by default
+     * the arrays are new (where reuse's are too small, a little larger than this call needs, so that the next call
+     * of a loop fits).
+     */
+    default RangeResult range(long[] lo, long[] hi, int n, int limitPerRange, RangeResult reuse) {
+        return range(lo, hi, n, limitPerRange);
+    }
+
+    /**
      * Flattens node chains, merges underfull nodes and re-cuts bucket boundaries to the current keys at the
      * configured initial fill (paper section 3.5). Contents are unchanged.
      *

@@ -1,8 +1,6 @@
 package io.flix.index.gpu;
 
 import static io.flix.index.gpu.DeviceBuffer.pointerOf;
-import static jcuda.driver.JCudaDriver.cuMemcpyDtoD;
-import static jcuda.driver.JCudaDriver.cuMemsetD32;
 
 import io.flix.index.Backend;
 import io.flix.index.FlixConfig;
@@ -50,7 +48,7 @@ public final class GpuSortedArrayIndex extends AbstractGpuIndex {
     private final Scratch flags = scratch("flags");
     private final Scratch flagPositions = scratch("flag positions");
     private final Scratch ranks = scratch("batch ranks");
-    private final SortedArrayKernels arrayKernels = new SortedArrayKernels(device, this::trace);
+    private final SortedArrayKernels arrayKernels = new SortedArrayKernels(device, stream, this::trace);
 
     private GpuSortedArrayIndex(FlixConfig config, GpuRuntime.DeviceContext device) {
         super(device, config.gpuMemoryBudget(), COUNTER_SLOTS);
@@ -74,8 +72,8 @@ public final class GpuSortedArrayIndex extends AbstractGpuIndex {
     void layoutSorted(DeviceBuffer dedupedKeys, DeviceBuffer dedupedValues, long m) {
         ensureArrays(m);
         if (m > 0) {
-            cuMemcpyDtoD(this.keys.pointer(), dedupedKeys.pointer(), m * 8L);
-            cuMemcpyDtoD(this.values.pointer(), dedupedValues.pointer(), m * 8L);
+            stream.copy(this.keys.pointer(), dedupedKeys.pointer(), m * 8L);
+            stream.copy(this.values.pointer(), dedupedValues.pointer(), m * 8L);
         }
         size = (int) m;
     }
@@ -117,8 +115,8 @@ public final class GpuSortedArrayIndex extends AbstractGpuIndex {
             batch = steps.sortedKeys().pointer();
         }
         final DeviceBuffer keep = flags.ensure((size + 1L) * 4);
-        cuMemsetD32(keep.pointer(), 1, size);
-        cuMemsetD32(keep.at(size * 4L), 0, 1);
+        stream.fillInts(keep.pointer(), 1, size);
+        stream.fillInts(keep.at(size * 4L), 0, 1);
         arrayKernels.saFlagDeleted(keys.pointer(), size, batch, n, keep.pointer());
         final DeviceBuffer keptPositions = flagPositions.ensure((size + 1L) * 4);
         steps.scanInt(keep, keptPositions, size + 1);
@@ -235,10 +233,11 @@ public final class GpuSortedArrayIndex extends AbstractGpuIndex {
     private void resizeArrays(long n, boolean keep) {
         final DeviceBuffer[] kv = allocateArrays(n, "sorted");
         if (keep && size > 0) {
-            cuMemcpyDtoD(kv[0].pointer(), keys.pointer(), size * 8L);
-            cuMemcpyDtoD(kv[1].pointer(), values.pointer(), size * 8L);
+            stream.copy(kv[0].pointer(), keys.pointer(), size * 8L);
+            stream.copy(kv[1].pointer(), values.pointer(), size * 8L);
         }
         if (keys != null) {
+            stream.synchronize(); // the copies have read the old arrays
             keys.close();
             values.close();
         }

@@ -22,8 +22,8 @@ final class SortedArrayKernels {
     private final KernelLauncher launcher;
 
     /** @param trace called with each kernel's name after it is issued (profiling; may do nothing) */
-    SortedArrayKernels(GpuRuntime.DeviceContext device, Consumer<String> trace) {
-        this.launcher = new KernelLauncher(device, FATBIN_RESOURCE, trace);
+    SortedArrayKernels(GpuRuntime.DeviceContext device, DeviceStream stream, Consumer<String> trace) {
+        this.launcher = new KernelLauncher(device, FATBIN_RESOURCE, stream, trace);
     }
 
     /** {@code sa_lookup}: one binary search per query, in the order given. */

@@ -3,7 +3,6 @@ package io.flix.index.gpu;
 import static io.flix.index.gpu.KernelContract.MODE_CEILING;
 import static io.flix.index.gpu.KernelContract.MODE_FLOOR;
 import static io.flix.index.gpu.KernelContract.MODE_GET;
-import static jcuda.driver.JCudaDriver.cuCtxSynchronize;
 
 import io.flix.index.AbstractFlixIndex;
 import io.flix.index.Backend;
@@ -16,6 +15,7 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.locks.Lock;
+import java.util.stream.IntStream;
 
 import jcuda.driver.CUdeviceptr;
 
@@ -29,11 +29,17 @@ import jcuda.driver.CUdeviceptr;
  * {@link #lookupOnDevice}, {@link #countRanges} and {@link #fillRanges}, {@link #exportFromDevice}) and its shape.
  *
  * <p>Lookups run one at a time, as updates do: every call works in the index's batch scratch, staging memory and
- * stream.
+ * streams. The streams are the index's own ({@link DeviceStream}: one for its device work, one for copies each
+ * way), never the legacy default stream, so indexes that share a device (the subtasks of a task manager, several
+ * dimensions) overlap rather than queue behind each other. Host arrays go over the bus in pieces through pinned
+ * staging ({@link StagedCopies}); a lookup is a pipeline of chunks, each going up, looked up and coming back while
+ * the next goes up.
  */
 abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResidentIndex {
 
     final GpuRuntime.DeviceContext device;
+    /** The stream of the index's device work (kernels, CUB, fills, reads). */
+    final DeviceStream stream;
     /** The kernels of flix_kernels.cu, one typed launch each. */
     final FlixKernels kernels;
     /** CUB, small reads, and the batch checks, sorts and dedupe. */
@@ -66,19 +72,25 @@ abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResid
         this.outValues = scratch("result values");
         this.counts = scratch("counts");
         this.offsets = scratch("offsets");
-        this.kernels = new FlixKernels(device, this::trace);
-        this.steps = new DeviceSteps(kernels, memory, this::trace);
+        this.stream = new DeviceStream();
+        this.kernels = new FlixKernels(device, stream, this::trace);
+        DeviceSteps s = null;
         StagedCopies c = null;
         try {
-            c = new StagedCopies();
-            this.counters = new DeviceCounters(memory, counterSlots, "counters");
+            s = new DeviceSteps(kernels, memory, this::trace);
+            c = new StagedCopies(device, stream);
+            this.counters = new DeviceCounters(memory, counterSlots, "counters", stream);
         } catch (RuntimeException e) {
             if (c != null) {
                 c.close();
             }
-            steps.close();
+            if (s != null) {
+                s.close();
+            }
+            stream.close();
             throw e;
         }
+        this.steps = s;
         this.copies = c;
     }
 
@@ -289,37 +301,83 @@ abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResid
                 return;
             }
             work.run();
-            cuCtxSynchronize();
+            stream.synchronize();
         } finally {
             held.unlock();
         }
     }
 
+    /**
+     * A lookup of host arrays: a pipeline of chunks ({@link StagedCopies#lookup}), each looked up on the device on
+     * its own (a chunk of a sorted batch is sorted; an unsorted chunk is sorted on the device as a whole batch
+     * would be). The sort promise of a large batch is checked by the device within each chunk and here across the
+     * seams between pieces; a fault found in a chunk is worded for the whole batch, as BatchArgs words it.
+     */
     private void lookup(int mode, long[] keys, int n, long[] keysOut, long[] valuesOut, boolean keysSorted) {
         if (n == 0) {
             return;
         }
-        final DeviceBuffer queries = uploadBatch(keys, null, n);
+        if (keysSorted) {
+            checkSeams(keys, n);
+        }
+        final boolean hostChecked = n < DeviceSteps.DEVICE_CHECK_MIN;
+        final DeviceBuffer queries = batchKeys.ensure(n * 8L);
         final DeviceBuffer valuesResult = outValues.ensure(n * 8L);
         final DeviceBuffer keysResult = keysOut == null ? null : outKeys.ensure(n * 8L);
-        lookupOnDevice(mode, queries, n, keysSorted, true, keysResult, valuesResult);
-        download(valuesResult.pointer(), valuesOut, n);
-        if (keysOut != null) {
-            download(keysResult.pointer(), keysOut, n);
+        final StagedCopies.ChunkWork work = (from, count) -> lookupOnDevice(mode,
+                queries.view(from * 8, count * 8L), count, keysSorted, hostChecked,
+                keysResult == null ? null : keysResult.view(from * 8, count * 8L),
+                valuesResult.view(from * 8, count * 8L));
+        try {
+            if (keysOut == null) {
+                copies.lookup(keys, n, queries.pointer(), work, new CUdeviceptr[] {valuesResult.pointer()},
+                        new long[][] {valuesOut});
+            } else {
+                copies.lookup(keys, n, queries.pointer(), work,
+                        new CUdeviceptr[] {valuesResult.pointer(), keysResult.pointer()},
+                        new long[][] {valuesOut, keysOut});
+            }
+        } catch (IllegalArgumentException e) {
+            BatchArgs.checkKeys(keys, n, keysSorted); // words the fault at its place in the whole batch
+            throw e;
+        }
+        trace("lookup pipeline " + n);
+    }
+
+    /** A broken sort promise across the seams between the pieces of a large batch (the device checks within). */
+    private static void checkSeams(long[] keys, int n) {
+        for (long at = PinnedPieces.PIECE_LONGS; at < n; at += PinnedPieces.PIECE_LONGS) {
+            if (keys[(int) at - 1] > keys[(int) at]) {
+                BatchArgs.checkKeys(keys, n, true);
+            }
         }
     }
 
-    /** A count pass, a scan of the counts into CSR offsets, a fill pass. */
     @Override
     protected final RangeResult rangeLocked(long[] lo, long[] hi, int n, int limitPerRange) {
+        return rangeInto(lo, hi, n, limitPerRange, null, false);
+    }
+
+    @Override
+    protected final RangeResult rangeLocked(long[] lo, long[] hi, int n, int limitPerRange, RangeResult reuse) {
+        return rangeInto(lo, hi, n, limitPerRange, reuse, true);
+    }
+
+    /**
+     * A count pass, a scan of the counts into CSR offsets, a fill pass; the pairs and offsets come back in pieces
+     * through pinned staging, into the arrays of {@code reuse} where they are large enough (a large result's new
+     * arrays cost more to allocate and zero than to fill). {@code loop}: the caller reuses results (the overload
+     * with {@code reuse}, null on a loop's first call), so new arrays get room for the next call.
+     */
+    private RangeResult rangeInto(long[] lo, long[] hi, int n, int limitPerRange, RangeResult reuse, boolean loop) {
         enter();
         BatchArgs.checkRanges(lo, hi, n, limitPerRange);
         if (n == 0) {
             return new RangeResult(new int[1], new long[0], new long[0]);
         }
         beforeRanges();
-        upload(lo, n, batchKeys.ensure(n * 8L));
-        upload(hi, n, batchValues.ensure(n * 8L));
+        copies.uploadAll(new long[][] {lo, hi}, n,
+                new CUdeviceptr[] {batchKeys.ensure(n * 8L).pointer(), batchValues.ensure(n * 8L).pointer()});
         final DeviceBuffer rangeCounts = counts.ensure((n + 1L) * Long.BYTES);
         countRanges(batchKeys.buffer(), batchValues.buffer(), n, limitPerRange, rangeCounts);
         final DeviceBuffer rangeOffsets = offsets.ensure((n + 1L) * Long.BYTES);
@@ -329,22 +387,70 @@ abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResid
             throw new IllegalStateException("ranges hold " + total + " pairs, too many for one result: lower "
                     + "limitPerRange or split the batch");
         }
-        final long[] keys = new long[(int) total];
-        final long[] values = new long[(int) total];
-        if (total > 0) {
-            fillRanges(batchKeys.buffer(), batchValues.buffer(), n, limitPerRange, rangeCounts, rangeOffsets,
-                    outKeys.ensure(total * 8), outValues.ensure(total * 8));
-            download(outKeys.pointer(), keys, (int) total);
-            download(outValues.pointer(), values, (int) total);
+        final long[] keys = reuse != null && reuse.keys().length >= total ? reuse.keys()
+                : new long[pairCapacity(total, n, limitPerRange, loop)];
+        final long[] values = reuse != null && reuse.values().length >= total ? reuse.values()
+                : new long[keys.length];
+        if (hostOffsets.length < n + 1) {
+            hostOffsets = new long[n + 1];
         }
-        final long[] longOffsets = new long[n + 1];
+        final long[] longOffsets = hostOffsets;
         download(rangeOffsets.pointer(), longOffsets, n + 1);
-        final int[] csr = new int[n + 1];
-        for (int i = 0; i <= n; i++) {
-            csr[i] = (int) longOffsets[i];
+        if (total > 0) {
+            // the pairs are written a group of ranges at a time, each group's coming back while the next is written
+            final DeviceBuffer los = batchKeys.buffer();
+            final DeviceBuffer his = batchValues.buffer();
+            final DeviceBuffer keysOut = outKeys.ensure(total * 8);
+            final DeviceBuffer valuesOut = outValues.ensure(total * 8);
+            final int groups = (int) Math.max(1, Math.min(RANGE_GROUPS, total / RANGE_GROUP_MIN_PAIRS));
+            final long[] starts = new long[groups + 1];
+            final int[] first = new int[groups + 1];
+            for (int g = 0; g <= groups; g++) {
+                first[g] = (int) ((long) n * g / groups);
+                starts[g] = longOffsets[first[g]];
+            }
+            copies.produceAndDownload(starts, g -> {
+                final int from = first[g];
+                final int count = first[g + 1] - from;
+                if (count > 0) {
+                    fillRanges(los.view(from * 8L, count * 8L), his.view(from * 8L, count * 8L), count, limitPerRange,
+                            rangeCounts.view(from * 8L, (count + 1L) * 8), rangeOffsets.view(from * 8L,
+                                    (count + 1L) * 8), keysOut, valuesOut);
+                }
+            }, new CUdeviceptr[] {keysOut.pointer(), valuesOut.pointer()}, new long[][] {keys, values});
+        }
+        final int[] csr = reuse != null && reuse.offsets().length == n + 1 ? reuse.offsets() : new int[n + 1];
+        if (n < PARALLEL_NARROW_MIN) {
+            for (int i = 0; i <= n; i++) {
+                csr[i] = (int) longOffsets[i];
+            }
+        } else {
+            IntStream.range(0, n + 1).parallel().forEach(i -> csr[i] = (int) longOffsets[i]);
         }
         return new RangeResult(csr, keys, values);
     }
+
+    /**
+     * The length of new result arrays for {@code total} pairs: exactly that for a caller that keeps its results;
+     * for one that reuses them (a loop), an eighth more, at most what the ranges can hold, so that the next call,
+     * which may find a few pairs more, reuses them.
+     */
+    private static int pairCapacity(long total, int n, int limitPerRange, boolean loop) {
+        if (!loop) {
+            return (int) total;
+        }
+        return (int) Math.min(Integer.MAX_VALUE - 8, Math.max(total, Math.min((long) n * limitPerRange,
+                total + total / 8)));
+    }
+
+    /** Groups of ranges whose pairs are written and brought back in turn, at most. */
+    private static final int RANGE_GROUPS = 16;
+    /** Pairs a group of ranges holds at least (fewer pairs come back in one go). */
+    private static final long RANGE_GROUP_MIN_PAIRS = 1 << 20;
+    /** Ranges from which their offsets are narrowed to ints on several threads. */
+    private static final int PARALLEL_NARROW_MIN = 1 << 16;
+    /** The range offsets as the device scans them (longs), reused between calls. */
+    private long[] hostOffsets = new long[0];
 
     @Override
     protected final int exportFromLocked(long fromKey, long[] keysOut, long[] valuesOut) {
@@ -403,14 +509,17 @@ abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResid
         releaseHost();
     }
 
-    /** Frees what this class holds: scratch, batch steps, staging and counters. */
+    /** Frees what this class holds: scratch, batch steps, staging, counters and the stream. */
     final void releaseHost() {
+        stream.synchronize();
         for (Scratch s : scratches) {
             s.close();
         }
         steps.close();
         copies.close();
         counters.close();
+        stream.close();
+        hostOffsets = new long[0];
     }
 
     // -------------------------------------------------------------------------------------------------------------
@@ -425,21 +534,20 @@ abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResid
     void trace(String step) {
     }
 
-    // Host<->device copies go through two pinned slots (StagedCopies), so that the Java-side copy and the DMA
-    // overlap.
-
-    final void upload(long[] src, int n, DeviceBuffer dst) {
-        copies.upload(src, n, dst.pointer());
-        trace("upload " + n);
-    }
+    // Host<->device copies go in pieces through pinned staging (StagedCopies), the host's copies and the DMA
+    // overlapped.
 
     /** Uploads a batch into batchKeys (and batchValues where values != null); returns batchKeys. */
     final DeviceBuffer uploadBatch(long[] keys, long[] values, int n) {
-        upload(keys, n, batchKeys.ensure(n * 8L));
-        if (values != null) {
-            upload(values, n, batchValues.ensure(n * 8L));
+        final DeviceBuffer k = batchKeys.ensure(n * 8L);
+        if (values == null) {
+            copies.upload(keys, n, k.pointer());
+        } else {
+            copies.uploadAll(new long[][] {keys, values}, n,
+                    new CUdeviceptr[] {k.pointer(), batchValues.ensure(n * 8L).pointer()});
         }
-        return batchKeys.buffer();
+        trace("upload " + n);
+        return k;
     }
 
     final void download(CUdeviceptr src, long[] dst, int n) {

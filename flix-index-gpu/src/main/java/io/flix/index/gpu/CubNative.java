@@ -3,7 +3,8 @@ package io.flix.index.gpu;
 /**
  * The JNI bridge to CUB's device radix sort and scan ({@code src/main/cuda/flix_cub_jni.cu}, built into the
  * project's native library, {@link NativeLibrary}). Arguments are raw device addresses on the context current on
- * the calling thread; work runs on the legacy default stream, ordered with the kernels. Returns are CUDA error
+ * the calling thread; work runs on the stream given (a CUstream handle: the index's stream, ordered with its
+ * kernels). Returns are CUDA error
  * codes, or for the scratch-size calls a byte count (negative: an error code).
  */
 final class CubNative {
@@ -15,27 +16,27 @@ final class CubNative {
 
     /** Sorts (64-bit key, 32-bit position) pairs by key bits [beginBit, endBit); 0 and 64 sort fully. */
     static native int sortPairs(long scratch, long scratchBytes, long keysIn, long keysOut, long valuesIn,
-                                long valuesOut, int n, int beginBit, int endBit);
+                                long valuesOut, int n, int beginBit, int endBit, long stream);
 
     static native long sortWidePairsScratchBytes(int n);
 
     /** Sorts (64-bit key, 64-bit value) pairs by key bits [beginBit, endBit), stable. */
     static native int sortWidePairs(long scratch, long scratchBytes, long keysIn, long keysOut, long valuesIn,
-                                    long valuesOut, int n, int beginBit, int endBit);
+                                    long valuesOut, int n, int beginBit, int endBit, long stream);
 
     static native long sortKeysScratchBytes(int n);
 
     /** Sorts 64-bit keys by their bits [beginBit, endBit). */
     static native int sortKeys(long scratch, long scratchBytes, long keysIn, long keysOut, int n, int beginBit,
-                               int endBit);
+                               int endBit, long stream);
 
     static native long scanIntScratchBytes(int n);
 
-    static native int scanInt(long scratch, long scratchBytes, long in, long out, int n);
+    static native int scanInt(long scratch, long scratchBytes, long in, long out, int n, long stream);
 
     static native long scanLongScratchBytes(int n);
 
-    static native int scanLong(long scratch, long scratchBytes, long in, long out, int n);
+    static native int scanLong(long scratch, long scratchBytes, long in, long out, int n, long stream);
 
     static native String errorString(int code);
 

@@ -37,6 +37,8 @@ public final class DeviceBuffer implements AutoCloseable {
     private long bytes;
     /** The reserved range and its mapped chunks; null for one plain allocation. */
     private final Mapping mapping;
+    /** Whether this buffer is a view of another's memory ({@link #view}): closing it frees nothing. */
+    private boolean view;
     private boolean closed;
 
     private DeviceBuffer(RawDevicePointer pointer, DeviceMemoryLedger.Account account, long bytes, Mapping mapping) {
@@ -135,6 +137,20 @@ public final class DeviceBuffer implements AutoCloseable {
             throw e;
         }
         return buffer;
+    }
+
+    /**
+     * A buffer over {@code bytes} of this one's memory from {@code byteOffset} (a chunk of a batch), owning nothing:
+     * valid while this one is, and its close frees nothing.
+     */
+    DeviceBuffer view(long byteOffset, long bytes) {
+        if (byteOffset < 0 || bytes < 0 || byteOffset + bytes > this.bytes) {
+            throw new IllegalArgumentException("a view of " + bytes + " bytes at " + byteOffset + " passes the end of "
+                    + this.bytes + " bytes");
+        }
+        final DeviceBuffer v = new DeviceBuffer(new RawDevicePointer(address() + byteOffset), null, bytes, null);
+        v.view = true;
+        return v;
     }
 
     /** Whether this buffer grows in place. */
@@ -270,6 +286,9 @@ public final class DeviceBuffer implements AutoCloseable {
             return;
         }
         closed = true;
+        if (view) {
+            return;
+        }
         if (mapping == null) {
             cuMemFree(pointer);
             LIVE_BYTES.addAndGet(-bytes);

@@ -1,10 +1,5 @@
 package io.flix.index.gpu;
 
-import static jcuda.driver.JCudaDriver.cuMemcpyDtoH;
-import static jcuda.driver.JCudaDriver.cuMemcpyHtoD;
-import static jcuda.driver.JCudaDriver.cuMemsetD32;
-
-import jcuda.Pointer;
 import jcuda.driver.CUdeviceptr;
 
 /**
@@ -16,10 +11,13 @@ import jcuda.driver.CUdeviceptr;
 final class DeviceCounters implements AutoCloseable {
 
     private final DeviceBuffer slots;
+    /** The stream the counters are written, filled and read on (the kernels' stream). */
+    private final DeviceStream stream;
     /** The host copy of the slots last read, indexed by slot. */
     private final long[] host;
 
-    DeviceCounters(DeviceMemoryLedger.Account memory, int slotCount, String what) {
+    DeviceCounters(DeviceMemoryLedger.Account memory, int slotCount, String what, DeviceStream stream) {
+        this.stream = stream;
         this.slots = DeviceBuffer.allocate(memory, slotCount * (long) Long.BYTES, what);
         this.host = new long[slotCount];
     }
@@ -36,22 +34,22 @@ final class DeviceCounters implements AutoCloseable {
 
     /** Sets every slot to 0. */
     void zeroAll() {
-        cuMemsetD32(slots.pointer(), 0, host.length * 2L);
+        stream.fillInts(slots.pointer(), 0, host.length * 2L);
     }
 
     /** Sets slots {@code [from, to)} to 0. */
     void zero(int from, int to) {
-        cuMemsetD32(at(from), 0, (to - from) * 2L);
+        stream.fillInts(at(from), 0, (to - from) * 2L);
     }
 
     /** Sets each int of slots {@code [from, to)} to {@code value} (an int counter's slot reads as value). */
     void fillInts(int from, int to, int value) {
-        cuMemsetD32(at(from), value, (to - from) * 2L);
+        stream.fillInts(at(from), value, (to - from) * 2L);
     }
 
     /** Writes {@code values} into the slots from {@code from} on, in one copy. */
     void write(int from, long... values) {
-        cuMemcpyHtoD(at(from), Pointer.to(values), values.length * (long) Long.BYTES);
+        stream.write(at(from), values);
     }
 
     /**
@@ -60,7 +58,7 @@ final class DeviceCounters implements AutoCloseable {
      */
     long[] read(int from, int to) {
         final long[] read = new long[to - from];
-        cuMemcpyDtoH(Pointer.to(read), at(from), read.length * (long) Long.BYTES);
+        stream.read(at(from), read, read.length);
         System.arraycopy(read, 0, host, from, read.length);
         return host;
     }
@@ -72,9 +70,7 @@ final class DeviceCounters implements AutoCloseable {
 
     /** Reads one int counter's slot. */
     int readInt(int slot) {
-        final int[] one = new int[1];
-        cuMemcpyDtoH(Pointer.to(one), at(slot), Integer.BYTES);
-        return one[0];
+        return stream.readInt(at(slot));
     }
 
     long bytes() {

@@ -85,6 +85,9 @@ public final class DeviceLongs implements AutoCloseable {
         device.makeCurrent();
         if (n > 0) {
             cuMemcpyHtoD(buffer.pointer(), Pointer.to(src), n * (long) Long.BYTES);
+            // a copy from pageable memory may still be on its way when it returns, and an index's own stream does
+            // not wait for the legacy stream: it has arrived before an index reads it
+            cuCtxSynchronize();
         }
     }
 

@@ -1,6 +1,5 @@
 package io.flix.index.gpu;
 
-import static jcuda.driver.JCudaDriver.cuMemcpyDtoD;
 
 import io.flix.index.GpuTuning;
 
@@ -205,11 +204,12 @@ final class DeviceNodePool implements AutoCloseable {
             if (keep && oldCapacity > 0) {
                 final DeviceBuffer[] old = arrays();
                 for (int i = 0; i < old.length - 1; i++) {
-                    cuMemcpyDtoD(fresh[i].pointer(), old[i].pointer(), oldCapacity * POOL_BYTES_PER_NODE[i]);
+                    kernels.stream().copy(fresh[i].pointer(), old[i].pointer(), oldCapacity * POOL_BYTES_PER_NODE[i]);
                 }
                 if (freeTop > 0) {
-                    cuMemcpyDtoD(fresh[5].pointer(), freeStack.pointer(), freeTop * 4L);
+                    kernels.stream().copy(fresh[5].pointer(), freeStack.pointer(), freeTop * 4L);
                 }
+                kernels.stream().synchronize(); // the copies have read the old arrays
             }
             closeArrays();
             nodeKeys = fresh[0];

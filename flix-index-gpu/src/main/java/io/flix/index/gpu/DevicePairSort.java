@@ -1,6 +1,5 @@
 package io.flix.index.gpu;
 
-import static jcuda.driver.JCudaDriver.cuCtxSynchronize;
 import static jcuda.driver.JCudaDriver.cuMemcpyDtoH;
 
 import io.flix.index.GpuMemoryBudget;
@@ -19,14 +18,16 @@ public final class DevicePairSort implements AutoCloseable {
     private final GpuRuntime.DeviceContext device;
     /** The indexes' own sort step. */
     private final DeviceSteps steps;
+    private final DeviceStream stream;
     private int lastSorted;
     private boolean closed;
 
     private DevicePairSort(GpuRuntime.DeviceContext device) {
         this.device = device;
+        this.stream = new DeviceStream();
         // counted in the device's ledger, held to no budget (a benchmark's tool, not an index)
-        this.steps = new DeviceSteps(new FlixKernels(device, step -> { }), device.memory.account(GpuMemoryBudget.NONE),
-                step -> { });
+        this.steps = new DeviceSteps(new FlixKernels(device, stream, step -> { }),
+                device.memory.account(GpuMemoryBudget.NONE), step -> { });
     }
 
     /** Opens the sort on CUDA device {@code deviceOrdinal}. */
@@ -61,7 +62,7 @@ public final class DevicePairSort implements AutoCloseable {
             return;
         }
         steps.sortWithPositions(keys.buffer(), n, 0, 64);
-        cuCtxSynchronize();
+        stream.synchronize();
         lastSorted = n;
     }
 
@@ -89,5 +90,6 @@ public final class DevicePairSort implements AutoCloseable {
         closed = true;
         device.makeCurrent();
         steps.close();
+        stream.close();
     }
 }

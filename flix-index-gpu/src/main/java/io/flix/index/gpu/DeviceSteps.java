@@ -8,14 +8,11 @@ import static io.flix.index.gpu.KernelContract.STEP_FIRST_UNSORTED;
 import static io.flix.index.gpu.KernelContract.STEP_KEY_SPREAD;
 import static io.flix.index.gpu.KernelContract.STEP_LONG_DIGIT_RUNS;
 import static io.flix.index.gpu.KernelContract.STEP_RUNS;
-import static jcuda.driver.JCudaDriver.cuMemcpyDtoD;
-import static jcuda.driver.JCudaDriver.cuMemcpyDtoH;
 
 import io.flix.index.BatchArgs;
 
 import java.util.function.Consumer;
 
-import jcuda.Pointer;
 
 /**
  * The device steps that the GPU structures share: small reads; CUB's sorts and scans with one scratch buffer; and
@@ -29,6 +26,8 @@ final class DeviceSteps implements AutoCloseable {
     static final int DEVICE_CHECK_MIN = 1 << 16;
 
     private final FlixKernels kernels;
+    /** The kernels' stream: the CUB calls, copies and reads here run on it too. */
+    private final DeviceStream stream;
     private final Consumer<String> trace;
     private final DeviceCounters stepCounters;
 
@@ -49,6 +48,7 @@ final class DeviceSteps implements AutoCloseable {
      */
     DeviceSteps(FlixKernels kernels, DeviceMemoryLedger.Account memory, Consumer<String> trace) {
         this.kernels = kernels;
+        this.stream = kernels.stream();
         this.trace = trace;
         this.cubScratch = new Scratch(memory, "sort and scan scratch");
         this.sortedKeys = new Scratch(memory, "sorted keys");
@@ -61,7 +61,7 @@ final class DeviceSteps implements AutoCloseable {
         this.dedupedValues = new Scratch(memory, "deduplicated values");
         this.scratches = new Scratch[] {cubScratch, sortedKeys, sortedValues, identity, positions, runFlags,
             runPositions, dedupedKeys, dedupedValues};
-        this.stepCounters = new DeviceCounters(memory, STEP_COUNTER_SLOTS, "batch step counters");
+        this.stepCounters = new DeviceCounters(memory, STEP_COUNTER_SLOTS, "batch step counters", stream);
     }
 
     // ---------------------------------------------------------------------------------------------------------
@@ -69,14 +69,12 @@ final class DeviceSteps implements AutoCloseable {
 
     long readLong(DeviceBuffer buffer, long index) {
         final long[] one = new long[1];
-        cuMemcpyDtoH(Pointer.to(one), buffer.at(index * 8), 8);
+        stream.read(buffer.at(index * 8), one, 1);
         return one[0];
     }
 
     long readInt(DeviceBuffer buffer, long index) {
-        final int[] one = new int[1];
-        cuMemcpyDtoH(Pointer.to(one), buffer.at(index * 4), 4);
-        return one[0];
+        return stream.readInt(buffer.at(index * 4));
     }
 
     // ---------------------------------------------------------------------------------------------------------
@@ -84,15 +82,15 @@ final class DeviceSteps implements AutoCloseable {
 
     void scanInt(DeviceBuffer in, DeviceBuffer out, int n) {
         final long bytes = CubNative.checkBytes(CubNative.scanIntScratchBytes(n), "scan scratch size");
-        CubNative.check(CubNative.scanInt(cubScratch.ensure(bytes).address(), bytes, in.address(), out.address(), n),
-                "scan");
+        CubNative.check(CubNative.scanInt(cubScratch.ensure(bytes).address(), bytes, in.address(), out.address(), n,
+                stream.address()), "scan");
         trace.accept("CUB scan " + n);
     }
 
     void scanLong(DeviceBuffer in, DeviceBuffer out, int n) {
         final long bytes = CubNative.checkBytes(CubNative.scanLongScratchBytes(n), "scan scratch size");
         CubNative.check(CubNative.scanLong(cubScratch.ensure(bytes).address(), bytes, in.address(), out.address(),
-                n), "scan");
+                n, stream.address()), "scan");
         trace.accept("CUB scan " + n);
     }
 
@@ -115,9 +113,9 @@ final class DeviceSteps implements AutoCloseable {
         final int[] bits = varyingBitsOrReport(keys, checkValues ? values : null, n, digitSortBits(n));
         if (bits == null) {
             // one key repeated: the batch order is the sorted order
-            cuMemcpyDtoD(sortedKeys.ensure(n * 8L).pointer(), keys.pointer(), n * 8L);
+            stream.copy(sortedKeys.ensure(n * 8L).pointer(), keys.pointer(), n * 8L);
             if (values != null) {
-                cuMemcpyDtoD(sortedValues.ensure(n * 8L).pointer(), values.pointer(), n * 8L);
+                stream.copy(sortedValues.ensure(n * 8L).pointer(), values.pointer(), n * 8L);
             }
             run(whileSorting);
             return flags == null ? 0 : flagLastOfRuns(sortedKeys.buffer(), n, flags);
@@ -155,13 +153,13 @@ final class DeviceSteps implements AutoCloseable {
         if (values == null) {
             final long bytes = CubNative.checkBytes(CubNative.sortKeysScratchBytes(n), "sort scratch size");
             CubNative.check(CubNative.sortKeys(cubScratch.ensure(bytes).address(), bytes, keys.address(),
-                    sortedKeys.ensure(n * 8L).address(), n, beginBit, endBit), "key sort");
+                    sortedKeys.ensure(n * 8L).address(), n, beginBit, endBit, stream.address()), "key sort");
             trace.accept("CUB sort keys " + n + " bits " + beginBit + ".." + endBit);
         } else {
             final long bytes = CubNative.checkBytes(CubNative.sortWidePairsScratchBytes(n), "sort scratch size");
             CubNative.check(CubNative.sortWidePairs(cubScratch.ensure(bytes).address(), bytes, keys.address(),
                     sortedKeys.ensure(n * 8L).address(), values.address(), sortedValues.ensure(n * 8L).address(),
-                    n, beginBit, endBit), "pair sort");
+                    n, beginBit, endBit, stream.address()), "pair sort");
             trace.accept("CUB sort key-value pairs " + n + " bits " + beginBit + ".." + endBit);
         }
     }
@@ -183,7 +181,7 @@ final class DeviceSteps implements AutoCloseable {
         final long bytes = CubNative.checkBytes(CubNative.sortPairsScratchBytes(n), "sort scratch size");
         CubNative.check(CubNative.sortPairs(cubScratch.ensure(bytes).address(), bytes, keys.address(),
                 sortedKeys.ensure(n * 8L).address(), iota.address(), positions.ensure(n * 4L).address(), n,
-                beginBit, endBit), "pair sort");
+                beginBit, endBit, stream.address()), "pair sort");
         trace.accept("CUB sort pairs " + n + " bits " + beginBit + ".." + endBit);
     }
 

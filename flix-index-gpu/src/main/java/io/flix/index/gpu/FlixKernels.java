@@ -35,10 +35,17 @@ final class FlixKernels {
     }
 
     private final KernelLauncher launcher;
+    private final DeviceStream stream;
 
     /** @param trace called with each kernel's name after it is issued (profiling; may do nothing) */
-    FlixKernels(GpuRuntime.DeviceContext device, Consumer<String> trace) {
-        this.launcher = new KernelLauncher(device, null, trace);
+    FlixKernels(GpuRuntime.DeviceContext device, DeviceStream stream, Consumer<String> trace) {
+        this.launcher = new KernelLauncher(device, null, stream, trace);
+        this.stream = stream;
+    }
+
+    /** The stream the kernels run on. */
+    DeviceStream stream() {
+        return stream;
     }
 
     /** {@code iota_u32}: out[i] = i. */

@@ -16,16 +16,12 @@ import static io.flix.index.gpu.KernelContract.SLOT_WIDE_MERGES;
 import static io.flix.index.gpu.KernelContract.WIDE_MERGE_BYTES;
 import static io.flix.index.gpu.KernelContract.WIDE_MERGE_MIN;
 import static jcuda.driver.JCudaDriver.cuCtxSynchronize;
-import static jcuda.driver.JCudaDriver.cuMemcpyDtoD;
-import static jcuda.driver.JCudaDriver.cuMemcpyHtoD;
-import static jcuda.driver.JCudaDriver.cuMemsetD32;
 
 import io.flix.index.Backend;
 import io.flix.index.FlixConfig;
 import io.flix.index.GpuTuning;
 import io.flix.index.IndexStats;
 
-import jcuda.Pointer;
 import jcuda.driver.CUdeviceptr;
 
 /**
@@ -33,7 +29,9 @@ import jcuda.driver.CUdeviceptr;
  * structure of arrays, and every batch runs compute-to-bucket (one warp per bucket pulls its slice of the sorted
  * batch). Kernels: {@code src/main/cuda/flix_kernels.cu}; sorting and scans: CUB through {@link CubNative}.
  *
- * <p>Batches are copied through reused pinned staging memory, sorted on the device (skipped when the caller
+ * <p>Batches are copied in pieces through pinned staging memory that the process's indexes share, on the index's
+ * own CUDA streams (lookups as a pipeline of chunks: one goes up while the one before is looked up and the one
+ * before that comes back; see {@link AbstractGpuIndex}), sorted on the device (skipped when the caller
  * promises sorted keys, a promise that is checked) and, for build and upsert, reduced to the last occurrence of
  * each key. Memory grows before anything changes: an upsert first counts the nodes its splits
  * need, grows the node pool if the free list is short, and only then modifies the index, so an out-of-memory
@@ -326,7 +324,7 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
     /** One warp a range. */
     @Override
     void countRanges(DeviceBuffer lo, DeviceBuffer hi, int n, int limit, DeviceBuffer rangeCounts) {
-        cuMemsetD32(rangeCounts.at(n * 8L), 0, 2);
+        stream.fillInts(rangeCounts.at(n * 8L), 0, 2);
         kernels.rangeQuery(0, n, lo.pointer(), hi.pointer(), limit, numBuckets, bucketMax.pointer(),
                 bucketHead.pointer(), pool.nodeKeys(), pool.nodeValues(), pool.nodeCount(), pool.nodeNext(),
                 pool.nodeMax(), rangeCounts.pointer(), null, null, null);
@@ -544,8 +542,8 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
             growBuckets(1);
         }
         numBuckets = 1;
-        cuMemcpyHtoD(bucketMax.pointer(), Pointer.to(new long[] {Long.MAX_VALUE}), Long.BYTES);
-        cuMemsetD32(bucketHead.pointer(), -1, 1);
+        stream.write(bucketMax.pointer(), Long.MAX_VALUE);
+        stream.fillInts(bucketHead.pointer(), -1, 1);
         pool.fillFreeStack(0);
         size = 0;
         chains.laidOut();
@@ -559,8 +557,9 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
         final DeviceBuffer head = maxAndHead[1];
         if (bucketMax != null) {
             // keep the current buckets valid: a later failure in the same call must leave the index intact
-            cuMemcpyDtoD(max.pointer(), bucketMax.pointer(), numBuckets * 8L);
-            cuMemcpyDtoD(head.pointer(), bucketHead.pointer(), numBuckets * 4L);
+            stream.copy(max.pointer(), bucketMax.pointer(), numBuckets * 8L);
+            stream.copy(head.pointer(), bucketHead.pointer(), numBuckets * 4L);
+            stream.synchronize(); // the copies have read the old arrays
             bucketMax.close();
             bucketHead.close();
         }

@@ -10,7 +10,7 @@ import jcuda.driver.CUfunction;
 
 /**
  * Launches the kernels of one fatbin in blocks of {@link KernelContract#BLOCK_THREADS} threads on the current
- * context's default stream. Only the typed launch classes ({@link FlixKernels}, {@link SortedArrayKernels}) call it:
+ * index's stream ({@link DeviceStream}). Only the typed launch classes ({@link FlixKernels}, {@link SortedArrayKernels}) call it:
  * they name each kernel and marshal its parameters with {@link #ptr}, {@link #i32} and {@link #i64}.
  */
 final class KernelLauncher {
@@ -21,15 +21,18 @@ final class KernelLauncher {
     private final GpuRuntime.DeviceContext device;
     /** The fatbin resource; null for flix_kernels.fatbin, which every device context loads. */
     private final String fatbin;
+    private final DeviceStream stream;
     private final Consumer<String> trace;
 
     /**
      * @param fatbin the kernels' fatbin resource (null: flix_kernels.fatbin)
+     * @param stream the stream the kernels run on
      * @param trace  called with each kernel's name after it is issued (profiling; may do nothing)
      */
-    KernelLauncher(GpuRuntime.DeviceContext device, String fatbin, Consumer<String> trace) {
+    KernelLauncher(GpuRuntime.DeviceContext device, String fatbin, DeviceStream stream, Consumer<String> trace) {
         this.device = device;
         this.fatbin = fatbin;
+        this.stream = stream;
         this.trace = trace;
     }
 
@@ -42,7 +45,8 @@ final class KernelLauncher {
         if (blocks > Integer.MAX_VALUE) {
             throw new IllegalStateException(kernel + ": " + threads + " threads exceed one launch");
         }
-        cuLaunchKernel(function(kernel), (int) blocks, 1, 1, BLOCK, 1, 1, 0, null, Pointer.to(parameters), null);
+        cuLaunchKernel(function(kernel), (int) blocks, 1, 1, BLOCK, 1, 1, 0, stream.stream(), Pointer.to(parameters),
+                null);
         trace.accept(kernel);
     }
 
@@ -53,7 +57,8 @@ final class KernelLauncher {
 
     /** A grid of {@code gridX} by {@code gridY} blocks. */
     void grid(String kernel, int gridX, int gridY, Pointer... parameters) {
-        cuLaunchKernel(function(kernel), gridX, gridY, 1, BLOCK, 1, 1, 0, null, Pointer.to(parameters), null);
+        cuLaunchKernel(function(kernel), gridX, gridY, 1, BLOCK, 1, 1, 0, stream.stream(), Pointer.to(parameters),
+                null);
         trace.accept(kernel);
     }
 

@@ -115,6 +115,11 @@ public final class BatchResults {
         values[i] = value;
     }
 
+    /** The values by batch position, for an index call that writes the gets' answers in place. */
+    long[] valuesByPosition() {
+        return values;
+    }
+
     void setPair(int i, long key, long value) {
         keys[i] = key;
         values[i] = value;

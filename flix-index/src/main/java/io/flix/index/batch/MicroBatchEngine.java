@@ -1,5 +1,6 @@
 package io.flix.index.batch;
 
+import io.flix.index.Backend;
 import io.flix.index.FlixIndex;
 import io.flix.index.RangeResult;
 import io.flix.index.sort.KeySorter;
@@ -52,6 +53,12 @@ import java.util.concurrent.atomic.AtomicReference;
  * call, whose own sort and last-occurrence-wins rule ({@link FlixIndex}) give the same net effect. The index sorts
  * where it sorts best (the GPU backend on the device, the CPU backend on its worker threads), which keeps a bulk
  * load off the calling thread's single-threaded sort.
+ * A batch of gets only goes to the index as {@link GetsOnly} says, both ways with the same answers: through the
+ * host sort above ({@link GetsOnly#HOST_SORT}: the engine's single-threaded sort, then one sorted get of the
+ * distinct keys), or as it is in one unsorted get ({@link GetsOnly#INDEX_SORT}: the GPU backend sorts it on the
+ * device, the CPU backend on its worker threads). By default each backend takes the faster, measured end to end
+ * at the operator's batch sizes 2^14 to 2^17 (Bench's micro-batch latency table): for both backends the unsorted
+ * call, on the GPU by far (the host sort takes longer than the whole device call).
  * So a batch makes at most one call each of get, ceiling, floor, upsert and delete, and a few range calls (one per
  * group above); a batch of only updates and gets makes at most one get, one upsert and one delete call; an empty
  * batch makes none. Lookups run before the updates: if the index throws during the final writes, the results are
@@ -143,6 +150,8 @@ public final class MicroBatchEngine {
     private long[] rangeLo = new long[0];
     private long[] rangeHi = new long[0];
     private final RangeResult[] classResults = new RangeResult[RANGE_CLASSES];
+    /** The last result of each range group, whose arrays the group's next call reuses. */
+    private final RangeResult[] classReuse = new RangeResult[RANGE_CLASSES];
     private final int[] classCount = new int[RANGE_CLASSES];
     private final int[] classLimit = new int[RANGE_CLASSES];
 
@@ -151,15 +160,48 @@ public final class MicroBatchEngine {
     private long[] upsertValues = new long[0];
     private long[] deleteKeys = new long[0];
 
+    /** How a batch of gets only reaches the index. */
+    public enum GetsOnly {
+        /** Sorted and deduplicated by the engine on the calling thread, then one sorted get of the distinct keys. */
+        HOST_SORT,
+        /** One unsorted get of the batch as it is: the index sorts it where it sorts (the GPU on the device). */
+        INDEX_SORT;
+
+        /** The faster of the two for the index's backend, measured end to end (see the class documentation). */
+        public static GetsOnly fasterFor(Backend backend) {
+            return switch (backend) {
+                case GPU, CPU -> INDEX_SORT;
+                default -> HOST_SORT;
+            };
+        }
+    }
+
+    private final GetsOnly getsOnly;
+
+    /** An engine whose batches of gets only go to the index as {@link GetsOnly#fasterFor} its backend says. */
     public MicroBatchEngine(FlixIndex index) {
+        this(index, index == null ? null : GetsOnly.fasterFor(index.backend()));
+    }
+
+    /** An engine whose batches of gets only go to the index as {@code getsOnly} says. */
+    public MicroBatchEngine(FlixIndex index, GetsOnly getsOnly) {
         if (index == null) {
             throw new IllegalArgumentException("index must not be null");
         }
+        if (getsOnly == null) {
+            throw new IllegalArgumentException("getsOnly must not be null");
+        }
         this.index = index;
+        this.getsOnly = getsOnly;
     }
 
     public FlixIndex index() {
         return index;
+    }
+
+    /** How this engine sends a batch of gets only to the index. */
+    public GetsOnly getsOnly() {
+        return getsOnly;
     }
 
     /**
@@ -199,6 +241,10 @@ public final class MicroBatchEngine {
         }
         if (counts[OperationBatch.DELETE] == n) {
             index.delete(batch.keys, n, false);
+            return results;
+        }
+        if (counts[OperationBatch.GET] == n && getsOnly == GetsOnly.INDEX_SORT) {
+            index.get(batch.keys, n, results.valuesByPosition(), false);
             return results;
         }
         final int exactCount = counts[OperationBatch.UPSERT] + counts[OperationBatch.DELETE]
@@ -503,7 +549,8 @@ public final class MicroBatchEngine {
                     r++;
                 }
             }
-            classResults[cls] = index.range(rangeLo, rangeHi, at, classLimit[cls]);
+            classResults[cls] = index.range(rangeLo, rangeHi, at, classLimit[cls], classReuse[cls]);
+            classReuse[cls] = classResults[cls];
         }
     }
 

@@ -8,6 +8,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.params.provider.MethodSource;
 
 import java.util.ArrayList;
@@ -302,7 +303,7 @@ class MicroBatchEngineTest {
             }
         }
         assertSameContents(oracle, index, context);
-        assertCallBounds(index, batch, context);
+        assertCallBounds(index, engine, batch, context);
         return results;
     }
 
@@ -317,14 +318,18 @@ class MicroBatchEngineTest {
     }
 
     /** At most one sorted bulk call per kind (ranges: one per limit group), none empty, none for an absent kind. */
-    private static void assertCallBounds(CountingIndex index, OperationBatch batch, String context) {
+    private static void assertCallBounds(CountingIndex index, MicroBatchEngine engine, OperationBatch batch,
+                                         String context) {
         if (batch.isEmpty()) {
             assertEquals(0, index.total(), context + ": an empty batch calls the index");
         }
         final boolean oneKind = batch.count(OperationBatch.UPSERT) == batch.size()
-                || batch.count(OperationBatch.DELETE) == batch.size();
+                || batch.count(OperationBatch.DELETE) == batch.size()
+                || (batch.count(OperationBatch.GET) == batch.size()
+                    && engine.getsOnly() == MicroBatchEngine.GetsOnly.INDEX_SORT);
         assertEquals(oneKind && !batch.isEmpty() ? 1 : 0, index.unsortedCalls, context
-                + ": calls without keysSorted (only a batch of upserts only or deletes only goes unsorted, whole)");
+                + ": calls without keysSorted (only a batch of upserts only, deletes only, or gets only where the"
+                + " index sorts them, goes unsorted, whole)");
         assertEquals(0, index.emptyCalls, context + ": a call with n == 0");
         assertTrue(index.gets <= 1, context + ": get calls " + index.gets);
         assertTrue(index.upserts <= (batch.count(OperationBatch.UPSERT) > 0 ? 1 : 0),
@@ -699,6 +704,44 @@ class MicroBatchEngineTest {
             assertTrue(f.index.ranges >= 1 && f.index.ranges <= 8, "range calls " + f.index.ranges);
             assertEquals(1, f.index.upserts);
             assertEquals(1, f.index.deletes);
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(MicroBatchEngine.GetsOnly.class)
+    void aBatchOfGetsOnlyMatchesSequentialExecutionEitherWay(MicroBatchEngine.GetsOnly getsOnly) {
+        final SplittableRandom random = new SplittableRandom(11);
+        final TreeMapOracle oracle = new TreeMapOracle();
+        final CountingIndex index = new CountingIndex(openIndex());
+        try {
+            final long[] keys = random.longs(5000).toArray();
+            final long[] values = random.longs(5000, 0, Long.MAX_VALUE).toArray();
+            oracle.build(keys, values, keys.length);
+            index.build(keys, values, keys.length);
+            final MicroBatchEngine engine = new MicroBatchEngine(index, getsOnly);
+            assertEquals(getsOnly, engine.getsOnly());
+            final OperationBatch batch = new OperationBatch();
+            for (int size : new int[] {1, 2, 31, 4096, 20_000}) {
+                batch.clear();
+                for (int i = 0; i < size; i++) {
+                    // present keys, absent keys and repeats, in no order
+                    batch.get(random.nextInt(3) == 0 ? random.nextLong() : keys[random.nextInt(keys.length)]);
+                }
+                executeAndCompare(index, engine, oracle, batch, getsOnly + " gets only, " + size);
+                assertEquals(1, index.gets, "one get call");
+                assertEquals(getsOnly == MicroBatchEngine.GetsOnly.INDEX_SORT ? 1 : 0, index.unsortedCalls,
+                        "unsorted calls");
+            }
+        } finally {
+            index.close();
+        }
+    }
+
+    @Test
+    void theDefaultForGetsOnlyIsTheBackendsFaster() {
+        try (FlixIndex index = openIndex()) {
+            assertEquals(MicroBatchEngine.GetsOnly.fasterFor(index.backend()), new MicroBatchEngine(index).getsOnly());
+            assertThrows(IllegalArgumentException.class, () -> new MicroBatchEngine(index, null));
         }
     }
 
