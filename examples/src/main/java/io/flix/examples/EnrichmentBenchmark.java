@@ -760,7 +760,14 @@ public final class EnrichmentBenchmark {
         if (contestant.flix()) {
             final TreeSet<String> names = new TreeSet<>();
             FlixMetrics.values(ENRICHMENT, "flixBackend").forEach(name -> names.add(String.valueOf(name)));
-            return names.isEmpty() ? "unknown" : String.join("+", names);
+            // the GPUs in use: each keyed subtask's device, the shared dimension's replicas
+            final TreeSet<String> devices = new TreeSet<>();
+            FlixMetrics.values(ENRICHMENT, "flixDevice").forEach(d -> devices.add(String.valueOf(d)));
+            FlixMetrics.values(ENRICHMENT, "flixDevices")
+                    .forEach(d -> devices.addAll(List.of(String.valueOf(d).split(","))));
+            devices.remove("-1");
+            return (names.isEmpty() ? "unknown" : String.join("+", names))
+                    + (devices.isEmpty() ? "" : " devices " + String.join(",", devices));
         }
         return switch (contestant.kind()) {
             case "rocksdb" -> "rocksdb";
