@@ -4,11 +4,22 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
-/** A CPU-only class path (this module's): no CUDA bindings, and the GPU backend's absence said plainly. */
+/**
+ * A CPU-only class path (this module's, as Maven runs its tests): no CUDA bindings, and the GPU backend's absence said
+ * plainly. Skipped on a class path that holds flix-index-gpu as well (every module's tests run together).
+ */
 class BackendDiscoveryTest {
+
+    @BeforeAll
+    static void onlyOnTheCpuOnlyClassPath() {
+        assumeTrue(BackendDiscoveryTest.class.getResource("/META-INF/services/" + GpuBackendProvider.class.getName())
+                == null, "flix-index-gpu is on this class path; these tests are of flix-index's own");
+    }
 
     @Test
     void theCpuOnlyModuleCarriesNoCudaBindings() {
