@@ -228,22 +228,21 @@ public final class FlixDynamicTableFactory implements DynamicTableSourceFactory 
             throw new ValidationException("Option '" + INDEX_BACKEND.key() + "' must be 'auto', 'cpu' or 'gpu', was '"
                     + options.get(INDEX_BACKEND) + "'.");
         }
-        final int nodeSize = options.get(INDEX_NODE_SIZE);
-        if (nodeSize < 4 || nodeSize > 1024 || Integer.bitCount(nodeSize) != 1) {
-            throw new ValidationException("Option '" + INDEX_NODE_SIZE.key() + "' must be a power of two in "
-                    + "[4, 1024], was " + nodeSize + ".");
+        final GpuMemoryBudget budget = gpuMemoryBudget(options);
+        try {
+            return new IndexSettings(backend, options.get(INDEX_NODE_SIZE), options.get(INDEX_INITIAL_FILL),
+                    options.get(INDEX_THREADS), 0, budget);
+        } catch (IllegalArgumentException e) {
+            // the index library checks its settings and names the setting first; here the option is named
+            final ConfigOption<?> option = switch (e.getMessage().split(" ", 2)[0]) {
+                case "nodeSize" -> INDEX_NODE_SIZE;
+                case "initialFill" -> INDEX_INITIAL_FILL;
+                case "threads" -> INDEX_THREADS;
+                default -> null;
+            };
+            throw new ValidationException((option == null ? "" : "Option '" + option.key() + "': ") + e.getMessage()
+                    + ".", e);
         }
-        final double fill = options.get(INDEX_INITIAL_FILL);
-        if (!(fill > 0.0 && fill <= 1.0)) {
-            throw new ValidationException("Option '" + INDEX_INITIAL_FILL.key() + "' must be in (0, 1], was " + fill
-                    + ".");
-        }
-        final int threads = options.get(INDEX_THREADS);
-        if (threads < 0) {
-            throw new ValidationException("Option '" + INDEX_THREADS.key() + "' must be at least 0, was " + threads
-                    + ".");
-        }
-        return new IndexSettings(backend, nodeSize, fill, threads, 0, gpuMemoryBudget(options));
     }
 
     /** 'index.gpu-memory-budget', parsed (and its forms worded) by the index library's GpuMemoryBudget. */
