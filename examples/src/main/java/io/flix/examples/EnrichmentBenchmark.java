@@ -324,8 +324,8 @@ public final class EnrichmentBenchmark {
     }
 
     /**
-     * One run's numbers. {@code indexBytes}: the FliX indexes' bytes (device memory on the GPU), -1 where not
-     * known; {@code savepointSeconds} and {@code savepointBytes}: NaN and -1 where no savepoint was taken;
+     * One run's numbers. {@code indexBytes}: the FliX indexes' bytes once loaded (device memory on the GPU), -1
+     * where not known; {@code savepointSeconds} and {@code savepointBytes}: NaN and -1 where no savepoint was taken;
      * {@code checkpoint}: {@link Checkpoint#NONE} where none was taken; {@code restores}: one per restore
      * parallelism, none where not measured.
      */
@@ -500,9 +500,10 @@ public final class EnrichmentBenchmark {
                 }
                 loadEnd = System.nanoTime();
                 loadEndCpu = processCpuNanos();
-                // while the job runs: the shared mode's backend gauge reads its index, which is closed when the job
-                // ends
+                // while the job runs: the shared mode's gauges read its index, which is closed when the job ends
+                // (a gauge read after the end keeps the value of the last refresh, which can trail the last batches)
                 backend = backendUsed(contestant);
+                indexBytes = indexBytes(contestant, setup.parallelism());
                 liveHeap = LiveHeap.bytes();
                 if (setup.recovery().checkpoint() && recover) {
                     final LocalJob.CheckpointStats stats = job.checkpoint(ENRICHMENT);
@@ -522,7 +523,6 @@ public final class EnrichmentBenchmark {
                 endCpu = processCpuNanos();
                 loadStart = loadStartNanos();
                 lookupStart = lookupStartNanos();
-                indexBytes = indexBytes(contestant, setup.parallelism());
             }
             checkAnswers(contestant.label(), setup.lookups(), contestant.ceiling());
             final long hits = hits();
