@@ -153,6 +153,12 @@ public final class FlixConnectorOptions {
             .withDescription("CPU index threads; 0 for the machine's cores (the index is shared by the task "
                     + "manager's lookup subtasks).");
 
+    public static final ConfigOption<Integer> INDEX_DEVICES = ConfigOptions.key("index.devices")
+            .intType()
+            .defaultValue(0)
+            .withDescription("GPUs of a task manager that hold the table: a replica on each, lookups spread over "
+                    + "them; 0 for every CUDA device the task manager sees. More than it sees fails the open.");
+
     public static final ConfigOption<String> INDEX_GPU_MEMORY_BUDGET = ConfigOptions.key("index.gpu-memory-budget")
             .stringType()
             .defaultValue("none")

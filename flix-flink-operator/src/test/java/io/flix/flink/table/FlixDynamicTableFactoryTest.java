@@ -109,6 +109,7 @@ class FlixDynamicTableFactoryTest {
             o.put("index.backend", "cpu");
             o.put("index.node-size", "64");
             o.put("index.threads", "2");
+            o.put("index.devices", "1");
             o.put("index.gpu-memory-budget", "80%");
         }));
         assertArrayEquals(new int[] {0, 2}, source.formats().valueFields(),
@@ -118,6 +119,8 @@ class FlixDynamicTableFactoryTest {
         assertEquals(Backend.CPU, source.indexSettings().backend());
         assertEquals(64, source.indexSettings().nodeSize());
         assertEquals(2, source.indexSettings().threads());
+        assertEquals(1, source.indexSettings().devices());
+        assertEquals(0, create(SCHEMA, kafkaOptions()).indexSettings().devices(), "every device seen by default");
         assertEquals(GpuMemoryBudget.ofFraction(0.8), source.indexSettings().gpuMemoryBudget());
         assertEquals(GpuMemoryBudget.ofBytes(40L << 30), create(SCHEMA, with(kafkaOptions(),
                 o -> o.put("index.gpu-memory-budget", "40gb"))).indexSettings().gpuMemoryBudget());
@@ -242,6 +245,7 @@ class FlixDynamicTableFactoryTest {
         cases.put("index.node-size", "100");
         cases.put("index.initial-fill", "1.5");
         cases.put("index.threads", "-2");
+        cases.put("index.devices", "-1");
         cases.put("index.gpu-memory-budget", "lots");
         cases.put("value.fields-include", "SOME");
         cases.put("lookup.match", "nearest");
