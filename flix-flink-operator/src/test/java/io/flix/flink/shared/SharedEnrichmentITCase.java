@@ -21,7 +21,6 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -49,15 +48,10 @@ class SharedEnrichmentITCase {
         final String dimension = "floor-two-task-managers";
         OUT.clear();
         loaded = DimensionContents.loaded(dimension, 2, keys);
-        final TreeMap<Long, String> oracle = new TreeMap<>();
-        final List<Long> updateKeys = new ArrayList<>();
-        for (long k = 0; k < keys; k++) {
-            oracle.put(k * 3, "v" + k * 3);
-            updateKeys.add(k * 3);
-        }
+        final FloorDimension dimensionData = new FloorDimension(keys);
         final StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
         env.setParallelism(4);
-        final DataStream<Long> updates = env.fromData(updateKeys).setParallelism(1);
+        final DataStream<Long> updates = env.fromData(dimensionData.updateKeys).setParallelism(1);
         final DataStream<Long> probes = env.fromSource(new DataGeneratorSource<>(i -> i - 10, lookups,
                         gate(), Types.LONG), WatermarkStrategy.noWatermarks(), "probes");
         final FlixEnrichment<Long, Long, String> enrichment = FlixEnrichment.shared(updates, probes)
@@ -72,16 +66,14 @@ class SharedEnrichmentITCase {
         enrichment.build().addSink(new SinkFunction<>() {
             @Override
             public void invoke(Enriched<Long, String> value, Context context) {
-                OUT.add(value.event + "->" + value.matchedKey + ":" + value.payload);
+                OUT.add(FloorDimension.written(value));
             }
         });
         env.execute();
 
         final List<String> expected = new ArrayList<>();
         for (long i = 0; i < lookups; i++) {
-            final Map.Entry<Long, String> floor = oracle.floorEntry(i - 10);
-            expected.add((i - 10) + "->" + (floor == null ? null : floor.getKey()) + ":"
-                    + (floor == null ? null : floor.getValue()));
+            expected.add(dimensionData.floorAnswer(i - 10));
         }
         final List<String> got = new ArrayList<>(OUT);
         got.sort(null);

@@ -87,15 +87,10 @@ class TwoGpuEnrichmentITCase {
                 throw new IllegalStateException(e);
             }
         });
-        final TreeMap<Long, String> oracle = new TreeMap<>();
-        final List<Long> updateKeys = new ArrayList<>();
-        for (long k = 0; k < keys; k++) {
-            oracle.put(k * 3, "v" + k * 3);
-            updateKeys.add(k * 3);
-        }
+        final FloorDimension dimensionData = new FloorDimension(keys);
         final StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
         env.setParallelism(4);
-        final DataStream<Long> updates = env.fromData(updateKeys).setParallelism(1);
+        final DataStream<Long> updates = env.fromData(dimensionData.updateKeys).setParallelism(1);
         final DataStream<Long> probes = env.fromSource(new DataGeneratorSource<>(i -> i * 7 - 10, lookups,
                 gate(), Types.LONG), WatermarkStrategy.noWatermarks(), "probes");
         FlixEnrichment.shared(updates, probes)
@@ -111,17 +106,14 @@ class TwoGpuEnrichmentITCase {
                 .addSink(new SinkFunction<>() {
                     @Override
                     public void invoke(Enriched<Long, String> value, Context context) {
-                        OUT.add(value.event + "->" + value.matchedKey + ":" + value.payload);
+                        OUT.add(FloorDimension.written(value));
                     }
                 });
         env.execute();
 
         final List<String> expected = new ArrayList<>();
         for (long i = 0; i < lookups; i++) {
-            final long probe = i * 7 - 10;
-            final Map.Entry<Long, String> floor = oracle.floorEntry(probe);
-            expected.add(probe + "->" + (floor == null ? null : floor.getKey()) + ":"
-                    + (floor == null ? null : floor.getValue()));
+            expected.add(dimensionData.floorAnswer(i * 7 - 10));
         }
         final List<String> got = new ArrayList<>(OUT);
         got.sort(null);
