@@ -86,9 +86,20 @@ public final class MirroredIndex extends AbstractFlixIndex {
         if (configs == null || configs.isEmpty()) {
             throw new IllegalArgumentException("a mirror needs at least one replica config, got " + configs);
         }
+        return open(opener.apply(configs.get(0)), configs.subList(1, configs.size()), opener);
+    }
+
+    /**
+     * Mirrors {@code first}, already open, with one more replica per config of {@code others}, each opened by
+     * {@code opener}; where one fails to open (or the mirror refuses them), closes every replica, {@code first}
+     * included, and rethrows.
+     */
+    public static MirroredIndex open(FlixIndex first, List<FlixConfig> others,
+                                     Function<FlixConfig, ? extends FlixIndex> opener) {
         final List<FlixIndex> opened = new ArrayList<>();
+        opened.add(first);
         try {
-            for (FlixConfig config : configs) {
+            for (FlixConfig config : others) {
                 opened.add(opener.apply(config));
             }
             return new MirroredIndex(opened);

@@ -62,22 +62,10 @@ public final class DimensionIndex {
         if (devices == 1) {
             return first;
         }
-        final List<FlixIndex> replicas = new ArrayList<>(devices);
-        replicas.add(first);
-        try {
-            for (int device = 1; device < devices; device++) {
-                replicas.add(opener.apply(settings.configFor(device, 1, visibleDevices)));
-            }
-            return new MirroredIndex(replicas);
-        } catch (RuntimeException | Error e) {
-            for (FlixIndex replica : replicas) {
-                try {
-                    replica.close();
-                } catch (RuntimeException suppressed) {
-                    e.addSuppressed(suppressed);
-                }
-            }
-            throw e;
+        final List<FlixConfig> others = new ArrayList<>(devices - 1);
+        for (int device = 1; device < devices; device++) {
+            others.add(settings.configFor(device, 1, visibleDevices));
         }
+        return MirroredIndex.open(first, others, opener);
     }
 }
