@@ -2,14 +2,10 @@ package io.flix.examples;
 
 import java.lang.management.ManagementFactory;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.LongAdder;
 
-import org.apache.flink.api.connector.source.lib.NumberSequenceSource.NumberSequenceSplit;
-import org.apache.flink.api.connector.source.util.ratelimit.RateLimiter;
-import org.apache.flink.api.connector.source.util.ratelimit.RateLimiterStrategy;
 
 /**
  * What the running benchmark job reports back to {@link EnrichmentBenchmark}: the job runs in this JVM (a local
@@ -120,27 +116,20 @@ final class BenchmarkProgress {
         }
     }
 
-    /** Lets the held-back orders go. */
+    /** Lets the held-back orders go; their clocks start now. */
     static void releaseLookups() {
+        LOOKUP_START_CPU.set(processCpuNanos());
+        LOOKUP_START.set(System.nanoTime());
         lookupsReleased.complete(null);
+    }
+
+    /** The orders' gate ({@link GeneratedSource#heldBackUntil}): done once {@link #releaseLookups()} is called. */
+    static CompletableFuture<Void> lookupsReleased() {
+        return lookupsReleased;
     }
 
     static long processCpuNanos() {
         return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
                 .getProcessCpuTime();
-    }
-
-    /** Holds the orders back, without blocking checkpoints, until {@link #releaseLookups()}. */
-    static RateLimiterStrategy<NumberSequenceSplit> afterRelease() {
-        return parallelism -> new RateLimiter<NumberSequenceSplit>() {
-            @Override
-            public CompletionStage<Void> acquire(int permits) {
-                final CompletableFuture<Void> released = lookupsReleased;
-                if (released.isDone() && LOOKUP_START.compareAndSet(0, System.nanoTime())) {
-                    LOOKUP_START_CPU.set(processCpuNanos());
-                }
-                return released;
-            }
-        };
     }
 }

@@ -1,6 +1,5 @@
 package io.flix.examples;
 
-import static io.flix.examples.BenchmarkProgress.afterRelease;
 import static io.flix.examples.BenchmarkProgress.checkAnswers;
 import static io.flix.examples.BenchmarkProgress.functionsOpened;
 import static io.flix.examples.BenchmarkProgress.hits;
@@ -30,7 +29,6 @@ import org.apache.flink.configuration.MemorySize;
 import org.apache.flink.configuration.PipelineOptions;
 import org.apache.flink.configuration.StateBackendOptions;
 import org.apache.flink.configuration.TaskManagerOptions;
-import org.apache.flink.connector.datagen.source.DataGeneratorSource;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.core.execution.SavepointFormatType;
 import org.apache.flink.streaming.api.datastream.DataStream;
@@ -610,12 +608,12 @@ public final class EnrichmentBenchmark {
         final long keys = setup.keys();
         final StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(parallelism, conf);
         final long space = 2 * keys; // ids beyond the dimension: half the orders miss
-        final DataStream<Order> orders = env.fromSource(new DataGeneratorSource<>(
+        final DataStream<Order> orders = env.fromSource(GeneratedSource.of(
                         i -> new Order(i, productId(Math.floorMod(i * 0x2545F4914F6CDD1DL, space)), 1),
-                        lookups, afterRelease(), TypeInformation.of(Order.class)),
+                        lookups, TypeInformation.of(Order.class)).heldBackUntil(BenchmarkProgress::lookupsReleased),
                 WatermarkStrategy.noWatermarks(), "orders").uid(ordersUid);
         if (setup.payload().equals("long")) {
-            final DataStream<ProductPrice> updates = env.fromSource(new DataGeneratorSource<>(
+            final DataStream<ProductPrice> updates = env.fromSource(GeneratedSource.of(
                             i -> new ProductPrice(productId(i), price(i)), keys,
                             TypeInformation.of(ProductPrice.class)),
                     WatermarkStrategy.noWatermarks(), "products").uid("products");
@@ -623,7 +621,7 @@ public final class EnrichmentBenchmark {
                     .sinkTo(new AnswerCheckingSink<Long>(keys, price -> price, !contestant.ceiling())).name("check")
                     .uid("check");
         } else {
-            final DataStream<Product> updates = env.fromSource(new DataGeneratorSource<>(
+            final DataStream<Product> updates = env.fromSource(GeneratedSource.of(
                             EnrichmentJob::listing, keys, TypeInformation.of(Product.class)),
                     WatermarkStrategy.noWatermarks(), "products").uid("products");
             enrich(contestant, setup, updates, orders, p -> p.id, p -> p, TypeInformation.of(Product.class))

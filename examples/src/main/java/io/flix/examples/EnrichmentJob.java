@@ -11,11 +11,7 @@ import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.connector.sink2.Sink;
 import org.apache.flink.api.connector.sink2.SinkWriter;
 import org.apache.flink.api.connector.sink2.WriterInitContext;
-import org.apache.flink.api.connector.source.lib.NumberSequenceSource.NumberSequenceSplit;
-import org.apache.flink.api.connector.source.util.ratelimit.RateLimiter;
-import org.apache.flink.api.connector.source.util.ratelimit.RateLimiterStrategy;
 import org.apache.flink.configuration.Configuration;
-import org.apache.flink.connector.datagen.source.DataGeneratorSource;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
@@ -24,7 +20,6 @@ import java.time.Duration;
 import java.util.BitSet;
 import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
@@ -98,18 +93,18 @@ public final class EnrichmentJob {
         env.setParallelism(parallelism);
 
         // the catalog: every product listed once, then price changes and withdrawals (one source: in order)
-        final DataGeneratorSource<Product> catalogSource = shared
-                ? new DataGeneratorSource<>(i -> i < products ? listing(i) : change(i, products), products + changes,
-                        SharedDimensionGate.updatesAfterLookupsOpen(NAME), TypeInformation.of(Product.class))
-                : new DataGeneratorSource<>(i -> i < products ? listing(i) : change(i, products), products + changes,
-                        TypeInformation.of(Product.class));
+        final GeneratedSource<Product> allProducts = GeneratedSource.of(
+                i -> i < products ? listing(i) : change(i, products), products + changes,
+                TypeInformation.of(Product.class));
+        final GeneratedSource<Product> catalogSource = shared
+                ? allProducts.heldBackUntil(SharedDimensionGate.updatesAfterLookupsOpen(NAME)) : allProducts;
         final DataStream<Product> catalog = env.fromSource(catalogSource, WatermarkStrategy.noWatermarks(), "products")
                 .setParallelism(1);
         final long catalogListings = products;
-        final DataStream<Order> orderStream = env.fromSource(new DataGeneratorSource<>(
+        final DataStream<Order> orderStream = env.fromSource(GeneratedSource.of(
                         i -> new Order(i, orderedProduct(i, products), 1 + (int) (i % 5)), orders,
-                        shared ? SharedDimensionGate.lookupsAfterLoad(NAME) : afterCatalog(),
-                        TypeInformation.of(Order.class)),
+                        TypeInformation.of(Order.class))
+                        .heldBackUntil(shared ? SharedDimensionGate.lookupsAfterLoad(NAME) : () -> catalogLoaded),
                 WatermarkStrategy.noWatermarks(), "orders");
 
         final FlixEnrichment<Product, Order, Product> enrichment = (shared
@@ -197,17 +192,6 @@ public final class EnrichmentJob {
     }
 
     private static final String[] CATEGORIES = {"books", "garden", "kitchen", "toys", "music", "tools"};
-
-    /** Holds the orders back, without blocking checkpoints, until the catalog is loaded. */
-    @SuppressWarnings("unchecked")
-    private static RateLimiterStrategy<NumberSequenceSplit> afterCatalog() {
-        return parallelism -> new RateLimiter<NumberSequenceSplit>() {
-            @Override
-            public CompletionStage<Void> acquire(int permits) {
-                return catalogLoaded;
-            }
-        };
-    }
 
     /** Counts the enriched orders and prints the first few. */
     private static final class CountingSink implements Sink<Enriched<Order, Product>> {

@@ -12,7 +12,6 @@ import org.apache.flink.api.connector.sink2.SinkWriter;
 import org.apache.flink.api.connector.sink2.WriterInitContext;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.connector.datagen.functions.FromElementsGeneratorFunction;
-import org.apache.flink.connector.datagen.source.DataGeneratorSource;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
@@ -130,13 +129,13 @@ public final class IpRangeEnrichmentJob {
         env.setParallelism(parallelism);
         final TypeInformation<IpRange> rangeType = TypeInformation.of(IpRange.class);
         // the range updates in order: one source subtask
-        final DataStream<IpRange> ranges = env.fromSource(new DataGeneratorSource<>(
+        final DataStream<IpRange> ranges = env.fromSource(GeneratedSource.of(
                         new FromElementsGeneratorFunction<>(rangeType, updates.toArray(new IpRange[0])),
-                        updates.size(), SharedDimensionGate.updatesAfterLookupsOpen(NAME), rangeType),
+                        updates.size(), rangeType).heldBackUntil(SharedDimensionGate.updatesAfterLookupsOpen(NAME)),
                 WatermarkStrategy.noWatermarks(), "ranges").setParallelism(1);
-        final DataStream<Connection> connections = env.fromSource(new DataGeneratorSource<>(
+        final DataStream<Connection> connections = env.fromSource(GeneratedSource.of(
                         i -> new Connection(i, connectionAddress(i)), connectionCount,
-                        SharedDimensionGate.lookupsAfterLoad(NAME), TypeInformation.of(Connection.class)),
+                        TypeInformation.of(Connection.class)).heldBackUntil(SharedDimensionGate.lookupsAfterLoad(NAME)),
                 WatermarkStrategy.noWatermarks(), "connections");
         final Streams streams = locate(ranges, connections);
         streams.located().sinkTo(new CountingSink()).name("count");

@@ -1,9 +1,8 @@
 package io.flix.examples;
 
-import org.apache.flink.api.connector.source.lib.NumberSequenceSource.NumberSequenceSplit;
-import org.apache.flink.api.connector.source.util.ratelimit.RateLimiterStrategy;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.util.function.SerializableSupplier;
 
 import java.time.Duration;
 import java.util.Map;
@@ -28,8 +27,8 @@ import java.util.function.BooleanSupplier;
  *       subtask's dimension must hold the number of keys the updates leave ({@code flixIndexSize}): where one does
  *       not, the job is cancelled and {@link #release} fails, naming the sizes.</li>
  * </ol>
- * Each source's rate limiter returns the gate itself, so no record passes before it opens and the source's task is
- * not blocked meanwhile.
+ * Each is a {@link GeneratedSource#heldBackUntil gate} of a {@link GeneratedSource}: no record passes before it
+ * opens, and the source's task is not blocked meanwhile.
  */
 public final class SharedDimensionGate {
 
@@ -55,13 +54,13 @@ public final class SharedDimensionGate {
     }
 
     /** For the updates' source: nothing passes until every lookup subtask of the enrichment has opened. */
-    public static RateLimiterStrategy<NumberSequenceSplit> updatesAfterLookupsOpen(String enrichment) {
-        return parallelism -> permits -> gate(LOOKUPS_OPEN, enrichment);
+    public static SerializableSupplier<CompletableFuture<Void>> updatesAfterLookupsOpen(String enrichment) {
+        return () -> gate(LOOKUPS_OPEN, enrichment);
     }
 
     /** For the lookups' source: nothing passes until the enrichment's dimension is loaded everywhere. */
-    public static RateLimiterStrategy<NumberSequenceSplit> lookupsAfterLoad(String enrichment) {
-        return parallelism -> permits -> gate(LOADED, enrichment);
+    public static SerializableSupplier<CompletableFuture<Void>> lookupsAfterLoad(String enrichment) {
+        return () -> gate(LOADED, enrichment);
     }
 
     /**

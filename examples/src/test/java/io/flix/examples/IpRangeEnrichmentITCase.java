@@ -9,7 +9,6 @@ import org.apache.flink.api.connector.sink2.SinkWriter;
 import org.apache.flink.api.connector.sink2.WriterInitContext;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.connector.datagen.functions.FromElementsGeneratorFunction;
-import org.apache.flink.connector.datagen.source.DataGeneratorSource;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.datastream.DataStream;
@@ -160,15 +159,15 @@ class IpRangeEnrichmentITCase {
 
         final StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
         env.setParallelism(PARALLELISM);
-        final DataStream<IpRange> ranges = env.fromSource(new DataGeneratorSource<>(
+        final DataStream<IpRange> ranges = env.fromSource(GeneratedSource.of(
                         new FromElementsGeneratorFunction<>(RANGE_TYPE, updates.toArray(new IpRange[0])),
-                        updates.size(), SharedDimensionGate.updatesAfterLookupsOpen(IpRangeEnrichmentJob.NAME),
-                        RANGE_TYPE),
+                        updates.size(), RANGE_TYPE)
+                        .heldBackUntil(SharedDimensionGate.updatesAfterLookupsOpen(IpRangeEnrichmentJob.NAME)),
                 WatermarkStrategy.noWatermarks(), "ranges").setParallelism(1);
-        final DataStream<Connection> connectionStream = env.fromSource(new DataGeneratorSource<>(
+        final DataStream<Connection> connectionStream = env.fromSource(GeneratedSource.of(
                         new FromElementsGeneratorFunction<>(CONNECTION_TYPE, connections.toArray(new Connection[0])),
-                        connections.size(), SharedDimensionGate.lookupsAfterLoad(IpRangeEnrichmentJob.NAME),
-                        CONNECTION_TYPE),
+                        connections.size(), CONNECTION_TYPE)
+                        .heldBackUntil(SharedDimensionGate.lookupsAfterLoad(IpRangeEnrichmentJob.NAME)),
                 WatermarkStrategy.noWatermarks(), "connections");
         final IpRangeEnrichmentJob.Streams streams = IpRangeEnrichmentJob.locate(ranges, connectionStream);
         streams.located().sinkTo(new Collect<>("located"));
