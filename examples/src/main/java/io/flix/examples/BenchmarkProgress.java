@@ -61,16 +61,16 @@ final class BenchmarkProgress {
         OPENED.increment();
     }
 
-    /** An enriched order reached the sink; {@code wrong} names a wrong answer, else null. */
-    static void answered(boolean hit, String wrong) {
-        ENRICHED.increment();
-        if (hit) {
-            HITS.increment();
-        }
-        if (wrong != null) {
-            WRONG.increment();
-            FIRST_WRONG.compareAndSet(null, wrong);
-        }
+    /** {@code enriched} more orders reached a sink, {@code hits} of them with a payload. */
+    static void answered(long enriched, long hits) {
+        ENRICHED.add(enriched);
+        HITS.add(hits);
+    }
+
+    /** A sink found a wrong answer, named by {@code wrong}. */
+    static void answeredWrong(String wrong) {
+        WRONG.increment();
+        FIRST_WRONG.compareAndSet(null, wrong);
     }
 
     static long updatesApplied() {
