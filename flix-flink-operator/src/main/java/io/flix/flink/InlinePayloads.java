@@ -11,6 +11,9 @@ import org.apache.flink.core.memory.DataOutputSerializer;
 import org.apache.flink.core.memory.DataOutputView;
 
 import java.io.IOException;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
 import java.util.Arrays;
 import java.util.HashSet;
 
@@ -32,6 +35,8 @@ final class InlinePayloads<P> implements PayloadStore<P> {
      */
     static final long ESCAPED = Long.MIN_VALUE + 0x5EED_F11AL;
     private static final long NOT_FOUND = FlixIndex.NOT_FOUND;
+    private static final VarHandle BIG_ENDIAN_LONGS =
+            MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.BIG_ENDIAN);
 
     private final TypeSerializer<P> serializer;
     private final int length;
@@ -126,7 +131,11 @@ final class InlinePayloads<P> implements PayloadStore<P> {
         batch.delete(key);
     }
 
+    /** Only while the side set has keys: it gains none during a batch, only in {@link #batchApplied}. */
     private void recordUpdate(long key) {
+        if (notFoundBitsKeys.isEmpty()) {
+            return;
+        }
         if (updateCount == updateKeys.length) {
             updateKeys = Arrays.copyOf(updateKeys, updateCount * 2);
         }
@@ -217,6 +226,9 @@ final class InlinePayloads<P> implements PayloadStore<P> {
     }
 
     private static long pack(byte[] source, int offset, int length) {
+        if (length == 8) {
+            return (long) BIG_ENDIAN_LONGS.get(source, offset);
+        }
         long bits = 0;
         for (int i = 0; i < length; i++) {
             bits = (bits << 8) | (source[offset + i] & 0xFF);

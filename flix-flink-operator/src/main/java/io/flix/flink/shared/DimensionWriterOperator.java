@@ -14,6 +14,7 @@ import org.apache.flink.core.memory.DataInputViewStreamWrapper;
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.metrics.Histogram;
 import org.apache.flink.metrics.MetricGroup;
+import org.apache.flink.metrics.ThreadSafeSimpleCounter;
 import org.apache.flink.runtime.checkpoint.CheckpointOptions;
 import org.apache.flink.runtime.metrics.DescriptiveStatisticsHistogram;
 import org.apache.flink.runtime.state.CheckpointStreamFactory;
@@ -36,6 +37,10 @@ import java.io.BufferedInputStream;
 import java.io.InputStream;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.FutureTask;
 import java.util.concurrent.RunnableFuture;
 
@@ -45,6 +50,11 @@ import java.util.concurrent.RunnableFuture;
  * {@link TaskManagerDimension}), applies them to the task manager's dimension in batches, in the order received.
  * Batches are applied when {@code batchSize} updates are held, when the processing-time flush interval has passed
  * since the first, before a watermark is forwarded, before a checkpoint barrier and at end of input.
+ *
+ * <p>A batch is applied on a thread of the applier's own while its task thread receives and decodes the next one:
+ * one batch at a time, in order. The task thread waits for the batch being applied before it hands over the next,
+ * before it forwards a watermark, before a checkpoint barrier and at the end of the updates, so that each of these
+ * still finds every earlier update applied; a failed apply fails the task at the next of these.
  *
  * <h2>State: one copy of the dimension per checkpoint</h2>
  * At a checkpoint the applier on the task manager that runs writer subtask 0 writes the whole dimension (its
@@ -87,6 +97,11 @@ public final class DimensionWriterOperator<P> extends AbstractStreamOperator<Voi
     private transient boolean applier;
     /** The updates held, decoded: views of the blocks received. */
     private transient SerializedUpdates pending;
+    /** The applier's thread that applies batches, one at a time; null on the other subtasks. */
+    private transient ExecutorService applyThread;
+    /** The batch being applied, or null; and the updates' holder to take turns with {@link #pending}. */
+    private transient Future<?> applying;
+    private transient SerializedUpdates spare;
     private transient long firstPendingNanos;
     private transient BatchDeadline deadline;
     /** This checkpoint's raw operator state holds the dimension: mark it for union redistribution. */
@@ -129,10 +144,16 @@ public final class DimensionWriterOperator<P> extends AbstractStreamOperator<Voi
         attempt = getRuntimeContext().getTaskInfo().getAttemptNumber();
         final int capacity = batchCapacity();
         pending = new SerializedUpdates(capacity);
+        spare = new SerializedUpdates(capacity);
         dimension = TaskManagerDimensions.acquire(getContainingTask().getEnvironment().getTaskManagerInfo(),
                 getRuntimeContext().getJobInfo().getJobId(), dimensionId, settings, payloadSerializer, capacity);
         applier = dimension.registerWriter(subtask, attempt);
         if (applier) {
+            applyThread = Executors.newSingleThreadExecutor(runnable -> {
+                final Thread thread = new Thread(runnable, "flix-apply " + dimensionId + " (" + (subtask + 1) + ")");
+                thread.setDaemon(true);
+                return thread;
+            });
             if (context.isRestored()) {
                 restore(context.getRawOperatorStateInputs());
             } else {
@@ -146,8 +167,9 @@ public final class DimensionWriterOperator<P> extends AbstractStreamOperator<Voi
         super.open();
         deadline = new BatchDeadline(getProcessingTimeService(), flushIntervalMillis, pending::size, this::flush);
         final MetricGroup group = getMetricGroup();
-        applied = group.counter("flixUpdates");
-        flushes = group.counter("flixFlushes");
+        // counted by the apply thread
+        applied = group.counter("flixUpdates", new ThreadSafeSimpleCounter());
+        flushes = group.counter("flixFlushes", new ThreadSafeSimpleCounter());
         batchSizes = group.histogram("flixBatchSize", new DescriptiveStatisticsHistogram(1000));
         group.gauge("flixApplier", () -> applier ? 1 : 0);
         group.gauge("flixIndexSize", dimension::size);
@@ -192,7 +214,7 @@ public final class DimensionWriterOperator<P> extends AbstractStreamOperator<Voi
     @Override
     public void endInput(int inputId) throws Exception {
         if (inputId == 1) {
-            flush();
+            flushAndWait();
         }
     }
 
@@ -210,7 +232,7 @@ public final class DimensionWriterOperator<P> extends AbstractStreamOperator<Voi
         if (wasEmpty) {
             firstPendingNanos = System.nanoTime();
         }
-        dimension.pending(count, firstPendingNanos);
+        dimension.held(count, firstPendingNanos);
         if (count >= batchSize) {
             flush();
         } else if (wasEmpty) {
@@ -219,46 +241,85 @@ public final class DimensionWriterOperator<P> extends AbstractStreamOperator<Voi
     }
 
 
-    /** Applies the held updates to the task manager's dimension. */
+    /**
+     * Hands the held updates to the apply thread, once the batch before them is applied: they are applied while this
+     * thread receives the next ones.
+     */
     void flush() throws Exception {
+        awaitApplied();
         final int n = pending.size();
         if (n == 0) {
             return;
         }
-        try {
-            dimension.apply(pending);
-        } finally {
-            pending.clear();
+        final SerializedUpdates batch = pending;
+        pending = spare;
+        spare = batch;
+        dimension.applying(n, firstPendingNanos);
+        dimension.held(0, 0);
+        applying = applyThread.submit(() -> {
+            try {
+                dimension.apply(batch);
+            } finally {
+                batch.clear();
+                dimension.applying(0, 0);
+            }
+            applied.inc(n);
+            flushes.inc();
+            batchSizes.update(n);
+            return null;
+        });
+    }
+
+    /** Applies every update held and waits until they are: every update received is applied on return. */
+    void flushAndWait() throws Exception {
+        flush();
+        awaitApplied();
+    }
+
+    /** Waits for the batch being applied, if any; throws what its apply threw. On the task thread. */
+    void awaitApplied() throws Exception {
+        final Future<?> batch = applying;
+        if (batch == null) {
+            return;
         }
-        dimension.pending(0, 0);
-        applied.inc(n);
-        flushes.inc();
-        batchSizes.update(n);
+        applying = null;
+        try {
+            batch.get();
+        } catch (ExecutionException e) {
+            final Throwable cause = e.getCause();
+            if (cause instanceof Exception exception) {
+                throw exception;
+            }
+            if (cause instanceof Error error) {
+                throw error;
+            }
+            throw e;
+        }
     }
 
     /** Nothing held crosses a watermark of the update stream. */
     @Override
     public void processWatermark1(Watermark mark) throws Exception {
-        flush();
+        flushAndWait();
         super.processWatermark1(mark);
     }
 
     @Override
     public void prepareSnapshotPreBarrier(long checkpointId) throws Exception {
-        flush();
+        flushAndWait();
         super.prepareSnapshotPreBarrier(checkpointId);
     }
 
     @Override
     public void finish() throws Exception {
-        flush();
+        flushAndWait();
         super.finish();
     }
 
     @Override
     public void snapshotState(StateSnapshotContext context) throws Exception {
         super.snapshotState(context);
-        flush();
+        flushAndWait();
         wroteDimension = false;
         if (!applier || !dimension.hostsWriter(0)) {
             return;
@@ -317,11 +378,39 @@ public final class DimensionWriterOperator<P> extends AbstractStreamOperator<Voi
         try {
             super.close();
         } finally {
+            stopApplying();
             if (dimension != null) {
                 dimension.unregisterWriter(subtask, attempt);
                 TaskManagerDimensions.release(dimension);
                 dimension = null;
             }
+        }
+    }
+
+    /**
+     * Lets the batch being applied finish (its failure, if any, was or will be reported by the dimension) and ends
+     * the apply thread, before the dimension is let go: an index is never closed under an apply.
+     */
+    private void stopApplying() {
+        if (applyThread == null) {
+            return;
+        }
+        applyThread.shutdown();
+        boolean interrupted = false;
+        while (true) {
+            try {
+                if (applyThread.awaitTermination(1, java.util.concurrent.TimeUnit.MINUTES)) {
+                    break;
+                }
+                LOG.warn("FliX shared dimension '{}': still applying a batch at close; waiting", dimensionId);
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        applyThread = null;
+        applying = null;
+        if (interrupted) {
+            Thread.currentThread().interrupt();
         }
     }
 

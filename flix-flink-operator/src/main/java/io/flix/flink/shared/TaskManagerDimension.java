@@ -44,9 +44,11 @@ public final class TaskManagerDimension<P> implements AutoCloseable {
     private int applierSubtask = -1;
     private int applierAttempt = -1;
 
-    // read by gauges from other threads
-    private volatile int pendingUpdates;
-    private volatile long oldestPendingNanos;
+    // read by gauges from other threads: what the applier holds, and what it is applying now
+    private volatile int heldUpdates;
+    private volatile long oldestHeldNanos;
+    private volatile int applyingUpdates;
+    private volatile long oldestApplyingNanos;
 
     TaskManagerDimension(String description, FlixIndex index, TypeSerializer<P> payloadSerializer, int batchCapacity) {
         this.dimension = new LocalDimension<>(description, index, PayloadStore.of(payloadSerializer, batchCapacity),
@@ -103,10 +105,16 @@ public final class TaskManagerDimension<P> implements AutoCloseable {
         dimension.apply(updates);
     }
 
-    /** What the applier holds but has not applied yet, for the lag gauges. */
-    void pending(int updates, long oldestNanos) {
-        pendingUpdates = updates;
-        oldestPendingNanos = oldestNanos;
+    /** What the applier holds but has not started to apply, for the lag gauges. */
+    void held(int updates, long oldestNanos) {
+        heldUpdates = updates;
+        oldestHeldNanos = oldestNanos;
+    }
+
+    /** What the applier is applying now (0 when done), for the lag gauges. */
+    void applying(int updates, long oldestNanos) {
+        applyingUpdates = updates;
+        oldestApplyingNanos = oldestNanos;
     }
 
     /** Writes the whole dimension in the key-group snapshot format, as one chunk. */
@@ -156,14 +164,15 @@ public final class TaskManagerDimension<P> implements AutoCloseable {
         return dimension.loads();
     }
 
+    /** Updates received and not applied yet: held, or being applied. */
     int pendingUpdates() {
-        return pendingUpdates;
+        return heldUpdates + applyingUpdates;
     }
 
-    /** Milliseconds the oldest update the applier holds has waited; 0 where it holds none. */
+    /** Milliseconds the oldest update received and not applied yet has waited; 0 where there is none. */
     long lagMillis() {
-        final int pending = pendingUpdates;
-        return pending == 0 ? 0 : Math.max(0, (System.nanoTime() - oldestPendingNanos) / 1_000_000);
+        final long oldest = applyingUpdates > 0 ? oldestApplyingNanos : heldUpdates > 0 ? oldestHeldNanos : 0;
+        return oldest == 0 ? 0 : Math.max(0, (System.nanoTime() - oldest) / 1_000_000);
     }
 
     String backendName() {

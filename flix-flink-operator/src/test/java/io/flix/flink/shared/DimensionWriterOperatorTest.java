@@ -318,4 +318,29 @@ class DimensionWriterOperatorTest {
                     + "java.lang.Long)"), message);
         }
     }
+
+    /**
+     * The applier applies a batch on its apply thread while it receives the next: an apply that fails (here a payload
+     * of 3 bytes for a dimension of 8-byte longs) fails the writer at its next barrier, naming the update, and the
+     * batches before it stay applied.
+     */
+    @Test
+    void aBatchThatFailsOnTheApplyThreadFailsTheWriterAtItsNextBarrierNamingTheUpdate() throws Exception {
+        try (SimulatedJob job = new SimulatedJob()) {
+            final DimensionWriterOperator<Long> writer = new DimensionWriterOperator<>("writer-apply-failure",
+                    SimulatedJob.CPU, LongSerializer.INSTANCE, 1, 0);
+            final WriterHarness harness = job.harness(writer, SimulatedJob.taskManager(), 1, 0);
+            harness.open();
+            final EncodedUpdates.Builder good = new EncodedUpdates.Builder(32);
+            good.upsert(4, new byte[] {0, 0, 0, 0, 0, 0, 0, 44});
+            harness.processElement(new StreamRecord<>(good.build()));
+            final EncodedUpdates.Builder bad = new EncodedUpdates.Builder(32);
+            bad.upsert(5, new byte[] {1, 2, 3});
+            harness.processElement(new StreamRecord<>(bad.build()));
+
+            final Exception failure = assertThrows(Exception.class, () -> harness.prepareSnapshotPreBarrier(1));
+            assertTrue(failure.getMessage().contains("key 5 has a payload of 3 bytes"), failure.getMessage());
+            assertEquals(1, writer.dimension().size(), "the batch before the failed one stays applied");
+        }
+    }
 }

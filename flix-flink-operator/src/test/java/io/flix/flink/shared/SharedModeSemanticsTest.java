@@ -57,11 +57,13 @@ class SharedModeSemanticsTest {
         return answer(harness, key).payload;
     }
 
+    /** Writes the updates, and waits for a batch they filled to be applied (it is, on the writer's apply thread). */
     private static void write(WriterHarness writer, EncodedUpdates... updates)
             throws Exception {
         for (EncodedUpdates update : updates) {
             writer.processElement(new StreamRecord<>(update));
         }
+        writer.awaitApplied();
     }
 
     @Test

@@ -23,6 +23,11 @@ final class WriterHarness extends AbstractStreamOperatorTestHarness<Void> {
         writer.processElement1(update);
     }
 
+    /** Waits until the batch the writer handed to its apply thread, if any, is applied. */
+    void awaitApplied() throws Exception {
+        writer.awaitApplied();
+    }
+
     /** A watermark of the update stream. */
     void processWatermark(Watermark mark) throws Exception {
         writer.processWatermark1(mark);
