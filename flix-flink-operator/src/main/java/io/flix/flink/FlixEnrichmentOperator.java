@@ -175,6 +175,7 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
     private transient volatile int device;
     private transient volatile long snapshotMillis;
     private transient long statsRefreshedNanos;
+    private transient long sizeAtStats;
 
     public FlixEnrichmentOperator(PayloadFunction<U, P> payloadFunction, TypeSerializer<P> payloadSerializer,
                                   TypeSerializer<E> eventSerializer, LookupKind lookupKind,
@@ -502,11 +503,14 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
     private void refreshGauges() {
         indexSize = index.size();
         rowBytes = payloads.heapBytes();
-        // stats() walks the node chains: at most once a second
+        // stats() walks the node chains: once a second, or where the size moved by an eighth since (a few times in
+        // a load), so that the gauge does not trail a load that ends within the second
         final long now = System.nanoTime();
-        if (now - statsRefreshedNanos >= 1_000_000_000L || indexBytes == 0) {
+        if (now - statsRefreshedNanos >= 1_000_000_000L || indexBytes == 0
+                || Math.abs(indexSize - sizeAtStats) > sizeAtStats / 8) {
             indexBytes = index.stats().bytes();
             statsRefreshedNanos = now;
+            sizeAtStats = indexSize;
         }
     }
 
