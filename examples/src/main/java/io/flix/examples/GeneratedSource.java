@@ -116,7 +116,7 @@ public final class GeneratedSource<T>
         return numbers.getEnumeratorCheckpointSerializer();
     }
 
-    /** Polls nothing until the gate opens, then hands every poll to the generating reader. */
+    /** Polls nothing until the gate opens, then hands every poll to the generating reader; a failed gate fails it. */
     static final class GatedReader<T> implements SourceReader<T, NumberSequenceSplit> {
         private final SourceReader<T, NumberSequenceSplit> records;
         private final SerializableSupplier<CompletableFuture<Void>> gate;
@@ -136,9 +136,11 @@ public final class GeneratedSource<T>
         @Override
         public InputStatus pollNext(ReaderOutput<T> output) throws Exception {
             if (!open) {
-                if (!gate.get().isDone()) {
+                final CompletableFuture<Void> opened = gate.get();
+                if (!opened.isDone()) {
                     return InputStatus.NOTHING_AVAILABLE;
                 }
+                opened.join(); // a gate that failed fails the source, with its cause
                 open = true;
             }
             return records.pollNext(output);
