@@ -44,7 +44,8 @@ public final class MirroredIndex extends AbstractFlixIndex {
 
     private final List<FlixIndex> replicas;
     /** Applies an update to replicas 1..n-1 while the caller's thread applies it to replica 0; null for one replica. */
-    private final ExecutorService updaters;
+    /** Applies updates to the replicas after the first; null with one replica, and once closed. */
+    private ExecutorService updaters;
     private final AtomicInteger nextReplica = new AtomicInteger();
     private final ThreadLocal<Integer> replicaOfThread;
     /** Why the replicas may differ, until a build succeeds on all; written under the exclusive lock. */
@@ -363,6 +364,8 @@ public final class MirroredIndex extends AbstractFlixIndex {
                     interrupted = true;
                 }
             }
+            // a closed mirror keeps nothing of its threads: the pool's locks may still name a thread for a moment
+            updaters = null;
             if (interrupted) {
                 Thread.currentThread().interrupt();
             }
