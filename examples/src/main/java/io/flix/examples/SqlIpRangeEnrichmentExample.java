@@ -3,7 +3,6 @@ package io.flix.examples;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeinfo.Types;
-import org.apache.flink.connector.datagen.source.DataGeneratorSource;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
@@ -89,7 +88,7 @@ public final class SqlIpRangeEnrichmentExample {
 
             final TypeInformation<Row> connectionType = Types.ROW_NAMED(new String[] {"id", "ip"}, Types.LONG,
                     Types.LONG);
-            final DataStream<Row> connections = env.fromSource(new DataGeneratorSource<>(
+            final DataStream<Row> connections = env.fromSource(GeneratedSource.of(
                             i -> Row.of(i, IpRangeEnrichmentJob.connectionAddress(i)), connectionCount, connectionType),
                     WatermarkStrategy.noWatermarks(), "connections");
             tEnv.createTemporaryView("connections", tEnv.fromDataStream(connections,
