@@ -9,7 +9,6 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 
@@ -353,22 +352,10 @@ public final class MirroredIndex extends AbstractFlixIndex {
             }
         }
         if (updaters != null) {
-            updaters.shutdownNow();
-            boolean interrupted = false;
-            while (true) {
-                try {
-                    if (updaters.awaitTermination(1, TimeUnit.MINUTES)) {
-                        break;
-                    }
-                } catch (InterruptedException e) {
-                    interrupted = true;
-                }
-            }
-            // a closed mirror keeps nothing of its threads: the pool's locks may still name a thread for a moment
+            // idle: every update waits for all its replicas under the lock that close holds too
+            updaters.shutdown();
+            // a closed mirror keeps nothing of its threads: the pool's locks may still name one for a moment
             updaters = null;
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
         }
         if (failure != null) {
             throw failure;

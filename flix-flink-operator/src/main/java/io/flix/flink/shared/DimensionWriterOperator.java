@@ -34,13 +34,15 @@ import org.apache.flink.streaming.api.watermark.Watermark;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 
 import java.io.BufferedInputStream;
+import java.io.IOException;
 import java.io.InputStream;
+import java.io.UncheckedIOException;
 import java.util.HashMap;
 import java.util.Map;
-import java.util.concurrent.ExecutionException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.FutureTask;
 import java.util.concurrent.RunnableFuture;
 
@@ -100,7 +102,7 @@ public final class DimensionWriterOperator<P> extends AbstractStreamOperator<Voi
     /** The applier's thread that applies batches, one at a time; null on the other subtasks. */
     private transient ExecutorService applyThread;
     /** The batch being applied, or null; and the updates' holder to take turns with {@link #pending}. */
-    private transient Future<?> applying;
+    private transient CompletableFuture<Void> applying;
     private transient SerializedUpdates spare;
     private transient long firstPendingNanos;
     private transient BatchDeadline deadline;
@@ -256,9 +258,11 @@ public final class DimensionWriterOperator<P> extends AbstractStreamOperator<Voi
         spare = batch;
         dimension.applying(n, firstPendingNanos);
         dimension.held(0, 0);
-        applying = applyThread.submit(() -> {
+        applying = CompletableFuture.runAsync(() -> {
             try {
                 dimension.apply(batch);
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
             } finally {
                 batch.clear();
                 dimension.applying(0, 0);
@@ -266,8 +270,7 @@ public final class DimensionWriterOperator<P> extends AbstractStreamOperator<Voi
             applied.inc(n);
             flushes.inc();
             batchSizes.update(n);
-            return null;
-        });
+        }, applyThread);
     }
 
     /** Applies every update held and waits until they are: every update received is applied on return. */
@@ -278,15 +281,18 @@ public final class DimensionWriterOperator<P> extends AbstractStreamOperator<Voi
 
     /** Waits for the batch being applied, if any; throws what its apply threw. On the task thread. */
     void awaitApplied() throws Exception {
-        final Future<?> batch = applying;
+        final CompletableFuture<Void> batch = applying;
         if (batch == null) {
             return;
         }
         applying = null;
         try {
-            batch.get();
-        } catch (ExecutionException e) {
+            batch.join();
+        } catch (CompletionException e) {
             final Throwable cause = e.getCause();
+            if (cause instanceof UncheckedIOException io) {
+                throw io.getCause();
+            }
             if (cause instanceof Exception exception) {
                 throw exception;
             }
@@ -395,23 +401,12 @@ public final class DimensionWriterOperator<P> extends AbstractStreamOperator<Voi
         if (applyThread == null) {
             return;
         }
+        if (applying != null) {
+            applying.handle((done, failure) -> null).join(); // uninterruptible
+            applying = null;
+        }
         applyThread.shutdown();
-        boolean interrupted = false;
-        while (true) {
-            try {
-                if (applyThread.awaitTermination(1, java.util.concurrent.TimeUnit.MINUTES)) {
-                    break;
-                }
-                LOG.warn("FliX shared dimension '{}': still applying a batch at close; waiting", dimensionId);
-            } catch (InterruptedException e) {
-                interrupted = true;
-            }
-        }
         applyThread = null;
-        applying = null;
-        if (interrupted) {
-            Thread.currentThread().interrupt();
-        }
     }
 
     // ---- for tests ----
