@@ -167,7 +167,9 @@ public final class DimensionWriterOperator<P> extends AbstractStreamOperator<Voi
     @Override
     public void open() throws Exception {
         super.open();
-        deadline = new BatchDeadline(getProcessingTimeService(), flushIntervalMillis, pending::size, this::flush);
+        // read the field at each timer: flush hands the holder to the apply thread and takes the spare one
+        deadline = new BatchDeadline(getProcessingTimeService(), flushIntervalMillis, () -> pending.size(),
+                this::flush);
         final MetricGroup group = getMetricGroup();
         // counted by the apply thread
         applied = group.counter("flixUpdates", new ThreadSafeSimpleCounter());

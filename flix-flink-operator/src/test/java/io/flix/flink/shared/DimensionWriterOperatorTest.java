@@ -1,6 +1,7 @@
 package io.flix.flink.shared;
 
 import org.apache.flink.api.common.typeutils.base.LongSerializer;
+import org.apache.flink.api.common.typeutils.base.StringSerializer;
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
 import org.apache.flink.runtime.checkpoint.RoundRobinOperatorStateRepartitioner;
 import org.apache.flink.runtime.checkpoint.StateObjectCollection;
@@ -341,6 +342,30 @@ class DimensionWriterOperatorTest {
             final Exception failure = assertThrows(Exception.class, () -> harness.prepareSnapshotPreBarrier(1));
             assertTrue(failure.getMessage().contains("key 5 has a payload of 3 bytes"), failure.getMessage());
             assertEquals(1, writer.dimension().size(), "the batch before the failed one stays applied");
+        }
+    }
+
+    /**
+     * The flush interval applies the updates held now, also after a full batch was handed to the apply thread, whose
+     * holder of updates the writer takes turns with.
+     */
+    @Test
+    void theFlushIntervalAppliesWhatIsHeldAfterAFullBatchWasHandedOver() throws Exception {
+        try (SimulatedJob job = new SimulatedJob()) {
+            final DimensionWriterOperator<String> writer = new DimensionWriterOperator<>("writer-interval",
+                    SimulatedJob.CPU, StringSerializer.INSTANCE, 2, 10);
+            final WriterHarness harness = job.harness(writer, SimulatedJob.taskManager(), 1, 0);
+            harness.open();
+            harness.setProcessingTime(0);
+            for (long key = 1; key <= 3; key++) {
+                harness.processElement(new StreamRecord<>(SimulatedJob.upsert(key, "v" + key)));
+            }
+            harness.awaitApplied();
+            assertEquals(2, writer.dimension().size(), "the full batch applied, the third update held");
+
+            harness.setProcessingTime(10);
+            harness.awaitApplied();
+            assertEquals(3, writer.dimension().size(), "the interval applied the update held");
         }
     }
 }
