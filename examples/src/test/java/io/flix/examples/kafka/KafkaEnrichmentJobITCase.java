@@ -377,6 +377,12 @@ class KafkaEnrichmentJobITCase {
         props.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
         props.put(ProducerConfig.ACKS_CONFIG, "all");
         props.put(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, Integer.toString(LARGE_RECORD_LIMIT));
+        // a broker starved by a busy machine must not time a request out and see its retry out of sequence
+        // (OutOfOrderSequenceException, the partition's records then never all arrive): one request in flight,
+        // and time enough
+        props.put(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, "1");
+        props.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, "120000");
+        props.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, "300000");
         return new KafkaProducer<>(props);
     }
 
