@@ -2,6 +2,7 @@ package io.flix.examples;
 
 import org.apache.flink.api.common.JobID;
 import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.MemorySize;
 import org.apache.flink.configuration.RestOptions;
 import org.apache.flink.configuration.TaskManagerOptions;
 import org.apache.flink.core.execution.CheckpointType;
@@ -32,6 +33,12 @@ final class LocalJob implements AutoCloseable {
 
     /** How long a completed checkpoint's statistics may take to reach the job's statistics; a safety net. */
     private static final long STATS_TIMEOUT_NANOS = TimeUnit.MINUTES.toNanos(1);
+    /**
+     * Network memory for each pair of sending and receiving slots: an all-to-all exchange has slots x slots
+     * channels, so Flink's local default (64 MiB, enough up to 16 slots) runs out of buffers beyond that.
+     */
+    private static final long NETWORK_BYTES_PER_SLOT_PAIR = 256L << 10;
+    private static final MemorySize LOCAL_DEFAULT_NETWORK_MEMORY = MemorySize.ofMebiBytes(64);
 
     /** A completed checkpoint as Flink's statistics describe it. */
     record CheckpointStats(long id, long pauseMillis, double seconds, long bytes) {
@@ -66,6 +73,12 @@ final class LocalJob implements AutoCloseable {
         final int taskManagers = clusterConf.get(TaskManagerOptions.MINI_CLUSTER_NUM_TASK_MANAGERS);
         final int slots = clusterConf.getOptional(TaskManagerOptions.NUM_TASK_SLOTS)
                 .orElse((graph.getMaximumParallelism() + taskManagers - 1) / taskManagers);
+        if (!clusterConf.contains(TaskManagerOptions.NETWORK_MEMORY_MIN)
+                && !clusterConf.contains(TaskManagerOptions.NETWORK_MEMORY_MAX)) {
+            final MemorySize network = networkMemory(slots);
+            clusterConf.set(TaskManagerOptions.NETWORK_MEMORY_MIN, network);
+            clusterConf.set(TaskManagerOptions.NETWORK_MEMORY_MAX, network);
+        }
         final MiniCluster cluster = new MiniCluster(new MiniClusterConfiguration.Builder()
                 .setConfiguration(clusterConf)
                 .setNumTaskManagers(taskManagers)
@@ -82,6 +95,12 @@ final class LocalJob implements AutoCloseable {
             cluster.close();
             throw e;
         }
+    }
+
+    /** Network memory of a task manager with {@code slots} slots: Flink's local default, more past 16 slots. */
+    static MemorySize networkMemory(int slots) {
+        return new MemorySize(Math.max(LOCAL_DEFAULT_NETWORK_MEMORY.getBytes(),
+                (long) slots * slots * NETWORK_BYTES_PER_SLOT_PAIR));
     }
 
     JobClient client() {

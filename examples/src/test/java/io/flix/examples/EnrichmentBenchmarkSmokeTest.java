@@ -97,6 +97,18 @@ class EnrichmentBenchmarkSmokeTest {
         }
     }
 
+    /** 32 slots: every keyBy exchange has 32 x 32 channels, more buffers than Flink's local default holds. */
+    @Test
+    void aJobWiderThanSixteenSlotsGetsTheNetworkBuffersOfItsExchanges() throws Exception {
+        final Result result = EnrichmentBenchmark.run(new Contestant("flix-keyed", Backend.CPU),
+                Setup.of("long", KEYS, LOOKUPS, 32).withSavepoint(false));
+
+        assertEquals(LOOKUPS, result.lookups());
+        assertEquals(EnrichmentBenchmark.expectedHits(KEYS, LOOKUPS), result.hits(), result.toString());
+        assertEquals(MemorySize.ofMebiBytes(64), LocalJob.networkMemory(16));
+        assertEquals(MemorySize.ofMebiBytes(256), LocalJob.networkMemory(32));
+    }
+
     @Test
     void aContestantWithoutStateIsNeitherCheckpointedNorRestored() throws Exception {
         final Result result = EnrichmentBenchmark.run(Contestant.of("ceiling-keyed"),
