@@ -90,6 +90,19 @@ public record IndexSettings(Backend backend, int nodeSize, double initialFill, i
     }
 
     /**
+     * The config of an index that {@code readers} threads look up at once (a dimension held once per task manager
+     * for its subtasks), on {@code device}: updates run alone, on the threads set here or every core; each lookup call
+     * on the threads set here or its share of the cores, {@code cores / readers}, as a keyed subtask's index has.
+     *
+     * @throws IllegalArgumentException where more devices are asked than this task manager sees
+     */
+    public FlixConfig configForReaders(int device, int readers, int visibleDevices) {
+        final FlixConfig config = configFor(device, 1, visibleDevices);
+        final int cores = Runtime.getRuntime().availableProcessors();
+        return config.withLookupThreads(threads > 0 ? threads : Math.max(1, cores / Math.max(1, readers)));
+    }
+
+    /**
      * The GPUs this task manager uses: {@link #devices()} where set, else every CUDA device it sees (one where it sees
      * none: the index then goes to the CPU, or fails to open on the GPU with the reason). CUDA numbers the devices a
      * process sees 0, 1, ... in the order {@code CUDA_VISIBLE_DEVICES} lists them, whatever their physical ids: those

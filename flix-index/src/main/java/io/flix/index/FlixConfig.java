@@ -11,9 +11,12 @@ package io.flix.index;
  * @param gpuMemoryBudget the most device memory the GPU indexes of this process may hold on the device together
  *                    ({@link GpuMemoryBudget}; default {@link GpuMemoryBudget#NONE}, the device's size)
  * @param gpuTuning   the GPU backend's tuning ({@link GpuTuning}; default {@link GpuTuning#DEFAULTS})
+ * @param lookupThreads CPU backend: the most threads one lookup call uses, for an index that several threads look
+ *                    up at once (0: {@code threads}); lookup calls running at once also split the threads between
+ *                    them. Updates run alone and use {@code threads}
  */
 public record FlixConfig(Backend backend, int nodeSize, double initialFill, int threads, int device,
-                         GpuMemoryBudget gpuMemoryBudget, GpuTuning gpuTuning) {
+                         GpuMemoryBudget gpuMemoryBudget, GpuTuning gpuTuning, int lookupThreads) {
 
     public static final int DEFAULT_NODE_SIZE = 32;
     public static final double DEFAULT_INITIAL_FILL = 0.5;
@@ -40,6 +43,15 @@ public record FlixConfig(Backend backend, int nodeSize, double initialFill, int 
         if (gpuTuning == null) {
             throw new IllegalArgumentException("gpuTuning must not be null (GpuTuning.DEFAULTS for the defaults)");
         }
+        if (lookupThreads < 0) {
+            throw new IllegalArgumentException("lookupThreads must be >= 0, was " + lookupThreads);
+        }
+    }
+
+    /** A config whose lookups may use all its threads. */
+    public FlixConfig(Backend backend, int nodeSize, double initialFill, int threads, int device,
+                      GpuMemoryBudget gpuMemoryBudget, GpuTuning gpuTuning) {
+        this(backend, nodeSize, initialFill, threads, device, gpuMemoryBudget, gpuTuning, 0);
     }
 
     /** A config with no GPU memory budget and the default GPU tuning. */
@@ -49,12 +61,23 @@ public record FlixConfig(Backend backend, int nodeSize, double initialFill, int 
 
     /** This config with another GPU memory budget. */
     public FlixConfig withGpuMemoryBudget(GpuMemoryBudget budget) {
-        return new FlixConfig(backend, nodeSize, initialFill, threads, device, budget, gpuTuning);
+        return new FlixConfig(backend, nodeSize, initialFill, threads, device, budget, gpuTuning, lookupThreads);
     }
 
     /** This config with another GPU tuning. */
     public FlixConfig withGpuTuning(GpuTuning tuning) {
-        return new FlixConfig(backend, nodeSize, initialFill, threads, device, gpuMemoryBudget, tuning);
+        return new FlixConfig(backend, nodeSize, initialFill, threads, device, gpuMemoryBudget, tuning, lookupThreads);
+    }
+
+    /** This config with another cap on a lookup call's threads (0: {@link #threads()}). */
+    public FlixConfig withLookupThreads(int threads) {
+        return new FlixConfig(backend, nodeSize, initialFill, this.threads, device, gpuMemoryBudget, gpuTuning,
+                threads);
+    }
+
+    /** The most threads one lookup call uses: {@link #lookupThreads()} where set, at most {@link #threads()}. */
+    public int lookupThreadCap() {
+        return lookupThreads == 0 ? threads : Math.min(threads, lookupThreads);
     }
 
     /** Keys per node after {@code build} and {@code restructure}: at least 1, at most the node size. */
@@ -78,6 +101,7 @@ public record FlixConfig(Backend backend, int nodeSize, double initialFill, int 
         private int device = 0;
         private GpuMemoryBudget gpuMemoryBudget = GpuMemoryBudget.NONE;
         private GpuTuning gpuTuning = GpuTuning.DEFAULTS;
+        private int lookupThreads = 0;
 
         private Builder() {
         }
@@ -118,8 +142,15 @@ public record FlixConfig(Backend backend, int nodeSize, double initialFill, int 
             return this;
         }
 
+        /** The most threads one lookup call uses (0, the default: {@link #threads}). */
+        public Builder lookupThreads(int lookupThreads) {
+            this.lookupThreads = lookupThreads;
+            return this;
+        }
+
         public FlixConfig build() {
-            return new FlixConfig(backend, nodeSize, initialFill, threads, device, gpuMemoryBudget, gpuTuning);
+            return new FlixConfig(backend, nodeSize, initialFill, threads, device, gpuMemoryBudget, gpuTuning,
+                    lookupThreads);
         }
     }
 }

@@ -38,6 +38,14 @@ public final class DimensionIndex {
     }
 
     /**
+     * As {@link #open(IndexSettings)}, for {@code readers} threads that look up at once: on the CPU each lookup call
+     * takes their share of the cores ({@link IndexSettings#configForReaders}).
+     */
+    public static FlixIndex open(IndexSettings settings, int readers) {
+        return open(settings, readers, FlixIndex::open, settings.backend().devices());
+    }
+
+    /**
      * As {@link #open(IndexSettings)}, each index opened by {@code opener}: the first on device 0; where it is on the
      * GPU and the settings count more devices, one more on each of the others, all mirrored.
      */
@@ -48,7 +56,13 @@ public final class DimensionIndex {
     /** As {@link #open(IndexSettings, Function)}, where the task manager sees {@code visibleDevices} CUDA devices. */
     static FlixIndex open(IndexSettings settings, Function<FlixConfig, ? extends FlixIndex> opener,
                           int visibleDevices) {
-        final FlixIndex first = opener.apply(settings.configFor(0, 1, visibleDevices));
+        return open(settings, 1, opener, visibleDevices);
+    }
+
+    /** As {@link #open(IndexSettings, Function, int)}, for {@code readers} threads that look up at once. */
+    static FlixIndex open(IndexSettings settings, int readers, Function<FlixConfig, ? extends FlixIndex> opener,
+                          int visibleDevices) {
+        final FlixIndex first = opener.apply(settings.configForReaders(0, readers, visibleDevices));
         if (first.backend() != Backend.GPU) {
             return first;
         }
@@ -64,7 +78,7 @@ public final class DimensionIndex {
         }
         final List<FlixConfig> others = new ArrayList<>(devices - 1);
         for (int device = 1; device < devices; device++) {
-            others.add(settings.configFor(device, 1, visibleDevices));
+            others.add(settings.configForReaders(device, readers, visibleDevices));
         }
         return MirroredIndex.open(first, others, opener);
     }

@@ -6,6 +6,8 @@ import io.flix.index.FlixIndex;
 
 import org.apache.flink.api.common.JobID;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
+import org.apache.flink.configuration.TaskManagerOptions;
+import org.apache.flink.runtime.taskmanager.TaskManagerRuntimeInfo;
 
 import java.util.HashMap;
 import java.util.Map;
@@ -51,13 +53,16 @@ final class TaskManagerDimensions {
 
     /** The dimension, opened where no subtask on this task manager holds it yet; pair with {@link #release}. */
     @SuppressWarnings("unchecked")
-    static <P> TaskManagerDimension<P> acquire(Object taskManager, JobID job, String dimension, IndexSettings settings,
-                                               TypeSerializer<P> payloadSerializer, int batchCapacity) {
+    static <P> TaskManagerDimension<P> acquire(TaskManagerRuntimeInfo taskManager, JobID job, String dimension,
+                                               IndexSettings settings, TypeSerializer<P> payloadSerializer,
+                                               int batchCapacity) {
         final Key key = new Key(new TaskManagerIdentity(taskManager), job, dimension);
         synchronized (OPEN) {
             Held held = OPEN.get(key);
             if (held == null) {
-                final FlixIndex index = DimensionIndex.open(settings);
+                // up to a subtask per slot looks up at once
+                final int slots = taskManager.getConfiguration().get(TaskManagerOptions.NUM_TASK_SLOTS);
+                final FlixIndex index = DimensionIndex.open(settings, slots);
                 held = new Held(new TaskManagerDimension<>("'" + dimension + "' of job " + job, index,
                         payloadSerializer.duplicate(), batchCapacity));
                 OPEN.put(key, held);

@@ -50,6 +50,19 @@ class DimensionIndexTest {
     }
 
     @Test
+    void everyReplicaLooksUpOnTheShareOfTheCoresOfItsReaders() {
+        final int cores = Runtime.getRuntime().availableProcessors();
+        final IndexSettings settings = IndexSettings.defaults().withBackend(Backend.GPU).withDevices(2);
+        try (FlixIndex index = DimensionIndex.open(settings, 2, this::openFakeGpu, SEEN)) {
+            assertEquals(2, asked.size());
+            for (FlixConfig config : asked) {
+                assertEquals(cores, config.threads());
+                assertEquals(Math.max(1, cores / 2), config.lookupThreadCap());
+            }
+        }
+    }
+
+    @Test
     void oneDeviceOrTheCpuHoldsOneIndex() {
         try (FlixIndex index = DimensionIndex.open(IndexSettings.defaults().withBackend(Backend.GPU).withDevices(1),
                 this::openFakeGpu, SEEN)) {

@@ -9,6 +9,7 @@ import io.flix.index.IndexStats;
 import io.flix.index.RangeResult;
 
 import java.util.concurrent.ForkJoinPool;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.Lock;
 import java.util.function.IntConsumer;
 
@@ -42,7 +43,8 @@ import static io.flix.index.sort.SortedSearch.upperBound;
  * into one bucket per node, moving no keys.
  *
  * <p>Concurrency as {@link FlixIndex} says: lookups run in parallel (they only read the structure, each in its own
- * batch scratch), updates alone. Each call may use {@code config.threads()} threads of the index's workers. At most
+ * batch scratch), updates alone. An update may use {@code config.threads()} threads of the index's workers; a
+ * lookup at most {@code config.lookupThreadCap()}, and the lookups running at once split the workers. At most
  * about {@code 2^31} nodes. Batch scratch (sorted keys, permutations, a sorter) is taken per call from a pool of
  * the index ({@link BatchScratch.Pool}) and kept between calls up to {@value #SCRATCH_KEPT} keys. {@link #close()}
  * lets go of everything: structure, scratch and the thread pool.
@@ -66,9 +68,13 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
     private final int keysPerBuiltNode;
     private final int splitFill;
     private final int threads;
+    /** The most threads one lookup call uses. */
+    private final int lookupThreadCap;
     /** The workers of parallel batches; null once closed, as every array below. */
     private ForkJoinPool workers;
     private BatchScratch.Pool scratch;
+    /** Lookup calls running now: they share the workers (see lookupThreads). */
+    private final AtomicInteger lookupsInFlight = new AtomicInteger();
 
     private int bucketCount;
     private long[] bucketMax;
@@ -87,6 +93,7 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
         this.keysPerBuiltNode = config.keysPerBuiltNode();
         this.splitFill = Math.max(1, nodeSize * 3 / 4);
         this.threads = config.threads();
+        this.lookupThreadCap = config.lookupThreadCap();
         this.workers = new ForkJoinPool(threads);
         this.scratch = new BatchScratch.Pool(workers, threads, SCRATCH_KEPT);
         this.pool = new NodePool(nodeSize);
@@ -590,8 +597,19 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
         if (n == 0) {
             return;
         }
+        final int callThreads = lookupThreads();
+        try {
+            lookup(keys, n, keysOut, valuesOut, keysSorted, kernel, callThreads);
+        } finally {
+            lookupsInFlight.decrementAndGet();
+        }
+    }
+
+    private void lookup(long[] keys, int n, long[] keysOut, long[] valuesOut, boolean keysSorted,
+                        LookupKernel kernel, int callThreads) {
         if (keysSorted) {
-            runPieces(lookupPieces(n), n, (from, to) -> kernel.run(keys, from, to, null, keysOut, valuesOut));
+            runPieces(lookupPieces(n, callThreads), n,
+                    (from, to) -> kernel.run(keys, from, to, null, keysOut, valuesOut));
             return;
         }
         final BatchScratch s = scratch.take();
@@ -617,8 +635,9 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
                 return;
             }
             final int[] slots = s.positions;
-            s.sorter.sort(keys, n, sorted, slots);
-            runPieces(lookupPieces(n), n, (from, to) -> kernel.run(sorted, from, to, slots, keysOut, valuesOut));
+            s.sorter.sort(keys, n, sorted, slots, callThreads);
+            runPieces(lookupPieces(n, callThreads), n,
+                    (from, to) -> kernel.run(sorted, from, to, slots, keysOut, valuesOut));
         } finally {
             scratch.give(s);
         }
@@ -824,7 +843,15 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
     protected RangeResult rangeLocked(long[] lo, long[] hi, int n, int limitPerRange) {
         BatchArgs.checkRanges(lo, hi, n, limitPerRange);
         final int[] offsets = new int[n + 1];
-        final int pieces = lookupPieces(n);
+        final int callThreads = lookupThreads();
+        try {
+            return ranges(lo, hi, n, limitPerRange, offsets, lookupPieces(n, callThreads));
+        } finally {
+            lookupsInFlight.decrementAndGet();
+        }
+    }
+
+    private RangeResult ranges(long[] lo, long[] hi, int n, int limitPerRange, int[] offsets, int pieces) {
         runPieces(pieces, n, (from, to) -> {
             for (int i = from; i < to; i++) {
                 offsets[i + 1] = scan(lo[i], hi[i], limitPerRange, null, null, 0);
@@ -1172,8 +1199,26 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
         return starts;
     }
 
-    private int lookupPieces(int n) {
-        return n >= PARALLEL_MIN_KEYS ? pieceCount(n) : 1;
+    /**
+     * Counts a lookup call in and returns its share of the workers: at most the config's lookup threads, and the
+     * lookups running now split the workers, so that calls of several threads at once (a dimension shared by a task
+     * manager's subtasks) run on their own threads instead of queueing for the same workers. Pair with
+     * {@code lookupsInFlight.decrementAndGet()}.
+     */
+    private int lookupThreads() {
+        return lookupShare(lookupThreadCap, threads, lookupsInFlight.incrementAndGet());
+    }
+
+    /** Threads of a lookup call: at most {@code cap}, an equal part of {@code threads} with the others, at least 1. */
+    static int lookupShare(int cap, int threads, int inFlight) {
+        return Math.max(1, Math.min(cap, threads / Math.max(1, inFlight)));
+    }
+
+    private int lookupPieces(int n, int callThreads) {
+        if (callThreads == 1 || n < PARALLEL_MIN_KEYS) {
+            return 1;
+        }
+        return (int) Math.max(1, Math.min((long) callThreads * PIECES_PER_THREAD, n / MIN_KEYS_PER_PIECE));
     }
 
     private int pieceCount(int work) {

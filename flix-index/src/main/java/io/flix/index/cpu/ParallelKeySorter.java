@@ -37,7 +37,12 @@ final class ParallelKeySorter {
 
     /** As {@link KeySorter#sort}: {@code sortedKeys[0..n)} ascending, {@code positions[j]} the source index. */
     void sort(long[] keys, int n, long[] sortedKeys, int[] positions) {
-        final int chunks = Math.min(maxChunks, n / MIN_KEYS_PER_CHUNK);
+        sort(keys, n, sortedKeys, positions, maxChunks);
+    }
+
+    /** As {@link #sort(long[], int, long[], int[])} on at most {@code threads} threads. */
+    void sort(long[] keys, int n, long[] sortedKeys, int[] positions, int threads) {
+        final int chunks = Math.min(Math.min(maxChunks, threads), n / MIN_KEYS_PER_CHUNK);
         if (chunks < 2) {
             serialScratch = Math.max(serialScratch, n);
             serial.sort(keys, n, sortedKeys, positions);

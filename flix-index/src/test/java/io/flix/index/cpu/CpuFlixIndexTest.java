@@ -11,8 +11,14 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import java.util.SplittableRandom;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -422,6 +428,80 @@ class CpuFlixIndexTest {
     void randomizedParallelBatchesWithSmallNodesMatchTheOracle() {
         try (CpuFlixIndex index = open(4, 1.0, 2)) {
             new Differential(index, 43, 1 << 18, 1 << 16).run(20, false);
+        }
+    }
+
+    @Test
+    void aLookupCallTakesItsShareOfTheThreadsAtMostItsCap() {
+        assertEquals(4, CpuFlixIndex.lookupShare(4, 4, 1), "alone, uncapped: every thread");
+        assertEquals(2, CpuFlixIndex.lookupShare(4, 4, 2), "two calls at once split them");
+        assertEquals(1, CpuFlixIndex.lookupShare(4, 4, 3));
+        assertEquals(1, CpuFlixIndex.lookupShare(4, 4, 9), "never below one");
+        assertEquals(1, CpuFlixIndex.lookupShare(1, 4, 1), "capped at one: the caller's thread");
+        assertEquals(2, CpuFlixIndex.lookupShare(2, 8, 1));
+        assertEquals(2, CpuFlixIndex.lookupShare(2, 8, 4));
+        assertEquals(1, CpuFlixIndex.lookupShare(2, 8, 5));
+    }
+
+    /**
+     * Lookup batches large enough for the parallel sort and the parallel walk, from three threads at once, on indexes
+     * whose lookup calls are capped at 1, at 2 and not at all: every answer is the oracle's, whatever share of the
+     * workers each call took.
+     */
+    @ParameterizedTest(name = "lookup threads {0}")
+    @CsvSource({"1", "2", "0"})
+    void largeLookupsOfSeveralThreadsAtOnceMatchTheOracleWhateverTheirShareOfTheThreads(int lookupThreads)
+            throws Exception {
+        final SplittableRandom random = new SplittableRandom(77 + lookupThreads);
+        final int stored = 1 << 18;
+        final long[] keys = new long[stored];
+        final long[] values = new long[stored];
+        for (int i = 0; i < stored; i++) {
+            keys[i] = random.nextLong(-(1L << 40), 1L << 40);
+            values[i] = i;
+        }
+        final TreeMapOracle oracle = new TreeMapOracle();
+        oracle.build(keys, values, stored, false);
+        try (CpuFlixIndex index = new CpuFlixIndex(FlixConfig.builder().backend(Backend.CPU).threads(4)
+                .lookupThreads(lookupThreads).build())) {
+            index.build(keys, values, stored);
+            final int callers = 3;
+            final ExecutorService pool = Executors.newFixedThreadPool(callers);
+            try {
+                final List<Future<?>> calls = new ArrayList<>();
+                for (int c = 0; c < callers; c++) {
+                    final long seed = random.nextLong();
+                    calls.add(pool.submit(() -> {
+                        final SplittableRandom r = new SplittableRandom(seed);
+                        for (int round = 0; round < 3; round++) {
+                            final int n = (1 << 17) + r.nextInt(1 << 16);
+                            final long[] probes = new long[n];
+                            for (int i = 0; i < n; i++) {
+                                probes[i] = r.nextInt(4) == 0 ? keys[r.nextInt(stored)]
+                                        : r.nextLong(-(1L << 41), 1L << 41);
+                            }
+                            compareLookups(index, oracle, probes, n);
+                            final int ranges = 8192;
+                            final long[] lo = Arrays.copyOf(probes, ranges);
+                            final long[] hi = new long[ranges];
+                            for (int i = 0; i < ranges; i++) {
+                                hi[i] = lo[i] + r.nextLong(1L << 28);
+                            }
+                            final RangeResult expected = oracle.range(lo, hi, ranges, 16);
+                            final RangeResult actual = index.range(lo, hi, ranges, 16);
+                            assertArrayEquals(expected.offsets(), actual.offsets(), "range offsets");
+                            assertArrayEquals(expected.keys(), actual.keys(), "range keys");
+                            assertArrayEquals(expected.values(), actual.values(), "range values");
+                        }
+                        return null;
+                    }));
+                }
+                for (Future<?> call : calls) {
+                    call.get(5, TimeUnit.MINUTES); // a safety net, not what is asserted
+                }
+            } finally {
+                pool.shutdownNow();
+            }
         }
     }
 

@@ -1,0 +1,40 @@
+package io.flix.index;
+
+import org.junit.jupiter.api.Test;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The cap on a lookup call's threads: its default, its bound and its check. */
+class FlixConfigTest {
+
+    @Test
+    void aLookupCallUsesEveryThreadUnlessCapped() {
+        final FlixConfig config = FlixConfig.builder().threads(6).build();
+        assertEquals(0, config.lookupThreads());
+        assertEquals(6, config.lookupThreadCap());
+        assertEquals(2, config.withLookupThreads(2).lookupThreadCap());
+        assertEquals(6, config.withLookupThreads(64).lookupThreadCap(), "never more than the index's threads");
+        assertEquals(1, FlixConfig.builder().threads(6).lookupThreads(1).build().lookupThreadCap());
+        assertEquals(0, new FlixConfig(Backend.CPU, 32, 0.5, 3, 0).lookupThreads());
+    }
+
+    @Test
+    void cappingKeepsTheOtherSettings() {
+        final FlixConfig config = FlixConfig.builder().backend(Backend.CPU).nodeSize(16).initialFill(0.75)
+                .threads(5).device(2).gpuMemoryBudget(GpuMemoryBudget.ofFraction(0.5)).build();
+        final FlixConfig capped = config.withLookupThreads(1);
+        assertEquals(new FlixConfig(Backend.CPU, 16, 0.75, 5, 2, GpuMemoryBudget.ofFraction(0.5),
+                GpuTuning.DEFAULTS, 1), capped);
+        assertEquals(1, capped.withGpuMemoryBudget(GpuMemoryBudget.NONE).lookupThreads());
+        assertEquals(1, capped.withGpuTuning(GpuTuning.DEFAULTS).lookupThreads());
+    }
+
+    @Test
+    void aNegativeCapIsRefusedByName() {
+        final IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> FlixConfig.builder().lookupThreads(-1).build());
+        assertTrue(e.getMessage().contains("lookupThreads"), e.getMessage());
+    }
+}
