@@ -15,7 +15,9 @@ import java.io.Serializable;
  * @param nodeSize    keys per node
  * @param initialFill fill of a node after build and restructure
  * @param threads     CPU backend threads per subtask; 0 shares the machine's cores among the operator's subtasks on
- *                    it (the operator's parallelism, at most the task manager's slots)
+ *                    it (the operator's parallelism, at most the task manager's slots). An index held once per task
+ *                    manager updates on these threads (0: every core) and looks up on them (0: cores / its readers,
+ *                    {@link #configForReaders})
  * @param devices     GPUs of a task manager to use: the keyed mode spreads its subtasks over them, the shared mode
  *                    holds a replica of the dimension on each; 0 takes every CUDA device the task manager sees (the
  *                    CUDA driver's count, which {@code CUDA_VISIBLE_DEVICES} sets). More than it sees is an error
