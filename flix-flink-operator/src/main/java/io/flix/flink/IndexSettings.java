@@ -85,8 +85,7 @@ public record IndexSettings(Backend backend, int nodeSize, double initialFill, i
      * {@link Backend#devices()} counts them).
      */
     public FlixConfig configFor(int subtaskIndex, int sharingCores, int visibleDevices) {
-        final int cores = Runtime.getRuntime().availableProcessors();
-        final int subtaskThreads = threads > 0 ? threads : Math.max(1, cores / Math.max(1, sharingCores));
+        final int subtaskThreads = threadsSharedBy(sharingCores);
         return new FlixConfig(backend, nodeSize, initialFill, subtaskThreads,
                 subtaskIndex % deviceCount(visibleDevices), gpuMemoryBudget, GpuTuning.DEFAULTS);
     }
@@ -100,8 +99,13 @@ public record IndexSettings(Backend backend, int nodeSize, double initialFill, i
      */
     public FlixConfig configForReaders(int device, int readers, int visibleDevices) {
         final FlixConfig config = configFor(device, 1, visibleDevices);
+        return config.withLookupThreads(threadsSharedBy(readers));
+    }
+
+    /** The threads set here, or the cores divided among {@code sharing} users (at least one). */
+    private int threadsSharedBy(int sharing) {
         final int cores = Runtime.getRuntime().availableProcessors();
-        return config.withLookupThreads(threads > 0 ? threads : Math.max(1, cores / Math.max(1, readers)));
+        return threads > 0 ? threads : Math.max(1, cores / Math.max(1, sharing));
     }
 
     /**
