@@ -126,7 +126,8 @@ import java.util.stream.Stream;
  * {@code --repeat N} runs all contestants N times, round after round; the table at the end gives the medians, with
  * ratios against the heap-state job, the two ceilings and the broadcast-state job (each of the same object-reuse
  * setting). {@code --batch-size} and {@code --flush-ms} set the FliX operators' micro-batches (default 131072
- * records or 200 ms), {@code --no-savepoint} skips the savepoints, {@code --quick} runs tiny sizes in seconds.
+ * records or 200 ms), {@code --threads N} the CPU backend's threads of each FliX index (default 0: FliX's own
+ * choice), {@code --no-savepoint} skips the savepoints, {@code --quick} runs tiny sizes in seconds.
  *
  * <pre>
  * java -Xmx10g -cp ... io.flix.examples.EnrichmentBenchmark --keys 10000000 --lookups 20000000 --parallelism 2 \
@@ -227,8 +228,12 @@ public final class EnrichmentBenchmark {
      */
     public record Setup(String payload, long keys, long lookups, int parallelism, boolean objectReuse,
                         boolean savepoint, SavepointFormatType savepointFormat, MemorySize rocksdbManaged,
-                        int batchSize, long flushMillis, Recovery recovery) {
+                        int batchSize, long flushMillis, Recovery recovery, int flixThreads) {
         public Setup {
+            if (flixThreads < 0) {
+                throw new IllegalArgumentException("the FliX threads must be >= 0 (0: the default), were "
+                        + flixThreads);
+            }
             if (!payload.equals("long") && !payload.equals("product")) {
                 throw new IllegalArgumentException("payload must be long or product: " + payload);
             }
@@ -248,42 +253,48 @@ public final class EnrichmentBenchmark {
          */
         public static Setup of(String payload, long keys, long lookups, int parallelism) {
             return new Setup(payload, keys, lookups, parallelism, false, true, SavepointFormatType.CANONICAL,
-                    MemorySize.parse("4g"), 1 << 17, 200, Recovery.NONE);
+                    MemorySize.parse("4g"), 1 << 17, 200, Recovery.NONE, 0);
         }
 
         public Setup withObjectReuse(boolean reuse) {
             return new Setup(payload, keys, lookups, parallelism, reuse, savepoint, savepointFormat, rocksdbManaged,
-                    batchSize, flushMillis, recovery);
+                    batchSize, flushMillis, recovery, flixThreads);
         }
 
         public Setup withSavepoint(boolean take) {
             return new Setup(payload, keys, lookups, parallelism, objectReuse, take, savepointFormat, rocksdbManaged,
-                    batchSize, flushMillis, recovery);
+                    batchSize, flushMillis, recovery, flixThreads);
         }
 
         public Setup withSavepointFormat(SavepointFormatType format) {
             return new Setup(payload, keys, lookups, parallelism, objectReuse, savepoint, format, rocksdbManaged,
-                    batchSize, flushMillis, recovery);
+                    batchSize, flushMillis, recovery, flixThreads);
         }
 
         public Setup withRocksdbManaged(MemorySize managed) {
             return new Setup(payload, keys, lookups, parallelism, objectReuse, savepoint, savepointFormat, managed,
-                    batchSize, flushMillis, recovery);
+                    batchSize, flushMillis, recovery, flixThreads);
         }
 
         public Setup withSizes(long dimensionKeys, long orderLookups) {
             return new Setup(payload, dimensionKeys, orderLookups, parallelism, objectReuse, savepoint,
-                    savepointFormat, rocksdbManaged, batchSize, flushMillis, recovery);
+                    savepointFormat, rocksdbManaged, batchSize, flushMillis, recovery, flixThreads);
         }
 
         public Setup withBatches(int records, long millis) {
             return new Setup(payload, keys, lookups, parallelism, objectReuse, savepoint, savepointFormat,
-                    rocksdbManaged, records, millis, recovery);
+                    rocksdbManaged, records, millis, recovery, flixThreads);
+        }
+
+        /** CPU backend threads of each FliX index (IndexSettings' threads; 0: its default). */
+        public Setup withFlixThreads(int threads) {
+            return new Setup(payload, keys, lookups, parallelism, objectReuse, savepoint, savepointFormat,
+                    rocksdbManaged, batchSize, flushMillis, recovery, threads);
         }
 
         public Setup withRecovery(Recovery measured) {
             return new Setup(payload, keys, lookups, parallelism, objectReuse, savepoint, savepointFormat,
-                    rocksdbManaged, batchSize, flushMillis, measured);
+                    rocksdbManaged, batchSize, flushMillis, measured, flixThreads);
         }
     }
 
@@ -397,11 +408,13 @@ public final class EnrichmentBenchmark {
                         options.text("--savepoint-format", "canonical").toUpperCase(Locale.ROOT)))
                 .withRocksdbManaged(MemorySize.parse(options.text("--rocksdb-managed", quick ? "256m" : "4g")))
                 .withBatches((int) options.number("--batch-size", 1 << 17), options.number("--flush-ms", 200))
+                .withFlixThreads((int) options.number("--threads", 0))
                 .withRecovery(recovery(options, parallelism, lookups));
         System.out.printf(Locale.ROOT, "keys=%d lookups=%d (rocksdb: %d; half hits) payload=%s parallelism=%d "
-                        + "cores=%d maxHeap=%.1f GiB batch=%d flush=%d ms repeat=%d gpu=%s%n", keys, lookups,
-                rocksdbLookups, setup.payload(), parallelism, Runtime.getRuntime().availableProcessors(),
-                Runtime.getRuntime().maxMemory() / 1073741824.0, setup.batchSize(), setup.flushMillis(), repeat,
+                        + "cores=%d maxHeap=%.1f GiB batch=%d flush=%d ms flixThreads=%d repeat=%d gpu=%s%n", keys,
+                lookups, rocksdbLookups, setup.payload(), parallelism, Runtime.getRuntime().availableProcessors(),
+                Runtime.getRuntime().maxMemory() / 1073741824.0, setup.batchSize(), setup.flushMillis(),
+                setup.flixThreads(), repeat,
                 gpuUnusable == null ? "usable" : gpuUnusable.lines().findFirst().orElse(gpuUnusable));
         if (setup.recovery().checkpoint()) {
             System.out.println("checkpoint of the loaded dimension");
@@ -647,6 +660,7 @@ public final class EnrichmentBenchmark {
                     }, payloadType)
                     .batchSize(setup.batchSize())
                     .flushInterval(Duration.ofMillis(setup.flushMillis()))
+                    .threads(setup.flixThreads())
                     .backend(contestant.backend())
                     .name(ENRICHMENT)
                     .uid(ENRICHMENT)
