@@ -109,6 +109,19 @@ class EnrichmentBenchmarkSmokeTest {
         assertEquals(MemorySize.ofMebiBytes(256), LocalJob.networkMemory(32));
     }
 
+    @ParameterizedTest
+    @CsvSource({"flix-shared", "flix-keyed"})
+    void theFlixIndexesRunOnTheThreadsAsked(String kind) throws Exception {
+        final Result result = EnrichmentBenchmark.run(new Contestant(kind, Backend.CPU),
+                Setup.of("long", KEYS, LOOKUPS, 2).withSavepoint(false).withFlixThreads(1));
+
+        assertEquals(LOOKUPS, result.lookups());
+        assertEquals(EnrichmentBenchmark.expectedHits(KEYS, LOOKUPS), result.hits(), result.toString());
+        final IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> Setup.of("long", KEYS, LOOKUPS, 2).withFlixThreads(-1));
+        assertTrue(e.getMessage().contains("threads"), e.getMessage());
+    }
+
     @Test
     void aContestantWithoutStateIsNeitherCheckpointedNorRestored() throws Exception {
         final Result result = EnrichmentBenchmark.run(Contestant.of("ceiling-keyed"),
