@@ -11,9 +11,10 @@ package io.flix.index;
  * @param gpuMemoryBudget the most device memory the GPU indexes of this process may hold on the device together
  *                    ({@link GpuMemoryBudget}; default {@link GpuMemoryBudget#NONE}, the device's size)
  * @param gpuTuning   the GPU backend's tuning ({@link GpuTuning}; default {@link GpuTuning#DEFAULTS})
- * @param lookupThreads CPU backend: the most threads one lookup call uses, for an index that several threads look
- *                    up at once (0: {@code threads}); lookup calls running at once also split the threads between
- *                    them. Updates run alone and use {@code threads}
+ * @param lookupThreads CPU backend: one lookup call is split into work for at most this many threads (1: it runs
+ *                    on the caller's thread), for an index that several threads look up at once (0: {@code threads});
+ *                    lookup calls running at once also split the threads between them. Updates run alone and use
+ *                    {@code threads}
  */
 public record FlixConfig(Backend backend, int nodeSize, double initialFill, int threads, int device,
                          GpuMemoryBudget gpuMemoryBudget, GpuTuning gpuTuning, int lookupThreads) {
@@ -75,7 +76,7 @@ public record FlixConfig(Backend backend, int nodeSize, double initialFill, int 
                 threads);
     }
 
-    /** The most threads one lookup call uses: {@link #lookupThreads()} where set, at most {@link #threads()}. */
+    /** The most threads one lookup call is split for: {@link #lookupThreads()} where set, at most {@link #threads()}. */
     public int lookupThreadCap() {
         return lookupThreads == 0 ? threads : Math.min(threads, lookupThreads);
     }
@@ -142,7 +143,7 @@ public record FlixConfig(Backend backend, int nodeSize, double initialFill, int 
             return this;
         }
 
-        /** The most threads one lookup call uses (0, the default: {@link #threads}). */
+        /** The most threads one lookup call is split for (0, the default: {@link #threads}). */
         public Builder lookupThreads(int lookupThreads) {
             this.lookupThreads = lookupThreads;
             return this;

@@ -43,8 +43,8 @@ import static io.flix.index.sort.SortedSearch.upperBound;
  * into one bucket per node, moving no keys.
  *
  * <p>Concurrency as {@link FlixIndex} says: lookups run in parallel (they only read the structure, each in its own
- * batch scratch), updates alone. An update may use {@code config.threads()} threads of the index's workers; a
- * lookup at most {@code config.lookupThreadCap()}, and the lookups running at once split the workers. At most
+ * batch scratch), updates alone. An update is split for {@code config.threads()} workers; a lookup for at most
+ * {@code config.lookupThreadCap()}, fewer where other lookups run at once (one: on the caller's thread). At most
  * about {@code 2^31} nodes. Batch scratch (sorted keys, permutations, a sorter) is taken per call from a pool of
  * the index ({@link BatchScratch.Pool}) and kept between calls up to {@value #SCRATCH_KEPT} keys. {@link #close()}
  * lets go of everything: structure, scratch and the thread pool.
@@ -68,7 +68,7 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
     private final int keysPerBuiltNode;
     private final int splitFill;
     private final int threads;
-    /** The most threads one lookup call uses. */
+    /** The most threads one lookup call is split for. */
     private final int lookupThreadCap;
     /** The workers of parallel batches; null once closed, as every array below. */
     private ForkJoinPool workers;
