@@ -76,7 +76,7 @@ public record FlixConfig(Backend backend, int nodeSize, double initialFill, int 
                 threads);
     }
 
-    /** The most threads one lookup call is split for: {@link #lookupThreads()} where set, at most {@link #threads()}. */
+    /** The most threads a lookup call is split for: {@link #lookupThreads()} where set, at most {@link #threads()}. */
     public int lookupThreadCap() {
         return lookupThreads == 0 ? threads : Math.min(threads, lookupThreads);
     }
