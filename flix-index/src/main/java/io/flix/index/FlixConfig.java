@@ -71,9 +71,8 @@ public record FlixConfig(Backend backend, int nodeSize, double initialFill, int 
     }
 
     /** This config with another cap on a lookup call's threads (0: {@link #threads()}). */
-    public FlixConfig withLookupThreads(int threads) {
-        return new FlixConfig(backend, nodeSize, initialFill, this.threads, device, gpuMemoryBudget, gpuTuning,
-                threads);
+    public FlixConfig withLookupThreads(int cap) {
+        return new FlixConfig(backend, nodeSize, initialFill, threads, device, gpuMemoryBudget, gpuTuning, cap);
     }
 
     /** The most threads a lookup call is split for: {@link #lookupThreads()} where set, at most {@link #threads()}. */

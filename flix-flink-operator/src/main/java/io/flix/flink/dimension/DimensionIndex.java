@@ -32,22 +32,18 @@ public final class DimensionIndex {
         return devices.stream().map(String::valueOf).collect(Collectors.joining(","));
     }
 
-    /** Opens the dimension's index as {@code settings} say, with {@link FlixIndex#open}. */
-    public static FlixIndex open(IndexSettings settings) {
-        return open(settings, FlixIndex::open);
-    }
-
     /**
-     * As {@link #open(IndexSettings)}, for {@code readers} threads that look up at once: on the CPU each lookup call
-     * takes their share of the cores ({@link IndexSettings#configForReaders}).
+     * Opens the dimension's index as {@code settings} say, with {@link FlixIndex#open}, for {@code readers} threads
+     * that look up at once: on the CPU each lookup call takes their share of the cores
+     * ({@link IndexSettings#configForReaders}).
      */
     public static FlixIndex open(IndexSettings settings, int readers) {
         return open(settings, readers, FlixIndex::open, settings.backend().devices());
     }
 
     /**
-     * As {@link #open(IndexSettings)}, each index opened by {@code opener}: the first on device 0; where it is on the
-     * GPU and the settings count more devices, one more on each of the others, all mirrored.
+     * Opens the dimension's index as {@code settings} say, each index opened by {@code opener}: the first on device 0;
+     * where it is on the GPU and the settings count more devices, one more on each of the others, all mirrored.
      */
     public static FlixIndex open(IndexSettings settings, Function<FlixConfig, ? extends FlixIndex> opener) {
         return open(settings, opener, settings.backend().devices());

@@ -1218,11 +1218,16 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
         if (callThreads == 1 || n < PARALLEL_MIN_KEYS) {
             return 1;
         }
-        return (int) Math.max(1, Math.min((long) callThreads * PIECES_PER_THREAD, n / MIN_KEYS_PER_PIECE));
+        return pieceCount(n, callThreads);
     }
 
     private int pieceCount(int work) {
-        return (int) Math.max(1, Math.min((long) threads * PIECES_PER_THREAD, work / MIN_KEYS_PER_PIECE));
+        return pieceCount(work, threads);
+    }
+
+    /** Pieces of {@code work} for {@code workers} threads: a few each, none below the smallest worth forking. */
+    private static int pieceCount(int work, int workers) {
+        return (int) Math.max(1, Math.min((long) workers * PIECES_PER_THREAD, work / MIN_KEYS_PER_PIECE));
     }
 
     /** Runs {@code body} for pieces {@code 0..pieces-1}, in parallel when there is more than one. */
