@@ -15,9 +15,13 @@ package io.flix.index;
  *                    on the caller's thread), for an index that several threads look up at once (0: {@code threads});
  *                    lookup calls running at once also split the threads between them. Updates run alone and use
  *                    {@code threads}
+ * @param exactKeyTable CPU backend: also keep every key with its value in a hash table beside the nodes, so that an
+ *                    exact get reads about one cache line instead of walking buckets and nodes (about 16 to 32 more
+ *                    bytes a key; every update writes it too). Floor, ceiling and range never read it
  */
 public record FlixConfig(Backend backend, int nodeSize, double initialFill, int threads, int device,
-                         GpuMemoryBudget gpuMemoryBudget, GpuTuning gpuTuning, int lookupThreads) {
+                         GpuMemoryBudget gpuMemoryBudget, GpuTuning gpuTuning, int lookupThreads,
+                         boolean exactKeyTable) {
 
     public static final int DEFAULT_NODE_SIZE = 32;
     public static final double DEFAULT_INITIAL_FILL = 0.5;
@@ -49,6 +53,12 @@ public record FlixConfig(Backend backend, int nodeSize, double initialFill, int 
         }
     }
 
+    /** A config with the CPU backend's exact-key table. */
+    public FlixConfig(Backend backend, int nodeSize, double initialFill, int threads, int device,
+                      GpuMemoryBudget gpuMemoryBudget, GpuTuning gpuTuning, int lookupThreads) {
+        this(backend, nodeSize, initialFill, threads, device, gpuMemoryBudget, gpuTuning, lookupThreads, true);
+    }
+
     /** A config whose lookups may use all its threads. */
     public FlixConfig(Backend backend, int nodeSize, double initialFill, int threads, int device,
                       GpuMemoryBudget gpuMemoryBudget, GpuTuning gpuTuning) {
@@ -62,17 +72,26 @@ public record FlixConfig(Backend backend, int nodeSize, double initialFill, int 
 
     /** This config with another GPU memory budget. */
     public FlixConfig withGpuMemoryBudget(GpuMemoryBudget budget) {
-        return new FlixConfig(backend, nodeSize, initialFill, threads, device, budget, gpuTuning, lookupThreads);
+        return new FlixConfig(backend, nodeSize, initialFill, threads, device, budget, gpuTuning, lookupThreads,
+                exactKeyTable);
     }
 
     /** This config with another GPU tuning. */
     public FlixConfig withGpuTuning(GpuTuning tuning) {
-        return new FlixConfig(backend, nodeSize, initialFill, threads, device, gpuMemoryBudget, tuning, lookupThreads);
+        return new FlixConfig(backend, nodeSize, initialFill, threads, device, gpuMemoryBudget, tuning, lookupThreads,
+                exactKeyTable);
     }
 
     /** This config with another cap on a lookup call's threads (0: {@link #threads()}). */
     public FlixConfig withLookupThreads(int cap) {
-        return new FlixConfig(backend, nodeSize, initialFill, threads, device, gpuMemoryBudget, gpuTuning, cap);
+        return new FlixConfig(backend, nodeSize, initialFill, threads, device, gpuMemoryBudget, gpuTuning, cap,
+                exactKeyTable);
+    }
+
+    /** This config with or without the CPU backend's exact-key table. */
+    public FlixConfig withExactKeyTable(boolean kept) {
+        return new FlixConfig(backend, nodeSize, initialFill, threads, device, gpuMemoryBudget, gpuTuning,
+                lookupThreads, kept);
     }
 
     /** The most threads a lookup call is split for: {@link #lookupThreads()} where set, at most {@link #threads()}. */
@@ -91,7 +110,7 @@ public record FlixConfig(Backend backend, int nodeSize, double initialFill, int 
 
     /**
      * Defaults: AUTO backend, node size 32, initial fill 0.5, one thread per available processor, device 0, no GPU
-     * memory budget, the default GPU tuning.
+     * memory budget, the default GPU tuning, lookups on every thread, the CPU backend's exact-key table kept.
      */
     public static final class Builder {
         private Backend backend = Backend.AUTO;
@@ -102,6 +121,7 @@ public record FlixConfig(Backend backend, int nodeSize, double initialFill, int 
         private GpuMemoryBudget gpuMemoryBudget = GpuMemoryBudget.NONE;
         private GpuTuning gpuTuning = GpuTuning.DEFAULTS;
         private int lookupThreads = 0;
+        private boolean exactKeyTable = true;
 
         private Builder() {
         }
@@ -148,9 +168,15 @@ public record FlixConfig(Backend backend, int nodeSize, double initialFill, int 
             return this;
         }
 
+        /** Whether the CPU backend keeps its exact-key table (default: it does). */
+        public Builder exactKeyTable(boolean kept) {
+            this.exactKeyTable = kept;
+            return this;
+        }
+
         public FlixConfig build() {
             return new FlixConfig(backend, nodeSize, initialFill, threads, device, gpuMemoryBudget, gpuTuning,
-                    lookupThreads);
+                    lookupThreads, exactKeyTable);
         }
     }
 }

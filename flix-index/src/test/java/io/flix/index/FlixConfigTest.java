@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** The cap on a lookup call's threads: its default, its bound and its check. */
+/** The cap on a lookup call's threads (its default, its bound and its check), and the exact-key table's switch. */
 class FlixConfigTest {
 
     @Test
@@ -36,5 +36,17 @@ class FlixConfigTest {
         final IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> FlixConfig.builder().lookupThreads(-1).build());
         assertTrue(e.getMessage().contains("lookupThreads"), e.getMessage());
+    }
+
+    @Test
+    void theExactKeyTableIsKeptUnlessLeftOut() {
+        assertTrue(FlixConfig.builder().build().exactKeyTable());
+        assertTrue(new FlixConfig(Backend.CPU, 32, 0.5, 3, 0).exactKeyTable());
+        final FlixConfig without = FlixConfig.builder().threads(4).lookupThreads(2).exactKeyTable(false).build();
+        assertEquals(false, without.exactKeyTable());
+        assertEquals(false, without.withLookupThreads(1).withGpuTuning(GpuTuning.DEFAULTS)
+                .withGpuMemoryBudget(GpuMemoryBudget.NONE).exactKeyTable(), "the other settings' withers keep it");
+        assertEquals(2, without.withExactKeyTable(true).lookupThreads());
+        assertTrue(without.withExactKeyTable(true).exactKeyTable());
     }
 }

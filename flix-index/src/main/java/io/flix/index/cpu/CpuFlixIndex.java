@@ -42,6 +42,10 @@ import static io.flix.index.sort.SortedSearch.upperBound;
  * {@link ChainPolicy}): a chain that an upsert makes longer than {@value ChainPolicy#MAX_CHAIN_NODES} nodes is cut
  * into one bucket per node, moving no keys.
  *
+ * <p>Exact gets read an {@link ExactKeyTable} kept beside the nodes (unless the config leaves it out): a hash table
+ * of every key with its value, written by every build, upsert and delete. It costs a cache line a key where the walk
+ * of a sorted batch over buckets and nodes costs two or three misses and the batch's sort.
+ *
  * <p>Concurrency as {@link FlixIndex} says: lookups run in parallel (they only read the structure, each in its own
  * batch scratch), updates alone. An update is split for {@code config.threads()} workers; a lookup for at most
  * {@code config.lookupThreadCap()}, fewer where other lookups run at once (one: on the caller's thread). At most
@@ -83,6 +87,8 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
     /** The nodes: keys, values, counts, links, max keys, and the free list. */
     private final NodePool pool;
     private long size;
+    /** Every key with its value, for exact gets; null where the config leaves it out. */
+    private ExactKeyTable exactKeys;
 
     public CpuFlixIndex(FlixConfig config) {
         super(Backend.CPU, true);
@@ -97,6 +103,7 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
         this.workers = new ForkJoinPool(threads);
         this.scratch = new BatchScratch.Pool(workers, threads, SCRATCH_KEPT);
         this.pool = new NodePool(nodeSize);
+        this.exactKeys = config.exactKeyTable() ? new ExactKeyTable() : null;
         layoutEmpty(0);
     }
 
@@ -119,6 +126,12 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
         final int fill = keysPerBuiltNode;
         final int nodes = (int) ceilDiv(unique, fill);
         layoutEmpty(nodes);
+        if (exactKeys != null) {
+            exactKeys.clear(unique);
+            for (int i = 0; i < unique; i++) {
+                exactKeys.put(keys[i], values[i]);
+            }
+        }
         if (unique == 0) {
             return;
         }
@@ -207,7 +220,9 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
             added[p] = piece.added;
             longChains[p] = piece.longChains;
         });
+        long addedKeys = 0;
         for (int p = 0; p < pieces; p++) {
+            addedKeys += added[p];
             size += added[p];
             pool.nodesInUse += used[p];
             for (int i = reservedFrom[p] + used[p]; i < reservedFrom[p + 1]; i++) {
@@ -220,6 +235,12 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
             bucketMax = cut.max();
             bucketHead = cut.head();
             bucketCount = cut.count();
+        }
+        if (exactKeys != null) {
+            exactKeys.reserve(addedKeys);
+            for (int i = 0; i < unique; i++) {
+                exactKeys.put(ks[i], vs[i]);
+            }
         }
     }
 
@@ -480,6 +501,11 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
             }
             pool.nodesInUse -= freedCount[p];
         }
+        if (exactKeys != null) {
+            for (int i = 0; i < unique; i++) {
+                exactKeys.remove(ks[i]);
+            }
+        }
     }
 
     private long deletePiece(long[] ks, int from, int to, int[] freed, int[] freedCount, int piece) {
@@ -588,8 +614,20 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
     protected void getLocked(long[] keys, int n, long[] valuesOut, boolean keysSorted) {
         BatchArgs.checkKeys(keys, n, keysSorted);
         BatchArgs.checkArray(valuesOut, "valuesOut", n);
-        lookup(keys, n, null, valuesOut, keysSorted,
-                (sorted, from, to, slots, keysOut, out) -> getSorted(sorted, from, to, slots, out));
+        if (exactKeys == null) {
+            lookup(keys, n, null, valuesOut, keysSorted,
+                    (sorted, from, to, slots, keysOut, out) -> getSorted(sorted, from, to, slots, out));
+            return;
+        }
+        if (n == 0) {
+            return;
+        }
+        final int callThreads = lookupThreads();
+        try {
+            runPieces(lookupPieces(n, callThreads), n, (from, to) -> exactKeys.get(keys, from, to, valuesOut));
+        } finally {
+            lookupsInFlight.decrementAndGet();
+        }
     }
 
     private void lookup(long[] keys, int n, long[] keysOut, long[] valuesOut, boolean keysSorted,
@@ -1010,6 +1048,9 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
             bucketCount = nodes;
             size = total;
         }
+        if (exactKeys != null) {
+            exactKeys.fit();
+        }
         return before - pool.nodesInUse;
     }
 
@@ -1034,7 +1075,8 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
             }
             longest = Math.max(longest, chain);
         }
-        final long bytes = 8L * bucketMax.length + 4L * bucketHead.length + pool.bytes();
+        final long bytes = 8L * bucketMax.length + 4L * bucketHead.length + pool.bytes()
+                + (exactKeys == null ? 0 : exactKeys.bytes());
         return new IndexStats(Backend.CPU, size, bucketCount, pool.nodesInUse, pool.nodeCapacity - pool.nodesInUse,
                 nodeSize, longest, bytes);
     }
@@ -1049,6 +1091,7 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
         bucketMax = null;
         bucketHead = null;
         pool.clear();
+        exactKeys = null;
     }
 
     /**
@@ -1095,6 +1138,10 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
                     if (pool.valueSegment(node)[base + i] == NOT_FOUND) {
                         throw new IllegalStateException("reserved value stored for key " + k);
                     }
+                    if (exactKeys != null && exactKeys.get(k) != pool.valueSegment(node)[base + i]) {
+                        throw new IllegalStateException("the exact-key table holds " + exactKeys.get(k) + " for key " + k
+                                + ", the nodes " + pool.valueSegment(node)[base + i]);
+                    }
                     lower = k;
                     haveLower = true;
                 }
@@ -1111,6 +1158,9 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
         }
         if (keys != size) {
             throw new IllegalStateException("size " + size + " but " + keys + " keys linked");
+        }
+        if (exactKeys != null && exactKeys.size() != size) {
+            throw new IllegalStateException("size " + size + " but the exact-key table holds " + exactKeys.size());
         }
         if (nodes != pool.nodesInUse) {
             throw new IllegalStateException("nodesInUse " + pool.nodesInUse + " but " + nodes + " nodes linked");

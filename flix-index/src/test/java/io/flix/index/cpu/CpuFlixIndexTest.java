@@ -169,6 +169,46 @@ class CpuFlixIndexTest {
     }
 
     @Test
+    void theExactKeyTableIsCountedInTheIndexBytesAndLeavesEveryAnswerAsItWas() {
+        final int n = 50_000;
+        final long[] keys = new long[n];
+        final long[] values = new long[n];
+        final SplittableRandom random = new SplittableRandom(5);
+        for (int i = 0; i < n; i++) {
+            keys[i] = random.nextLong();
+            values[i] = i;
+        }
+        final FlixConfig.Builder config = FlixConfig.builder().backend(Backend.CPU).threads(2);
+        try (CpuFlixIndex with = new CpuFlixIndex(config.build());
+             CpuFlixIndex without = new CpuFlixIndex(config.exactKeyTable(false).build())) {
+            with.build(keys, values, n / 2);
+            without.build(keys, values, n / 2);
+            with.upsert(keys, values, n);
+            without.upsert(keys, values, n);
+            with.delete(keys, n / 4);
+            without.delete(keys, n / 4);
+            with.verifyStructure();
+            // Two longs a slot, at most three quarters full, for the most keys held (n): deletes do not shrink it.
+            final long extra = with.stats().bytes() - without.stats().bytes();
+            assertTrue(extra >= 16L * n * 4 / 3 && extra <= 16L * n * 8 / 3, "table bytes " + extra);
+            with.restructure();
+            without.restructure();
+            final long fitted = with.stats().bytes() - without.stats().bytes();
+            assertTrue(fitted >= 16L * with.size() * 4 / 3 && fitted <= 16L * with.size() * 8 / 3 && fitted < extra,
+                    "restructure fits the table to the keys held: " + fitted);
+            final long[] probes = Arrays.copyOf(keys, n + 3);
+            probes[n] = Long.MIN_VALUE;
+            probes[n + 1] = 0;
+            probes[n + 2] = Long.MAX_VALUE;
+            final long[] fromTable = new long[probes.length];
+            final long[] fromNodes = new long[probes.length];
+            with.get(probes, probes.length, fromTable);
+            without.get(probes, probes.length, fromNodes);
+            assertArrayEquals(fromNodes, fromTable);
+        }
+    }
+
+    @Test
     void restructureAfterHeavyDeletesReleasesMemory() {
         try (CpuFlixIndex index = open(32, 0.5, 2)) {
             final TreeMapOracle oracle = new TreeMapOracle();

@@ -1,0 +1,125 @@
+package io.flix.index.cpu;
+
+import static io.flix.index.FlixIndex.NOT_FOUND;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.api.Test;
+
+/** The exact-key table against a {@link HashMap}: probing, wrap-around, removes that shift entries back, growth. */
+class ExactKeyTableTest {
+
+    private static final long[] EDGE_KEYS = {Long.MIN_VALUE, Long.MIN_VALUE + 1, -1, 0, 1, Long.MAX_VALUE};
+
+    @ParameterizedTest(name = "universe {0}, seed {1}")
+    @CsvSource({"8, 1", "24, 2", "200, 3", "5000, 4", "200000, 5"})
+    void randomPutsAndRemovesMatchAHashMap(int universe, long seed) {
+        final SplittableRandom random = new SplittableRandom(seed);
+        final long[] keys = new long[universe];
+        for (int i = 0; i < universe; i++) {
+            keys[i] = i < EDGE_KEYS.length ? EDGE_KEYS[i] : random.nextLong();
+        }
+        final ExactKeyTable table = new ExactKeyTable();
+        final Map<Long, Long> oracle = new HashMap<>();
+        for (int step = 0; step < 40; step++) {
+            final int ops = 1 + random.nextInt(2 * universe);
+            final boolean mostlyRemoves = step % 3 == 2;
+            for (int op = 0; op < ops; op++) {
+                final long key = keys[random.nextInt(universe)];
+                if (random.nextInt(4) < (mostlyRemoves ? 3 : 1)) {
+                    table.remove(key);
+                    oracle.remove(key);
+                } else {
+                    final long value = random.nextLong(Long.MIN_VALUE + 1, Long.MAX_VALUE);
+                    table.put(key, value);
+                    oracle.put(key, value);
+                }
+            }
+            assertEquals(oracle.size(), table.size(), "size after step " + step);
+            final long[] answers = new long[universe];
+            table.get(keys, 0, universe, answers);
+            for (int i = 0; i < universe; i++) {
+                assertEquals(oracle.getOrDefault(keys[i], NOT_FOUND), answers[i],
+                        "key " + keys[i] + " after step " + step);
+            }
+            assertTrue(4 * table.size() <= 3 * table.capacity(), "at most three quarters full");
+        }
+    }
+
+    @Test
+    void probesWrapPastTheLastSlotAndARemoveThereKeepsTheRestReachable() {
+        final ExactKeyTable table = new ExactKeyTable();
+        final long last = table.capacity() - 1;
+        final List<Long> homedLast = keysWithHome(table, last, 3);
+        final List<Long> homedFirst = keysWithHome(table, 0, 1);
+        for (long key : homedLast) {
+            table.put(key, key + 1); // slots last, 0 and 1
+        }
+        table.put(homedFirst.get(0), 7); // home 0 is taken: it probes on to slot 2
+        assertEquals(table.capacity(), new ExactKeyTable().capacity(), "no growth: the test is about wrapping");
+
+        table.remove(homedLast.get(0)); // the entries in slots 0 and 1 move back across the end
+        assertEquals(NOT_FOUND, table.get(homedLast.get(0)));
+        assertEquals(homedLast.get(1) + 1, table.get(homedLast.get(1)));
+        assertEquals(homedLast.get(2) + 1, table.get(homedLast.get(2)));
+        assertEquals(7, table.get(homedFirst.get(0)));
+
+        table.remove(homedLast.get(1));
+        table.remove(homedLast.get(2));
+        assertEquals(7, table.get(homedFirst.get(0)), "the key homed at slot 0 is found once the slots before it free");
+        assertEquals(1, table.size());
+    }
+
+    @Test
+    void growsOnDemandAndShrinksToFit() {
+        final ExactKeyTable table = new ExactKeyTable();
+        final long small = table.bytes();
+        final int n = 100_000;
+        for (int i = 0; i < n; i++) {
+            table.put(i * 1_000_003L, i);
+        }
+        final long grown = table.bytes();
+        assertTrue(grown >= 16L * n * 4 / 3, "two longs a slot, at most three quarters full: " + grown);
+        for (int i = 0; i < n; i++) {
+            if (i % 100 != 0) {
+                table.remove(i * 1_000_003L);
+            }
+        }
+        table.fit();
+        assertTrue(table.bytes() < grown / 50 && table.bytes() >= small, table.bytes() + " after fit");
+        for (int i = 0; i < n; i++) {
+            assertEquals(i % 100 == 0 ? i : NOT_FOUND, table.get(i * 1_000_003L));
+        }
+    }
+
+    @Test
+    void aReservationGrowsOnceForTheWholeBatch() {
+        final ExactKeyTable table = new ExactKeyTable();
+        table.reserve(10_000);
+        final long capacity = table.capacity();
+        for (int i = 0; i < 10_000; i++) {
+            table.put(i, i);
+        }
+        assertEquals(capacity, table.capacity());
+        table.clear(0);
+        assertEquals(0, table.size());
+        assertEquals(NOT_FOUND, table.get(5));
+    }
+
+    private static List<Long> keysWithHome(ExactKeyTable table, long slot, int count) {
+        final List<Long> keys = new ArrayList<>();
+        for (long key = 1; keys.size() < count; key++) {
+            if (table.homeSlot(key) == slot) {
+                keys.add(key);
+            }
+        }
+        return keys;
+    }
+}
