@@ -26,9 +26,12 @@ import java.io.Serializable;
  *                    the indexes of the keyed mode's subtasks on that device, the shared mode's dimension (each
  *                    replica), the SQL connector's tables ({@link GpuMemoryBudget}; {@link GpuMemoryBudget#NONE} by
  *                    default)
+ * @param exactKeyTable CPU backend: keep every key with its value in a hash table beside the nodes, for exact
+ *                    lookups at about one cache line a key, at 16 to 32 more heap bytes a key (default: kept;
+ *                    {@link FlixConfig#exactKeyTable()})
  */
 public record IndexSettings(Backend backend, int nodeSize, double initialFill, int threads, int devices,
-                            GpuMemoryBudget gpuMemoryBudget)
+                            GpuMemoryBudget gpuMemoryBudget, boolean exactKeyTable)
         implements Serializable {
 
     public IndexSettings {
@@ -42,6 +45,12 @@ public record IndexSettings(Backend backend, int nodeSize, double initialFill, i
         new FlixConfig(backend, nodeSize, initialFill, 1, 0, gpuMemoryBudget, GpuTuning.DEFAULTS);
     }
 
+    /** Settings with the CPU backend's exact-key table. */
+    public IndexSettings(Backend backend, int nodeSize, double initialFill, int threads, int devices,
+                         GpuMemoryBudget gpuMemoryBudget) {
+        this(backend, nodeSize, initialFill, threads, devices, gpuMemoryBudget, true);
+    }
+
     /** Settings without a GPU memory budget. */
     public IndexSettings(Backend backend, int nodeSize, double initialFill, int threads, int devices) {
         this(backend, nodeSize, initialFill, threads, devices, GpuMemoryBudget.NONE);
@@ -49,23 +58,27 @@ public record IndexSettings(Backend backend, int nodeSize, double initialFill, i
 
     public static IndexSettings defaults() {
         return new IndexSettings(Backend.AUTO, FlixConfig.DEFAULT_NODE_SIZE, FlixConfig.DEFAULT_INITIAL_FILL, 0, 0,
-                GpuMemoryBudget.NONE);
+                GpuMemoryBudget.NONE, true);
     }
 
     public IndexSettings withBackend(Backend b) {
-        return new IndexSettings(b, nodeSize, initialFill, threads, devices, gpuMemoryBudget);
+        return new IndexSettings(b, nodeSize, initialFill, threads, devices, gpuMemoryBudget, exactKeyTable);
     }
 
     public IndexSettings withThreads(int t) {
-        return new IndexSettings(backend, nodeSize, initialFill, t, devices, gpuMemoryBudget);
+        return new IndexSettings(backend, nodeSize, initialFill, t, devices, gpuMemoryBudget, exactKeyTable);
     }
 
     public IndexSettings withDevices(int d) {
-        return new IndexSettings(backend, nodeSize, initialFill, threads, d, gpuMemoryBudget);
+        return new IndexSettings(backend, nodeSize, initialFill, threads, d, gpuMemoryBudget, exactKeyTable);
     }
 
     public IndexSettings withGpuMemoryBudget(GpuMemoryBudget budget) {
-        return new IndexSettings(backend, nodeSize, initialFill, threads, devices, budget);
+        return new IndexSettings(backend, nodeSize, initialFill, threads, devices, budget, exactKeyTable);
+    }
+
+    public IndexSettings withExactKeyTable(boolean kept) {
+        return new IndexSettings(backend, nodeSize, initialFill, threads, devices, gpuMemoryBudget, kept);
     }
 
     /**
@@ -87,7 +100,7 @@ public record IndexSettings(Backend backend, int nodeSize, double initialFill, i
     public FlixConfig configFor(int subtaskIndex, int sharingCores, int visibleDevices) {
         final int subtaskThreads = threadsSharedBy(sharingCores);
         return new FlixConfig(backend, nodeSize, initialFill, subtaskThreads,
-                subtaskIndex % deviceCount(visibleDevices), gpuMemoryBudget, GpuTuning.DEFAULTS);
+                subtaskIndex % deviceCount(visibleDevices), gpuMemoryBudget, GpuTuning.DEFAULTS, 0, exactKeyTable);
     }
 
     /**

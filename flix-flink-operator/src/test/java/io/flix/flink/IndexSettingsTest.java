@@ -7,6 +7,7 @@ import io.flix.index.GpuMemoryBudget;
 import org.junit.jupiter.api.Test;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -115,5 +116,16 @@ class IndexSettingsTest {
             assertEquals(budget, settings.configFor(subtask, 4).gpuMemoryBudget());
         }
         assertThrows(IllegalArgumentException.class, () -> IndexSettings.defaults().withGpuMemoryBudget(null));
+    }
+
+    @Test
+    void theExactKeyTableSwitchReachesEveryConfigAndIsKeptByTheOtherSettings() {
+        assertTrue(IndexSettings.defaults().configFor(0, 1).exactKeyTable(), "kept by default");
+        final IndexSettings without = IndexSettings.defaults().withExactKeyTable(false).withThreads(2).withDevices(1)
+                .withBackend(Backend.CPU).withGpuMemoryBudget(GpuMemoryBudget.NONE);
+        assertFalse(without.exactKeyTable());
+        assertFalse(without.configFor(0, 2).exactKeyTable());
+        assertFalse(without.configForReaders(0, 2, 0).exactKeyTable());
+        assertTrue(without.withExactKeyTable(true).configForReaders(0, 2, 0).exactKeyTable());
     }
 }

@@ -37,6 +37,7 @@ import static io.flix.flink.table.FlixConnectorOptions.INDEX_BACKEND;
 import static io.flix.flink.table.FlixConnectorOptions.INDEX_GPU_MEMORY_BUDGET;
 import static io.flix.flink.table.FlixConnectorOptions.INDEX_INITIAL_FILL;
 import static io.flix.flink.table.FlixConnectorOptions.INDEX_DEVICES;
+import static io.flix.flink.table.FlixConnectorOptions.INDEX_EXACT_KEY_TABLE;
 import static io.flix.flink.table.FlixConnectorOptions.INDEX_NODE_SIZE;
 import static io.flix.flink.table.FlixConnectorOptions.INDEX_THREADS;
 import static io.flix.flink.table.FlixConnectorOptions.KEY_FORMAT;
@@ -72,7 +73,8 @@ public final class FlixDynamicTableFactory implements DynamicTableSourceFactory 
         return Set.of(CHANGELOG, TOPIC, PROPS_BOOTSTRAP_SERVERS, KEY_FORMAT, VALUE_FORMAT, VALUE_FIELDS_INCLUDE,
                 CHANGELOG_POLL_TIMEOUT, CHANGELOG_BATCH_SIZE, FILE_PATH, LOOKUP_BATCH_SIZE, LOOKUP_LINGER,
                 LOOKUP_BOOTSTRAP_TIMEOUT, LOOKUP_MATCH, INDEX_BACKEND, INDEX_NODE_SIZE, INDEX_INITIAL_FILL,
-                INDEX_THREADS, INDEX_DEVICES, INDEX_GPU_MEMORY_BUDGET, SNAPSHOT_PATH, SNAPSHOT_INTERVAL);
+                INDEX_THREADS, INDEX_DEVICES, INDEX_GPU_MEMORY_BUDGET, INDEX_EXACT_KEY_TABLE, SNAPSHOT_PATH,
+                SNAPSHOT_INTERVAL);
     }
 
     @Override
@@ -232,7 +234,8 @@ public final class FlixDynamicTableFactory implements DynamicTableSourceFactory 
         final GpuMemoryBudget budget = gpuMemoryBudget(options);
         try {
             return new IndexSettings(backend, options.get(INDEX_NODE_SIZE), options.get(INDEX_INITIAL_FILL),
-                    options.get(INDEX_THREADS), options.get(INDEX_DEVICES), budget);
+                    options.get(INDEX_THREADS), options.get(INDEX_DEVICES), budget,
+                    options.get(INDEX_EXACT_KEY_TABLE));
         } catch (IllegalArgumentException e) {
             // the index library checks its settings and names the setting first; here the option is named
             final ConfigOption<?> option = switch (e.getMessage().split(" ", 2)[0]) {

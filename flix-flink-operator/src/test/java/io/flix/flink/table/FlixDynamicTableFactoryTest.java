@@ -29,6 +29,7 @@ import java.util.function.Consumer;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -93,6 +94,7 @@ class FlixDynamicTableFactoryTest {
         assertEquals(Backend.AUTO, source.indexSettings().backend());
         assertEquals(32, source.indexSettings().nodeSize());
         assertEquals(GpuMemoryBudget.NONE, source.indexSettings().gpuMemoryBudget());
+        assertTrue(source.indexSettings().exactKeyTable());
         assertEquals(LookupKind.EXACT, source.lookup().match());
     }
 
@@ -111,6 +113,7 @@ class FlixDynamicTableFactoryTest {
             o.put("index.threads", "2");
             o.put("index.devices", "1");
             o.put("index.gpu-memory-budget", "80%");
+            o.put("index.exact-key-table", "false");
         }));
         assertArrayEquals(new int[] {0, 2}, source.formats().valueFields(),
                 "EXCEPT_KEY: the value holds the other columns");
@@ -122,6 +125,8 @@ class FlixDynamicTableFactoryTest {
         assertEquals(1, source.indexSettings().devices());
         assertEquals(0, create(SCHEMA, kafkaOptions()).indexSettings().devices(), "every device seen by default");
         assertEquals(GpuMemoryBudget.ofFraction(0.8), source.indexSettings().gpuMemoryBudget());
+        assertFalse(source.indexSettings().exactKeyTable());
+        assertFalse(source.indexSettings().configFor(0, 1).exactKeyTable(), "it reaches the index's config");
         assertEquals(GpuMemoryBudget.ofBytes(40L << 30), create(SCHEMA, with(kafkaOptions(),
                 o -> o.put("index.gpu-memory-budget", "40gb"))).indexSettings().gpuMemoryBudget());
         assertEquals(LookupKind.FLOOR, create(SCHEMA, with(kafkaOptions(), o -> o.put("lookup.match", "floor")))

@@ -128,9 +128,7 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
         layoutEmpty(nodes);
         if (exactKeys != null) {
             exactKeys.clear(unique);
-            for (int i = 0; i < unique; i++) {
-                exactKeys.put(keys[i], values[i]);
-            }
+            exactKeys.putAll(keys, values, unique, threads, this::runPieces);
         }
         if (unique == 0) {
             return;
@@ -237,10 +235,8 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
             bucketCount = cut.count();
         }
         if (exactKeys != null) {
-            exactKeys.reserve(addedKeys);
-            for (int i = 0; i < unique; i++) {
-                exactKeys.put(ks[i], vs[i]);
-            }
+            exactKeys.reserve(addedKeys, threads, this::runPieces);
+            exactKeys.putAll(ks, vs, unique, threads, this::runPieces);
         }
     }
 

@@ -2,17 +2,26 @@ package io.flix.index.cpu;
 
 import static io.flix.index.FlixIndex.NOT_FOUND;
 
+import java.util.Arrays;
+import java.util.function.IntConsumer;
+
 
 /**
  * Every stored key of the CPU index with its value, in an open-addressing hash table beside the ordered nodes: an
  * exact get reads about one cache line here, where the walk of buckets and nodes misses the cache two or three times
  * a key. Ordered lookups never read it.
  *
- * <p>Linear probing, a key and its value side by side; {@link io.flix.index.FlixIndex#NOT_FOUND}, never a stored
- * value, marks an empty slot, so keys take every {@code long}. A remove shifts the entries after it back, so no
+ * <p>Linear probing, a key and its value side by side. A value is kept with its sign bit flipped, so that the zero of
+ * a new array, the flipped {@link io.flix.index.FlixIndex#NOT_FOUND} (never a stored value), marks an empty slot
+ * and keys take every {@code long}. A remove shifts the entries after it back, so no
  * tombstones build up. At most three quarters full: the table doubles before an insert would pass that. Slots live in
  * segments of 2^14 (256 KiB), like the node pool's keys, so it holds more keys than one Java array could. Writers run
  * alone (under the index's write lock); any number of readers may share it.
+ *
+ * <p>A batch of inserts and a growth run on several threads without locks: the slots are cut into one contiguous
+ * range per thread, each thread writes only the keys whose home slot lies in its range, and a key whose probe would
+ * leave the range waits for a serial pass at the end. Doubling keeps an entry's home in the range of the same number,
+ * so a growth cuts the old and the new table alike.
  */
 final class ExactKeyTable {
 
@@ -23,10 +32,22 @@ final class ExactKeyTable {
     private static final int MAX_BITS = 40;
     /** Fibonacci hashing: the product's top bits spread sequential and strided keys over the slots. */
     private static final long GOLDEN = 0x9E3779B97F4A7C15L;
+    /** The value word of an empty slot: {@code NOT_FOUND} as kept (see {@link #kept}). */
+    private static final long EMPTY = 0L;
+    /** Below this many slots, or keys in a batch, the table is written on the caller's thread. */
+    private static final int PARALLEL_MIN = 1 << 16;
+
+    /** Runs {@code body} for parts {@code 0..parts-1}, possibly at once. */
+    @FunctionalInterface
+    interface Parts {
+        void run(int parts, IntConsumer body);
+    }
 
     private long[][] segments;
     private int bits;
     private long mask;
+    /** The most keys the table holds before it grows: three quarters of its slots. */
+    private long limit;
     private long size;
 
     ExactKeyTable() {
@@ -52,10 +73,51 @@ final class ExactKeyTable {
     }
 
     /** Grows now, if needed, so that {@code more} keys beyond those held go in without growing. */
-    void reserve(long more) {
+    void reserve(long more, int parts, Parts runner) {
         final int needed = bitsFor(size + more);
         if (needed > bits) {
-            rehash(needed);
+            grow(needed, parts, runner);
+        }
+    }
+
+    /**
+     * Inserts or replaces the pairs {@code keys/values[0, n)}, whose keys are unique, on up to {@code parts} threads.
+     * Room for the new keys must be reserved first ({@link #reserve}).
+     */
+    void putAll(long[] keys, long[] values, int n, int parts, Parts runner) {
+        final long capacity = capacity();
+        if (parts <= 1 || n < PARALLEL_MIN || capacity < PARALLEL_MIN) {
+            for (int i = 0; i < n; i++) {
+                put(keys[i], values[i]);
+            }
+            return;
+        }
+        final long[] homes = new long[n];
+        runner.run(parts, p -> {
+            for (int i = (int) ((long) n * p / parts); i < (long) n * (p + 1) / parts; i++) {
+                homes[i] = homeSlot(keys[i]);
+            }
+        });
+        final Part[] done = new Part[parts];
+        runner.run(parts, p -> {
+            final long from = capacity * p / parts;
+            final long to = capacity * (p + 1) / parts;
+            final Part part = new Part();
+            for (int i = 0; i < n; i++) {
+                final long home = homes[i];
+                if (home >= from && home < to && !putWithin(keys[i], kept(values[i]), home, to, part)) {
+                    part.defer(i);
+                }
+            }
+            done[p] = part;
+        });
+        for (Part part : done) {
+            size += part.added;
+        }
+        for (Part part : done) {
+            for (int d = 0; d < part.deferredCount; d++) {
+                put(keys[(int) part.deferred[d]], values[(int) part.deferred[d]]);
+            }
         }
     }
 
@@ -78,9 +140,9 @@ final class ExactKeyTable {
         while (true) {
             final long[] segment = segments[(int) (slot >>> SEGMENT_SHIFT)];
             final int at = (int) (slot & SEGMENT_MASK) << 1;
-            final long value = segment[at + 1];
-            if (value == NOT_FOUND || segment[at] == key) {
-                return value;
+            final long kept = segment[at + 1];
+            if (kept == EMPTY || segment[at] == key) {
+                return kept ^ NOT_FOUND;
             }
             slot = (slot + 1) & mask;
         }
@@ -95,21 +157,26 @@ final class ExactKeyTable {
 
     /** Inserts {@code key} or replaces its value; {@code value} is not {@code NOT_FOUND}. */
     void put(long key, long value) {
-        if (bitsFor(size + 1) > bits) {
+        putKept(key, kept(value));
+    }
+
+    /** {@link #put} of a value as kept. */
+    private void putKept(long key, long kept) {
+        if (size >= limit) {
             rehash(bits + 1);
         }
         long slot = homeSlot(key);
         while (true) {
             final long[] segment = segments[(int) (slot >>> SEGMENT_SHIFT)];
             final int at = (int) (slot & SEGMENT_MASK) << 1;
-            if (segment[at + 1] == NOT_FOUND) {
+            if (segment[at + 1] == EMPTY) {
                 segment[at] = key;
-                segment[at + 1] = value;
+                segment[at + 1] = kept;
                 size++;
                 return;
             }
             if (segment[at] == key) {
-                segment[at + 1] = value;
+                segment[at + 1] = kept;
                 return;
             }
             slot = (slot + 1) & mask;
@@ -120,8 +187,7 @@ final class ExactKeyTable {
     void remove(long key) {
         long hole = homeSlot(key);
         while (true) {
-            final long value = valueAt(hole);
-            if (value == NOT_FOUND) {
+            if (keptAt(hole) == EMPTY) {
                 return;
             }
             if (keyAt(hole) == key) {
@@ -133,17 +199,17 @@ final class ExactKeyTable {
         long next = hole;
         while (true) {
             next = (next + 1) & mask;
-            final long value = valueAt(next);
-            if (value == NOT_FOUND) {
+            final long kept = keptAt(next);
+            if (kept == EMPTY) {
                 break;
             }
             final long k = keyAt(next);
             if (mayFill(homeSlot(k), hole, next)) {
-                set(hole, k, value);
+                set(hole, k, kept);
                 hole = next;
             }
         }
-        set(hole, 0L, NOT_FOUND);
+        set(hole, 0L, EMPTY);
         size--;
     }
 
@@ -162,15 +228,111 @@ final class ExactKeyTable {
         return segments[(int) (slot >>> SEGMENT_SHIFT)][(int) (slot & SEGMENT_MASK) << 1];
     }
 
-    private long valueAt(long slot) {
+    /** A value as the table keeps it: its sign bit flipped, so that {@code NOT_FOUND} becomes {@link #EMPTY}. */
+    private static long kept(long value) {
+        return value ^ NOT_FOUND;
+    }
+
+    private long keptAt(long slot) {
         return segments[(int) (slot >>> SEGMENT_SHIFT)][((int) (slot & SEGMENT_MASK) << 1) + 1];
     }
 
-    private void set(long slot, long key, long value) {
+    private void set(long slot, long key, long kept) {
         final long[] segment = segments[(int) (slot >>> SEGMENT_SHIFT)];
         final int at = (int) (slot & SEGMENT_MASK) << 1;
         segment[at] = key;
-        segment[at + 1] = value;
+        segment[at + 1] = kept;
+    }
+
+    /**
+     * Puts the pair in the first free slot (or its own) from {@code slot} on, below {@code end}; false where there is
+     * none there, and nothing is written.
+     */
+    private boolean putWithin(long key, long kept, long slot, long end, Part part) {
+        for (long at = slot; at < end; at++) {
+            final long[] segment = segments[(int) (at >>> SEGMENT_SHIFT)];
+            final int i = (int) (at & SEGMENT_MASK) << 1;
+            if (segment[i + 1] == EMPTY) {
+                segment[i] = key;
+                segment[i + 1] = kept;
+                part.added++;
+                return true;
+            }
+            if (segment[i] == key) {
+                segment[i + 1] = kept;
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Doubles (or more) on up to {@code parts} threads: part {@code p} reads the old slots of its range and on past
+     * its end while they are taken (entries pushed there from its range), and moves the entries homed in its range.
+     */
+    private void grow(int newBits, int parts, Parts runner) {
+        final long oldCapacity = capacity();
+        if (parts <= 1 || oldCapacity < PARALLEL_MIN) {
+            rehash(newBits);
+            return;
+        }
+        final long[][] old = segments;
+        final int shift = newBits - bits;
+        final long oldSize = size;
+        allocate(newBits);
+        final Part[] done = new Part[parts];
+        runner.run(parts, p -> {
+            final long oldFrom = oldCapacity * p / parts;
+            final long oldTo = oldCapacity * (p + 1) / parts;
+            final long from = oldFrom << shift;
+            final long to = oldTo << shift;
+            final Part part = new Part();
+            for (long scanned = 0; scanned < oldCapacity; scanned++) {
+                final long at = (oldFrom + scanned) & (oldCapacity - 1);
+                final long[] segment = old[(int) (at >>> SEGMENT_SHIFT)];
+                final int i = (int) (at & SEGMENT_MASK) << 1;
+                final long kept = segment[i + 1];
+                if (kept == EMPTY) {
+                    if (oldFrom + scanned >= oldTo) {
+                        break;
+                    }
+                    continue;
+                }
+                final long home = homeSlot(segment[i]);
+                if (home >= from && home < to && !putWithin(segment[i], kept, home, to, part)) {
+                    part.defer(at);
+                }
+            }
+            done[p] = part;
+        });
+        for (Part part : done) {
+            size += part.added;
+        }
+        for (Part part : done) {
+            for (int d = 0; d < part.deferredCount; d++) {
+                final long at = part.deferred[d];
+                final int i = (int) (at & SEGMENT_MASK) << 1;
+                final long[] segment = old[(int) (at >>> SEGMENT_SHIFT)];
+                putKept(segment[i], segment[i + 1]);
+            }
+        }
+        if (size != oldSize) {
+            throw new IllegalStateException("the exact-key table lost keys growing: " + oldSize + " -> " + size);
+        }
+    }
+
+    /** What one thread's part of a batch wrote, and the keys (or old slots) left to the serial pass. */
+    private static final class Part {
+        long added;
+        long[] deferred = new long[8];
+        int deferredCount;
+
+        void defer(long at) {
+            if (deferredCount == deferred.length) {
+                deferred = Arrays.copyOf(deferred, 2 * deferredCount);
+            }
+            deferred[deferredCount++] = at;
+        }
     }
 
     private void rehash(int newBits) {
@@ -178,8 +340,8 @@ final class ExactKeyTable {
         allocate(newBits);
         for (long[] segment : old) {
             for (int at = 0; at < segment.length; at += 2) {
-                if (segment[at + 1] != NOT_FOUND) {
-                    put(segment[at], segment[at + 1]);
+                if (segment[at + 1] != EMPTY) {
+                    putKept(segment[at], segment[at + 1]);
                 }
             }
         }
@@ -192,25 +354,26 @@ final class ExactKeyTable {
         final int longsEach = (int) Math.min(slots, SEGMENT_SLOTS) << 1;
         final long[][] fresh = new long[count][];
         for (int i = 0; i < count; i++) {
-            final long[] segment = new long[longsEach];
-            for (int at = 1; at < longsEach; at += 2) {
-                segment[at] = NOT_FOUND;
-            }
-            fresh[i] = segment;
+            fresh[i] = new long[longsEach];
         }
         segments = fresh;
         bits = newBits;
         mask = slots - 1;
+        limit = maxKeys(newBits);
         size = 0;
+    }
+
+    private static long maxKeys(int bits) {
+        return (3L << bits) / 4;
     }
 
     /** The fewest bits whose table holds {@code keys} at most three quarters full. */
     private static int bitsFor(long keys) {
         int b = MIN_BITS;
-        while (b < MAX_BITS && (3L << b) / 4 < keys) {
+        while (b < MAX_BITS && maxKeys(b) < keys) {
             b++;
         }
-        if ((3L << b) / 4 < keys) {
+        if (maxKeys(b) < keys) {
             throw new IllegalStateException("the exact-key table cannot hold " + keys + " keys");
         }
         return b;

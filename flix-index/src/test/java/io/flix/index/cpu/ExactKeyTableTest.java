@@ -5,10 +5,13 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
+import java.util.function.IntConsumer;
+import java.util.stream.IntStream;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.api.Test;
@@ -102,7 +105,7 @@ class ExactKeyTableTest {
     @Test
     void aReservationGrowsOnceForTheWholeBatch() {
         final ExactKeyTable table = new ExactKeyTable();
-        table.reserve(10_000);
+        table.reserve(10_000, 1, ExactKeyTableTest::oneAfterAnother);
         final long capacity = table.capacity();
         for (int i = 0; i < 10_000; i++) {
             table.put(i, i);
@@ -111,6 +114,71 @@ class ExactKeyTableTest {
         table.clear(0);
         assertEquals(0, table.size());
         assertEquals(NOT_FOUND, table.get(5));
+    }
+
+    @ParameterizedTest(name = "{0} parts, at once: {1}")
+    @CsvSource({"2, false", "7, false", "4, true", "16, true"})
+    void batchesWrittenInPartsAndGrowthsInPartsKeepEveryKey(int parts, boolean atOnce) {
+        final ExactKeyTable.Parts runner = atOnce ? ExactKeyTableTest::allAtOnce : ExactKeyTableTest::oneAfterAnother;
+        final SplittableRandom random = new SplittableRandom(parts);
+        final ExactKeyTable table = new ExactKeyTable();
+        final Map<Long, Long> oracle = new HashMap<>();
+        final long[] universe = new long[600_000];
+        for (int i = 0; i < universe.length; i++) {
+            universe[i] = i < EDGE_KEYS.length ? EDGE_KEYS[i] : random.nextLong();
+        }
+        for (int batch = 0; batch < 6; batch++) {
+            // Unique keys: a slice of the universe, half of them already held after the first batch.
+            final int n = 70_000 + random.nextInt(80_000);
+            final int start = batch * 60_000;
+            final long[] keys = Arrays.copyOfRange(universe, start, start + n);
+            final long[] values = new long[n];
+            long added = 0;
+            for (int i = 0; i < n; i++) {
+                values[i] = random.nextLong(Long.MIN_VALUE + 1, Long.MAX_VALUE);
+                if (oracle.put(keys[i], values[i]) == null) {
+                    added++;
+                }
+            }
+            table.reserve(added, parts, runner);
+            table.putAll(keys, values, n, parts, runner);
+            assertEquals(oracle.size(), table.size(), "size after batch " + batch);
+            assertTrue(4 * table.size() <= 3 * table.capacity());
+            for (Map.Entry<Long, Long> e : oracle.entrySet()) {
+                assertEquals(e.getValue(), table.get(e.getKey()), "key " + e.getKey() + " after batch " + batch);
+            }
+        }
+        for (long key : Arrays.copyOf(universe, 1000)) {
+            if (!oracle.containsKey(key)) {
+                assertEquals(NOT_FOUND, table.get(key));
+            }
+        }
+    }
+
+    @Test
+    void aGrowthOfSeveralDoublingsAtOnceKeepsEveryKey() {
+        final ExactKeyTable table = new ExactKeyTable();
+        final int n = 100_000;
+        for (int i = 0; i < n; i++) {
+            table.put(i, i + 1);
+        }
+        final long before = table.capacity();
+        table.reserve(16L * n, 4, ExactKeyTableTest::allAtOnce);
+        assertTrue(table.capacity() >= 16 * before, "grew by four doublings or more: " + table.capacity());
+        assertEquals(n, table.size());
+        for (int i = 0; i < n; i++) {
+            assertEquals(i + 1, table.get(i));
+        }
+    }
+
+    private static void oneAfterAnother(int parts, IntConsumer body) {
+        for (int p = 0; p < parts; p++) {
+            body.accept(p);
+        }
+    }
+
+    private static void allAtOnce(int parts, IntConsumer body) {
+        IntStream.range(0, parts).parallel().forEach(body);
     }
 
     private static List<Long> keysWithHome(ExactKeyTable table, long slot, int count) {
