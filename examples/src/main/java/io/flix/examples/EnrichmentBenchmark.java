@@ -127,10 +127,14 @@ import java.util.stream.Stream;
  * ratios against the heap-state job, the two ceilings and the broadcast-state job (each of the same object-reuse
  * setting). {@code --batch-size} and {@code --flush-ms} set the FliX operators' micro-batches (default 131072
  * records or 200 ms), {@code --threads N} the CPU backend's threads of each FliX index (default 0: FliX's own
- * choice), {@code --no-savepoint} skips the savepoints, {@code --quick} runs tiny sizes in seconds.
+ * choice), {@code --exact-key-table off} leaves out the CPU backend's exact-key table (default on),
+ * {@code --no-savepoint} skips the savepoints, {@code --quick} runs tiny sizes in seconds. Give the JVM its whole heap
+ * up front ({@code -Xms} equal to {@code -Xmx}, {@code -XX:+AlwaysPreTouch}): a heap that grows and shrinks between
+ * the rounds makes the contestants that allocate most pay for the kernel's first touch of its pages, and on 2 cores
+ * it moved the shared mode's lookups between 3 and 15 M/s from round to round.
  *
  * <pre>
- * java -Xmx10g -cp ... io.flix.examples.EnrichmentBenchmark --keys 10000000 --lookups 20000000 --parallelism 2 \
+ * java -Xms10g -Xmx10g -XX:+AlwaysPreTouch -cp ... io.flix.examples.EnrichmentBenchmark --keys 10000000 --lookups 20000000 --parallelism 2 \
  *     --object-reuse both --rocksdb-lookups 2000000
  * java -Xmx64g -cp ... io.flix.examples.EnrichmentBenchmark --keys 100000000 --parallelism 8 --backend gpu \
  *     --variants flix-shared,flix-keyed,heap,ceiling-keyed,ceiling-chained --no-savepoint
@@ -228,7 +232,8 @@ public final class EnrichmentBenchmark {
      */
     public record Setup(String payload, long keys, long lookups, int parallelism, boolean objectReuse,
                         boolean savepoint, SavepointFormatType savepointFormat, MemorySize rocksdbManaged,
-                        int batchSize, long flushMillis, Recovery recovery, int flixThreads) {
+                        int batchSize, long flushMillis, Recovery recovery, int flixThreads,
+                        boolean flixExactKeyTable) {
         public Setup {
             if (flixThreads < 0) {
                 throw new IllegalArgumentException("the FliX threads must be >= 0 (0: the default), were "
@@ -253,48 +258,55 @@ public final class EnrichmentBenchmark {
          */
         public static Setup of(String payload, long keys, long lookups, int parallelism) {
             return new Setup(payload, keys, lookups, parallelism, false, true, SavepointFormatType.CANONICAL,
-                    MemorySize.parse("4g"), 1 << 17, 200, Recovery.NONE, 0);
+                    MemorySize.parse("4g"), 1 << 17, 200, Recovery.NONE, 0, true);
         }
 
         public Setup withObjectReuse(boolean reuse) {
             return new Setup(payload, keys, lookups, parallelism, reuse, savepoint, savepointFormat, rocksdbManaged,
-                    batchSize, flushMillis, recovery, flixThreads);
+                    batchSize, flushMillis, recovery, flixThreads, flixExactKeyTable);
         }
 
         public Setup withSavepoint(boolean take) {
             return new Setup(payload, keys, lookups, parallelism, objectReuse, take, savepointFormat, rocksdbManaged,
-                    batchSize, flushMillis, recovery, flixThreads);
+                    batchSize, flushMillis, recovery, flixThreads, flixExactKeyTable);
         }
 
         public Setup withSavepointFormat(SavepointFormatType format) {
             return new Setup(payload, keys, lookups, parallelism, objectReuse, savepoint, format, rocksdbManaged,
-                    batchSize, flushMillis, recovery, flixThreads);
+                    batchSize, flushMillis, recovery, flixThreads, flixExactKeyTable);
         }
 
         public Setup withRocksdbManaged(MemorySize managed) {
             return new Setup(payload, keys, lookups, parallelism, objectReuse, savepoint, savepointFormat, managed,
-                    batchSize, flushMillis, recovery, flixThreads);
+                    batchSize, flushMillis, recovery, flixThreads, flixExactKeyTable);
         }
 
         public Setup withSizes(long dimensionKeys, long orderLookups) {
             return new Setup(payload, dimensionKeys, orderLookups, parallelism, objectReuse, savepoint,
-                    savepointFormat, rocksdbManaged, batchSize, flushMillis, recovery, flixThreads);
+                    savepointFormat, rocksdbManaged, batchSize, flushMillis, recovery, flixThreads,
+                    flixExactKeyTable);
         }
 
         public Setup withBatches(int records, long millis) {
             return new Setup(payload, keys, lookups, parallelism, objectReuse, savepoint, savepointFormat,
-                    rocksdbManaged, records, millis, recovery, flixThreads);
+                    rocksdbManaged, records, millis, recovery, flixThreads, flixExactKeyTable);
         }
 
         /** CPU backend threads of each FliX index (IndexSettings' threads; 0: its default). */
         public Setup withFlixThreads(int threads) {
             return new Setup(payload, keys, lookups, parallelism, objectReuse, savepoint, savepointFormat,
-                    rocksdbManaged, batchSize, flushMillis, recovery, threads);
+                    rocksdbManaged, batchSize, flushMillis, recovery, threads, flixExactKeyTable);
+        }
+
+        /** Whether each FliX index on the CPU keeps its exact-key table (IndexSettings' exactKeyTable). */
+        public Setup withFlixExactKeyTable(boolean kept) {
+            return new Setup(payload, keys, lookups, parallelism, objectReuse, savepoint, savepointFormat,
+                    rocksdbManaged, batchSize, flushMillis, recovery, flixThreads, kept);
         }
 
         public Setup withRecovery(Recovery measured) {
             return new Setup(payload, keys, lookups, parallelism, objectReuse, savepoint, savepointFormat,
-                    rocksdbManaged, batchSize, flushMillis, measured, flixThreads);
+                    rocksdbManaged, batchSize, flushMillis, measured, flixThreads, flixExactKeyTable);
         }
     }
 
@@ -409,12 +421,19 @@ public final class EnrichmentBenchmark {
                 .withRocksdbManaged(MemorySize.parse(options.text("--rocksdb-managed", quick ? "256m" : "4g")))
                 .withBatches((int) options.number("--batch-size", 1 << 17), options.number("--flush-ms", 200))
                 .withFlixThreads((int) options.number("--threads", 0))
+                .withFlixExactKeyTable(switch (options.text("--exact-key-table", "on")) {
+                    case "on" -> true;
+                    case "off" -> false;
+                    default -> throw new IllegalArgumentException("--exact-key-table takes on or off, not '"
+                            + options.text("--exact-key-table", "on") + "'");
+                })
                 .withRecovery(recovery(options, parallelism, lookups));
         System.out.printf(Locale.ROOT, "keys=%d lookups=%d (rocksdb: %d; half hits) payload=%s parallelism=%d "
-                        + "cores=%d maxHeap=%.1f GiB batch=%d flush=%d ms flixThreads=%d repeat=%d gpu=%s%n", keys,
+                        + "cores=%d maxHeap=%.1f GiB batch=%d flush=%d ms flixThreads=%d exactKeyTable=%s repeat=%d "
+                        + "gpu=%s%n", keys,
                 lookups, rocksdbLookups, setup.payload(), parallelism, Runtime.getRuntime().availableProcessors(),
                 Runtime.getRuntime().maxMemory() / 1073741824.0, setup.batchSize(), setup.flushMillis(),
-                setup.flixThreads(), repeat,
+                setup.flixThreads(), setup.flixExactKeyTable() ? "on" : "off", repeat,
                 gpuUnusable == null ? "usable" : gpuUnusable.lines().findFirst().orElse(gpuUnusable));
         if (setup.recovery().checkpoint()) {
             System.out.println("checkpoint of the loaded dimension");
@@ -661,6 +680,7 @@ public final class EnrichmentBenchmark {
                     .batchSize(setup.batchSize())
                     .flushInterval(Duration.ofMillis(setup.flushMillis()))
                     .threads(setup.flixThreads())
+                    .exactKeyTable(setup.flixExactKeyTable())
                     .backend(contestant.backend())
                     .name(ENRICHMENT)
                     .uid(ENRICHMENT)
