@@ -122,6 +122,21 @@ class EnrichmentBenchmarkSmokeTest {
         assertTrue(e.getMessage().contains("threads"), e.getMessage());
     }
 
+    @ParameterizedTest
+    @CsvSource({"flix-shared", "flix-keyed"})
+    void theExactKeyTableIsLeftOutWhereAskedAndTheAnswersStayRight(String kind) throws Exception {
+        final Setup setup = Setup.of("long", KEYS, LOOKUPS, 2).withSavepoint(false);
+        final Result with = EnrichmentBenchmark.run(new Contestant(kind, Backend.CPU), setup);
+        final Result without = EnrichmentBenchmark.run(new Contestant(kind, Backend.CPU),
+                setup.withFlixExactKeyTable(false));
+
+        assertEquals(EnrichmentBenchmark.expectedHits(KEYS, LOOKUPS), without.hits(), without.toString());
+        assertEquals(with.hits(), without.hits());
+        assertTrue(without.indexBytes() + 16L * KEYS <= with.indexBytes(),
+                "the table's 16 bytes a slot, a quarter of them or more free, are gone: " + with.indexBytes() + " -> "
+                        + without.indexBytes());
+    }
+
     @Test
     void aContestantWithoutStateIsNeitherCheckpointedNorRestored() throws Exception {
         final Result result = EnrichmentBenchmark.run(Contestant.of("ceiling-keyed"),

@@ -190,6 +190,10 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
         final long[] vs = s.values;
         final int[] starts = updatePieces(ks, unique);
         final int pieces = starts.length - 1;
+        if (exactKeys != null) {
+            // Grown before anything changes: a growth that fails leaves the index as it was.
+            exactKeys.reserveFor(ks, unique, threads, this::runPieces);
+        }
 
         // Pass 1 (read only): a bound on the new nodes each piece may need, so that all node ids are handed out
         // before any task runs and no array is reallocated under the tasks.
@@ -218,9 +222,7 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
             added[p] = piece.added;
             longChains[p] = piece.longChains;
         });
-        long addedKeys = 0;
         for (int p = 0; p < pieces; p++) {
-            addedKeys += added[p];
             size += added[p];
             pool.nodesInUse += used[p];
             for (int i = reservedFrom[p] + used[p]; i < reservedFrom[p + 1]; i++) {
@@ -235,7 +237,6 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
             bucketCount = cut.count();
         }
         if (exactKeys != null) {
-            exactKeys.reserve(addedKeys, threads, this::runPieces);
             exactKeys.putAll(ks, vs, unique, threads, this::runPieces);
         }
     }

@@ -81,8 +81,31 @@ final class ExactKeyTable {
     }
 
     /**
+     * Grows now, if needed, so that the unique {@code keys[0, n)} go in without growing: where they might not fit, the
+     * ones not held yet are counted first (on up to {@code parts} threads), so that a batch of mostly known keys does
+     * not double the table.
+     */
+    void reserveFor(long[] keys, int n, int parts, Parts runner) {
+        if (size + n <= limit) {
+            return;
+        }
+        final int counted = parts <= 1 || n < PARALLEL_MIN ? 1 : parts;
+        final long[] fresh = new long[counted];
+        runner.run(counted, p -> {
+            long count = 0;
+            for (int i = (int) ((long) n * p / counted); i < (long) n * (p + 1) / counted; i++) {
+                if (get(keys[i]) == NOT_FOUND) {
+                    count++;
+                }
+            }
+            fresh[p] = count;
+        });
+        reserve(Arrays.stream(fresh).sum(), parts, runner);
+    }
+
+    /**
      * Inserts or replaces the pairs {@code keys/values[0, n)}, whose keys are unique, on up to {@code parts} threads.
-     * Room for the new keys must be reserved first ({@link #reserve}).
+     * Room for the new keys must be reserved first ({@link #reserveFor}).
      */
     void putAll(long[] keys, long[] values, int n, int parts, Parts runner) {
         final long capacity = capacity();

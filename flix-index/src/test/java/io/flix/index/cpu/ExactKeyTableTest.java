@@ -103,6 +103,31 @@ class ExactKeyTableTest {
     }
 
     @Test
+    void aBatchOfMostlyKnownKeysGrowsTheTableOnlyForItsNewOnes() {
+        final ExactKeyTable table = new ExactKeyTable();
+        final int held = 6_000;
+        for (int i = 0; i < held; i++) {
+            table.put(i, i);
+        }
+        final long capacity = table.capacity();
+        assertTrue(4 * (held + 100) <= 3 * capacity && 4 * (held + 200) > 3 * capacity,
+                "the test's sizes straddle the limit of " + capacity + " slots");
+        final long[] batch = new long[held + 100];
+        for (int i = 0; i < batch.length; i++) {
+            batch[i] = i; // every held key, and 100 new ones
+        }
+        table.reserveFor(batch, batch.length, 2, ExactKeyTableTest::allAtOnce);
+        assertEquals(capacity, table.capacity(), "100 new keys fit");
+        final long[] more = Arrays.copyOf(batch, held + 200);
+        for (int i = held + 100; i < more.length; i++) {
+            more[i] = i;
+        }
+        table.reserveFor(more, more.length, 2, ExactKeyTableTest::allAtOnce);
+        assertEquals(2 * capacity, table.capacity(), "200 new keys do not");
+        assertEquals(held, table.size(), "counting changes nothing");
+    }
+
+    @Test
     void aReservationGrowsOnceForTheWholeBatch() {
         final ExactKeyTable table = new ExactKeyTable();
         table.reserve(10_000, 1, ExactKeyTableTest::oneAfterAnother);
