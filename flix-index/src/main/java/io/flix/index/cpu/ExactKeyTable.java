@@ -4,6 +4,7 @@ import static io.flix.index.FlixIndex.NOT_FOUND;
 
 import java.util.Arrays;
 import java.util.function.IntConsumer;
+import java.util.function.LongConsumer;
 
 
 /**
@@ -134,14 +135,7 @@ final class ExactKeyTable {
             }
             done[p] = part;
         });
-        for (Part part : done) {
-            size += part.added;
-        }
-        for (Part part : done) {
-            for (int d = 0; d < part.deferredCount; d++) {
-                put(keys[(int) part.deferred[d]], values[(int) part.deferred[d]]);
-            }
-        }
+        finish(done, i -> put(keys[(int) i], values[(int) i]));
     }
 
     /** Shrinks to the fewest slots that hold the keys held, where that is fewer than now. */
@@ -328,19 +322,25 @@ final class ExactKeyTable {
             }
             done[p] = part;
         });
+        finish(done, at -> {
+            final int i = (int) (at & SEGMENT_MASK) << 1;
+            final long[] segment = old[(int) (at >>> SEGMENT_SHIFT)];
+            putKept(segment[i], segment[i + 1]);
+        });
+        if (size != oldSize) {
+            throw new IllegalStateException("the exact-key table lost keys growing: " + oldSize + " -> " + size);
+        }
+    }
+
+    /** Counts the keys the parts added, then puts those they left, one after another ({@code putLeft}). */
+    private void finish(Part[] done, LongConsumer putLeft) {
         for (Part part : done) {
             size += part.added;
         }
         for (Part part : done) {
             for (int d = 0; d < part.deferredCount; d++) {
-                final long at = part.deferred[d];
-                final int i = (int) (at & SEGMENT_MASK) << 1;
-                final long[] segment = old[(int) (at >>> SEGMENT_SHIFT)];
-                putKept(segment[i], segment[i + 1]);
+                putLeft.accept(part.deferred[d]);
             }
-        }
-        if (size != oldSize) {
-            throw new IllegalStateException("the exact-key table lost keys growing: " + oldSize + " -> " + size);
         }
     }
 
