@@ -129,9 +129,8 @@ import java.util.stream.Stream;
  * records or 200 ms), {@code --threads N} the CPU backend's threads of each FliX index (default 0: FliX's own
  * choice), {@code --exact-key-table off} leaves out the CPU backend's exact-key table (default on),
  * {@code --no-savepoint} skips the savepoints, {@code --quick} runs tiny sizes in seconds. Give the JVM its whole heap
- * up front ({@code -Xms} equal to {@code -Xmx}, {@code -XX:+AlwaysPreTouch}): a heap that grows and shrinks between
- * the rounds makes the contestants that allocate most pay for the kernel's first touch of its pages, and on 2 cores
- * it moved the shared mode's lookups between 3 and 15 M/s from round to round.
+ * up front ({@code -Xms} equal to {@code -Xmx}, {@code -XX:+AlwaysPreTouch}): with a heap that grew and shrank
+ * between the rounds, the shared mode's lookups on 2 cores moved between 3.0 and 14.5 M/s from round to round.
  *
  * <pre>
  * java -Xms10g -Xmx10g -XX:+AlwaysPreTouch -cp ... io.flix.examples.EnrichmentBenchmark --keys 10000000 --lookups 20000000 --parallelism 2 \
