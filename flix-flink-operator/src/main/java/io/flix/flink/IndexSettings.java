@@ -45,15 +45,9 @@ public record IndexSettings(Backend backend, int nodeSize, double initialFill, i
         new FlixConfig(backend, nodeSize, initialFill, 1, 0, gpuMemoryBudget, GpuTuning.DEFAULTS);
     }
 
-    /** Settings with the CPU backend's exact-key table. */
-    public IndexSettings(Backend backend, int nodeSize, double initialFill, int threads, int devices,
-                         GpuMemoryBudget gpuMemoryBudget) {
-        this(backend, nodeSize, initialFill, threads, devices, gpuMemoryBudget, true);
-    }
-
-    /** Settings without a GPU memory budget. */
+    /** Settings without a GPU memory budget, with the CPU backend's exact-key table. */
     public IndexSettings(Backend backend, int nodeSize, double initialFill, int threads, int devices) {
-        this(backend, nodeSize, initialFill, threads, devices, GpuMemoryBudget.NONE);
+        this(backend, nodeSize, initialFill, threads, devices, GpuMemoryBudget.NONE, true);
     }
 
     public static IndexSettings defaults() {

@@ -53,16 +53,10 @@ public record FlixConfig(Backend backend, int nodeSize, double initialFill, int 
         }
     }
 
-    /** A config with the CPU backend's exact-key table. */
-    public FlixConfig(Backend backend, int nodeSize, double initialFill, int threads, int device,
-                      GpuMemoryBudget gpuMemoryBudget, GpuTuning gpuTuning, int lookupThreads) {
-        this(backend, nodeSize, initialFill, threads, device, gpuMemoryBudget, gpuTuning, lookupThreads, true);
-    }
-
-    /** A config whose lookups may use all its threads. */
+    /** A config whose lookups may use all its threads, with the CPU backend's exact-key table. */
     public FlixConfig(Backend backend, int nodeSize, double initialFill, int threads, int device,
                       GpuMemoryBudget gpuMemoryBudget, GpuTuning gpuTuning) {
-        this(backend, nodeSize, initialFill, threads, device, gpuMemoryBudget, gpuTuning, 0);
+        this(backend, nodeSize, initialFill, threads, device, gpuMemoryBudget, gpuTuning, 0, true);
     }
 
     /** A config with no GPU memory budget and the default GPU tuning. */
@@ -72,26 +66,22 @@ public record FlixConfig(Backend backend, int nodeSize, double initialFill, int 
 
     /** This config with another GPU memory budget. */
     public FlixConfig withGpuMemoryBudget(GpuMemoryBudget budget) {
-        return new FlixConfig(backend, nodeSize, initialFill, threads, device, budget, gpuTuning, lookupThreads,
-                exactKeyTable);
+        return toBuilder().gpuMemoryBudget(budget).build();
     }
 
     /** This config with another GPU tuning. */
     public FlixConfig withGpuTuning(GpuTuning tuning) {
-        return new FlixConfig(backend, nodeSize, initialFill, threads, device, gpuMemoryBudget, tuning, lookupThreads,
-                exactKeyTable);
+        return toBuilder().gpuTuning(tuning).build();
     }
 
     /** This config with another cap on a lookup call's threads (0: {@link #threads()}). */
     public FlixConfig withLookupThreads(int cap) {
-        return new FlixConfig(backend, nodeSize, initialFill, threads, device, gpuMemoryBudget, gpuTuning, cap,
-                exactKeyTable);
+        return toBuilder().lookupThreads(cap).build();
     }
 
     /** This config with or without the CPU backend's exact-key table. */
     public FlixConfig withExactKeyTable(boolean kept) {
-        return new FlixConfig(backend, nodeSize, initialFill, threads, device, gpuMemoryBudget, gpuTuning,
-                lookupThreads, kept);
+        return toBuilder().exactKeyTable(kept).build();
     }
 
     /** The most threads a lookup call is split for: {@link #lookupThreads()} where set, at most {@link #threads()}. */
@@ -106,6 +96,13 @@ public record FlixConfig(Backend backend, int nodeSize, double initialFill, int 
 
     public static Builder builder() {
         return new Builder();
+    }
+
+    /** A builder holding this config's settings. */
+    public Builder toBuilder() {
+        return builder().backend(backend).nodeSize(nodeSize).initialFill(initialFill).threads(threads).device(device)
+                .gpuMemoryBudget(gpuMemoryBudget).gpuTuning(gpuTuning).lookupThreads(lookupThreads)
+                .exactKeyTable(exactKeyTable);
     }
 
     /**

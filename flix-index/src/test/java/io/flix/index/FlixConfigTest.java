@@ -26,7 +26,7 @@ class FlixConfigTest {
                 .threads(5).device(2).gpuMemoryBudget(GpuMemoryBudget.ofFraction(0.5)).build();
         final FlixConfig capped = config.withLookupThreads(1);
         assertEquals(new FlixConfig(Backend.CPU, 16, 0.75, 5, 2, GpuMemoryBudget.ofFraction(0.5),
-                GpuTuning.DEFAULTS, 1), capped);
+                GpuTuning.DEFAULTS, 1, true), capped);
         assertEquals(1, capped.withGpuMemoryBudget(GpuMemoryBudget.NONE).lookupThreads());
         assertEquals(1, capped.withGpuTuning(GpuTuning.DEFAULTS).lookupThreads());
     }

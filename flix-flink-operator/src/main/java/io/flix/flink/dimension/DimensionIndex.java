@@ -46,16 +46,13 @@ public final class DimensionIndex {
      * where it is on the GPU and the settings count more devices, one more on each of the others, all mirrored.
      */
     public static FlixIndex open(IndexSettings settings, Function<FlixConfig, ? extends FlixIndex> opener) {
-        return open(settings, opener, settings.backend().devices());
+        return open(settings, 1, opener, settings.backend().devices());
     }
 
-    /** As {@link #open(IndexSettings, Function)}, where the task manager sees {@code visibleDevices} CUDA devices. */
-    static FlixIndex open(IndexSettings settings, Function<FlixConfig, ? extends FlixIndex> opener,
-                          int visibleDevices) {
-        return open(settings, 1, opener, visibleDevices);
-    }
-
-    /** As {@link #open(IndexSettings, Function, int)}, for {@code readers} threads that look up at once. */
+    /**
+     * As {@link #open(IndexSettings, Function)}, for {@code readers} threads that look up at once, where the task
+     * manager sees {@code visibleDevices} CUDA devices.
+     */
     static FlixIndex open(IndexSettings settings, int readers, Function<FlixConfig, ? extends FlixIndex> opener,
                           int visibleDevices) {
         final FlixIndex first = opener.apply(settings.configForReaders(0, readers, visibleDevices));

@@ -40,7 +40,7 @@ class DimensionIndexTest {
     @Test
     void onTheGpuWithTwoDevicesEachDeviceHoldsAReplica() {
         final IndexSettings settings = IndexSettings.defaults().withBackend(Backend.GPU).withDevices(2);
-        try (FlixIndex index = DimensionIndex.open(settings, this::openFakeGpu, SEEN)) {
+        try (FlixIndex index = DimensionIndex.open(settings, 1, this::openFakeGpu, SEEN)) {
             final MirroredIndex mirror = assertInstanceOf(MirroredIndex.class, index);
             assertEquals(List.of(0, 1), mirror.devices());
             assertEquals(List.of(0, 1), asked.stream().map(FlixConfig::device).toList());
@@ -65,12 +65,12 @@ class DimensionIndexTest {
     @Test
     void oneDeviceOrTheCpuHoldsOneIndex() {
         try (FlixIndex index = DimensionIndex.open(IndexSettings.defaults().withBackend(Backend.GPU).withDevices(1),
-                this::openFakeGpu, SEEN)) {
+                1, this::openFakeGpu, SEEN)) {
             assertSame(opened.get(0), index);
         }
         asked.clear();
         final FlixIndex cpu = FlixIndex.open(FlixConfig.builder().backend(Backend.CPU).threads(1).build());
-        try (FlixIndex index = DimensionIndex.open(IndexSettings.defaults().withDevices(2), config -> {
+        try (FlixIndex index = DimensionIndex.open(IndexSettings.defaults().withDevices(2), 1, config -> {
             asked.add(config);
             return cpu;
         }, SEEN)) {
@@ -83,12 +83,12 @@ class DimensionIndexTest {
     @Test
     void everyDeviceSeenByDefaultAndNoMoreThanThat() {
         final IndexSettings everyDevice = IndexSettings.defaults().withBackend(Backend.GPU);
-        try (FlixIndex index = DimensionIndex.open(everyDevice, this::openFakeGpu, SEEN)) {
+        try (FlixIndex index = DimensionIndex.open(everyDevice, 1, this::openFakeGpu, SEEN)) {
             assertEquals(List.of(0, 1, 2, 3), ((MirroredIndex) index).devices());
         }
         opened.clear();
         final IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> DimensionIndex.open(everyDevice.withDevices(5), this::openFakeGpu, SEEN));
+                () -> DimensionIndex.open(everyDevice.withDevices(5), 1, this::openFakeGpu, SEEN));
         assertTrue(e.getMessage().startsWith("devices is 5, but this task manager sees 4 CUDA device(s)"),
                 e::getMessage);
         assertTrue(opened.isEmpty(), "an index was opened before the device count was checked");
@@ -98,7 +98,7 @@ class DimensionIndexTest {
     void aReplicaFailingToOpenClosesThoseOpened() {
         final IndexSettings settings = IndexSettings.defaults().withBackend(Backend.GPU).withDevices(3);
         final IllegalStateException e = assertThrows(IllegalStateException.class,
-                () -> DimensionIndex.open(settings, config -> {
+                () -> DimensionIndex.open(settings, 1, config -> {
                     if (config.device() == 2) {
                         throw new IllegalStateException("out of memory on device 2");
                     }

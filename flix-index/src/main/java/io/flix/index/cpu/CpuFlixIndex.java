@@ -12,6 +12,7 @@ import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.Lock;
 import java.util.function.IntConsumer;
+import java.util.function.IntFunction;
 
 import static io.flix.index.sort.SortedSearch.lowerBound;
 import static io.flix.index.sort.SortedSearch.upperBound;
@@ -77,7 +78,7 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
     /** The workers of parallel batches; null once closed, as every array below. */
     private ForkJoinPool workers;
     private BatchScratch.Pool scratch;
-    /** Lookup calls running now: they share the workers (see lookupThreads). */
+    /** Lookup calls running now: they share the workers (see onLookupShare). */
     private final AtomicInteger lookupsInFlight = new AtomicInteger();
 
     private int bucketCount;
@@ -616,15 +617,10 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
                     (sorted, from, to, slots, keysOut, out) -> getSorted(sorted, from, to, slots, out));
             return;
         }
-        if (n == 0) {
-            return;
-        }
-        final int callThreads = lookupThreads();
-        try {
+        onLookupShare(callThreads -> {
             runPieces(lookupPieces(n, callThreads), n, (from, to) -> exactKeys.get(keys, from, to, valuesOut));
-        } finally {
-            lookupsInFlight.decrementAndGet();
-        }
+            return null;
+        });
     }
 
     private void lookup(long[] keys, int n, long[] keysOut, long[] valuesOut, boolean keysSorted,
@@ -632,12 +628,10 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
         if (n == 0) {
             return;
         }
-        final int callThreads = lookupThreads();
-        try {
+        onLookupShare(callThreads -> {
             lookup(keys, n, keysOut, valuesOut, keysSorted, kernel, callThreads);
-        } finally {
-            lookupsInFlight.decrementAndGet();
-        }
+            return null;
+        });
     }
 
     private void lookup(long[] keys, int n, long[] keysOut, long[] valuesOut, boolean keysSorted,
@@ -878,12 +872,7 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
     protected RangeResult rangeLocked(long[] lo, long[] hi, int n, int limitPerRange) {
         BatchArgs.checkRanges(lo, hi, n, limitPerRange);
         final int[] offsets = new int[n + 1];
-        final int callThreads = lookupThreads();
-        try {
-            return ranges(lo, hi, n, limitPerRange, offsets, lookupPieces(n, callThreads));
-        } finally {
-            lookupsInFlight.decrementAndGet();
-        }
+        return onLookupShare(callThreads -> ranges(lo, hi, n, limitPerRange, offsets, lookupPieces(n, callThreads)));
     }
 
     private RangeResult ranges(long[] lo, long[] hi, int n, int limitPerRange, int[] offsets, int pieces) {
@@ -1247,13 +1236,17 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
     }
 
     /**
-     * Counts a lookup call in and returns its share of the workers: at most the config's lookup threads, and the
-     * lookups running now split the workers, so that calls of several threads at once (a dimension shared by a task
-     * manager's subtasks) run on their own threads instead of queueing for the same workers. Pair with
-     * {@code lookupsInFlight.decrementAndGet()}.
+     * Runs a lookup call on its share of the workers, counted in flight meanwhile: at most the config's lookup
+     * threads, and the lookups running now split the workers, so that calls of several threads at once (a dimension
+     * shared by a task manager's subtasks) run on their own threads instead of queueing for the same workers.
      */
-    private int lookupThreads() {
-        return lookupShare(lookupThreadCap, threads, lookupsInFlight.incrementAndGet());
+    private <T> T onLookupShare(IntFunction<T> call) {
+        final int callThreads = lookupShare(lookupThreadCap, threads, lookupsInFlight.incrementAndGet());
+        try {
+            return call.apply(callThreads);
+        } finally {
+            lookupsInFlight.decrementAndGet();
+        }
     }
 
     /** Threads of a lookup call: at most {@code cap}, an equal part of {@code threads} with the others, at least 1. */
