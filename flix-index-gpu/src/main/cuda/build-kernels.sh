@@ -3,7 +3,8 @@
 #   NAME.fatbin        - kernels, loaded through the CUDA driver API (flix_kernels.cu: the index's;
 #                        flix-bench's sorted_array_kernels.cu: the paper's sorted-array baseline)
 #   libflixnative.so   - all *_jni.cu files together: the JNI bridges for CUB's radix sort and scan (static CUDA
-#                        runtime) and the driver's virtual memory calls (looked up in libcuda.so.1 at run time)
+#                        runtime); the driver's virtual memory calls and the Java heap's registration and direct
+#                        copies (looked up in libcuda.so.1 at run time, cuda_driver.h)
 # Machine code for sm_80, sm_86, sm_89, sm_90 and compute_90 PTX (JIT-compiled by newer drivers).
 # Without nvcc 12+ (or, for the JNI bridges, the JDK's JNI headers) it prints why and builds nothing: the GPU
 # backend then reports itself unavailable and Backend.AUTO takes the CPU.
@@ -47,7 +48,7 @@ archs=(-gencode arch=compute_80,code=sm_80 -gencode arch=compute_86,code=sm_86
 outputs=()
 for f in "${kernels[@]}"; do outputs+=("$out/$(basename "${f%.cu}").fatbin"); done
 (( ${#bridges[@]} > 0 )) && outputs+=("$out/libflixnative.so")
-inputs=$(cat "$include"/kernel_contract.h "$src"/*.cu "$0" | md5sum | cut -d' ' -f1)
+inputs=$(cat "$include"/kernel_contract.h "$src"/*.cu "$src"/*.h "$0" | md5sum | cut -d' ' -f1)
 up_to_date=true
 [[ -f $stamp && $(cat "$stamp") == "$inputs" ]] || up_to_date=false
 for o in "${outputs[@]}"; do [[ -f $o ]] || up_to_date=false; done

@@ -4,12 +4,12 @@
 //
 // Why not JCuda's bindings of the same calls: its cuMemCreate fills CUmemAllocationProp without clearing it (the
 // reserved bytes, and allocation flags read from the wrong object), and the driver then rejects it with
-// CUDA_ERROR_INVALID_VALUE at random. The driver's entry points are looked up in libcuda.so.1 (always present
-// where the driver is), so the library needs no CUDA toolkit at run time. Returns are CUresult codes (0 = success).
+// CUDA_ERROR_INVALID_VALUE at random. Returns are CUresult codes (0 = success).
 #include <jni.h>
 #include <cuda.h>
-#include <dlfcn.h>
 #include <cstring>
+
+#include "cuda_driver.h"
 
 namespace {
 
@@ -40,18 +40,15 @@ struct Driver {
 const Driver& driver() {
     static Driver d = [] {
         Driver r{};
-        void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-        if (!lib) lib = dlopen("libcuda.so.1", RTLD_NOW);
-        if (!lib) return r;
-        r.granularity = (GranularityFn)dlsym(lib, "cuMemGetAllocationGranularity");
-        r.reserve = (ReserveFn)dlsym(lib, "cuMemAddressReserve");
-        r.addressFree = (AddressFreeFn)dlsym(lib, "cuMemAddressFree");
-        r.create = (CreateFn)dlsym(lib, "cuMemCreate");
-        r.release = (ReleaseFn)dlsym(lib, "cuMemRelease");
-        r.map = (MapFn)dlsym(lib, "cuMemMap");
-        r.unmap = (UnmapFn)dlsym(lib, "cuMemUnmap");
-        r.setAccess = (SetAccessFn)dlsym(lib, "cuMemSetAccess");
-        r.errorString = (ErrorStringFn)dlsym(lib, "cuGetErrorString");
+        r.granularity = (GranularityFn)flixDriverSymbol("cuMemGetAllocationGranularity");
+        r.reserve = (ReserveFn)flixDriverSymbol("cuMemAddressReserve");
+        r.addressFree = (AddressFreeFn)flixDriverSymbol("cuMemAddressFree");
+        r.create = (CreateFn)flixDriverSymbol("cuMemCreate");
+        r.release = (ReleaseFn)flixDriverSymbol("cuMemRelease");
+        r.map = (MapFn)flixDriverSymbol("cuMemMap");
+        r.unmap = (UnmapFn)flixDriverSymbol("cuMemUnmap");
+        r.setAccess = (SetAccessFn)flixDriverSymbol("cuMemSetAccess");
+        r.errorString = (ErrorStringFn)flixDriverSymbol("cuGetErrorString");
         r.loaded = r.granularity && r.reserve && r.addressFree && r.create && r.release && r.map && r.unmap
                    && r.setAccess && r.errorString;
         return r;

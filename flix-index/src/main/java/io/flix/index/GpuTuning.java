@@ -33,13 +33,18 @@ import java.util.function.Function;
  * @param growWhileSorting         the pool grows ahead, by a guess, while the device sorts an upsert's batch
  *                                 (where it grows in place); false: only after the count pass knows the need
  * @param trace                    each step synchronises and prints its time to stderr (profiling; slows batches)
+ * @param registerHeap             host arrays cross the bus straight from and into the Java heap, which the first
+ *                                 index to open registers with the driver (once per process), where the heap can
+ *                                 never shrink ({@code -Xms} = {@code -Xmx}) under G1, Parallel or Serial; else, or
+ *                                 false, through pinned staging and host copies (docs/gpu-tuning.md)
  */
 public record GpuTuning(boolean autoRestructure, int longChain, int chainGroup, int anyOrderChainMax,
                         int touchedBucketsRatio, int localitySortRatio, int localityBitsBelowBuckets,
-                        boolean growInPlace, int inPlaceMinNodes, boolean growWhileSorting, boolean trace) {
+                        boolean growInPlace, int inPlaceMinNodes, boolean growWhileSorting, boolean trace,
+                        boolean registerHeap) {
 
     /** The values the backend is measured and tested with. */
-    public static final GpuTuning DEFAULTS = new GpuTuning(true, 16, 8, 256, 8, 1, 5, true, 1 << 20, true, false);
+    public static final GpuTuning DEFAULTS = new GpuTuning(true, 16, 8, 256, 8, 1, 5, true, 1 << 20, true, false, true);
 
     /** Prefix of the system properties that override fields: {@code flix.gpu.} and the field's name. */
     public static final String PROPERTY_PREFIX = "flix.gpu.";
@@ -70,57 +75,69 @@ public record GpuTuning(boolean autoRestructure, int longChain, int chainGroup, 
 
     public GpuTuning withAutoRestructure(boolean on) {
         return new GpuTuning(on, longChain, chainGroup, anyOrderChainMax, touchedBucketsRatio, localitySortRatio,
-                localityBitsBelowBuckets, growInPlace, inPlaceMinNodes, growWhileSorting, trace);
+                localityBitsBelowBuckets, growInPlace, inPlaceMinNodes, growWhileSorting, trace, registerHeap);
     }
 
     public GpuTuning withLongChain(int nodes) {
         return new GpuTuning(autoRestructure, nodes, chainGroup, anyOrderChainMax, touchedBucketsRatio,
-                localitySortRatio, localityBitsBelowBuckets, growInPlace, inPlaceMinNodes, growWhileSorting, trace);
+                localitySortRatio, localityBitsBelowBuckets, growInPlace, inPlaceMinNodes, growWhileSorting, trace,
+                registerHeap);
     }
 
     public GpuTuning withChainGroup(int nodes) {
         return new GpuTuning(autoRestructure, longChain, nodes, anyOrderChainMax, touchedBucketsRatio,
-                localitySortRatio, localityBitsBelowBuckets, growInPlace, inPlaceMinNodes, growWhileSorting, trace);
+                localitySortRatio, localityBitsBelowBuckets, growInPlace, inPlaceMinNodes, growWhileSorting, trace,
+                registerHeap);
     }
 
     public GpuTuning withAnyOrderChainMax(int nodes) {
         return new GpuTuning(autoRestructure, longChain, chainGroup, nodes, touchedBucketsRatio, localitySortRatio,
-                localityBitsBelowBuckets, growInPlace, inPlaceMinNodes, growWhileSorting, trace);
+                localityBitsBelowBuckets, growInPlace, inPlaceMinNodes, growWhileSorting, trace, registerHeap);
     }
 
     public GpuTuning withTouchedBucketsRatio(int ratio) {
         return new GpuTuning(autoRestructure, longChain, chainGroup, anyOrderChainMax, ratio, localitySortRatio,
-                localityBitsBelowBuckets, growInPlace, inPlaceMinNodes, growWhileSorting, trace);
+                localityBitsBelowBuckets, growInPlace, inPlaceMinNodes, growWhileSorting, trace, registerHeap);
     }
 
     public GpuTuning withLocalitySortRatio(int ratio) {
         return new GpuTuning(autoRestructure, longChain, chainGroup, anyOrderChainMax, touchedBucketsRatio, ratio,
-                localityBitsBelowBuckets, growInPlace, inPlaceMinNodes, growWhileSorting, trace);
+                localityBitsBelowBuckets, growInPlace, inPlaceMinNodes, growWhileSorting, trace, registerHeap);
     }
 
     public GpuTuning withLocalityBitsBelowBuckets(int bits) {
         return new GpuTuning(autoRestructure, longChain, chainGroup, anyOrderChainMax, touchedBucketsRatio,
-                localitySortRatio, bits, growInPlace, inPlaceMinNodes, growWhileSorting, trace);
+                localitySortRatio, bits, growInPlace, inPlaceMinNodes, growWhileSorting, trace, registerHeap);
     }
 
     public GpuTuning withGrowInPlace(boolean on) {
         return new GpuTuning(autoRestructure, longChain, chainGroup, anyOrderChainMax, touchedBucketsRatio,
-                localitySortRatio, localityBitsBelowBuckets, on, inPlaceMinNodes, growWhileSorting, trace);
+                localitySortRatio, localityBitsBelowBuckets, on, inPlaceMinNodes, growWhileSorting, trace,
+                registerHeap);
     }
 
     public GpuTuning withInPlaceMinNodes(int nodes) {
         return new GpuTuning(autoRestructure, longChain, chainGroup, anyOrderChainMax, touchedBucketsRatio,
-                localitySortRatio, localityBitsBelowBuckets, growInPlace, nodes, growWhileSorting, trace);
+                localitySortRatio, localityBitsBelowBuckets, growInPlace, nodes, growWhileSorting, trace,
+                registerHeap);
     }
 
     public GpuTuning withGrowWhileSorting(boolean on) {
         return new GpuTuning(autoRestructure, longChain, chainGroup, anyOrderChainMax, touchedBucketsRatio,
-                localitySortRatio, localityBitsBelowBuckets, growInPlace, inPlaceMinNodes, on, trace);
+                localitySortRatio, localityBitsBelowBuckets, growInPlace, inPlaceMinNodes, on, trace,
+                registerHeap);
+    }
+
+    public GpuTuning withRegisterHeap(boolean on) {
+        return new GpuTuning(autoRestructure, longChain, chainGroup, anyOrderChainMax, touchedBucketsRatio,
+                localitySortRatio, localityBitsBelowBuckets, growInPlace, inPlaceMinNodes, growWhileSorting, trace,
+                on);
     }
 
     public GpuTuning withTrace(boolean on) {
         return new GpuTuning(autoRestructure, longChain, chainGroup, anyOrderChainMax, touchedBucketsRatio,
-                localitySortRatio, localityBitsBelowBuckets, growInPlace, inPlaceMinNodes, growWhileSorting, on);
+                localitySortRatio, localityBitsBelowBuckets, growInPlace, inPlaceMinNodes, growWhileSorting, on,
+                registerHeap);
     }
 
     /**
@@ -142,6 +159,7 @@ public record GpuTuning(boolean autoRestructure, int longChain, int chainGroup, 
         t = override(t, "inPlaceMinNodes", GpuTuning::parseInt, GpuTuning::withInPlaceMinNodes);
         t = override(t, "growWhileSorting", GpuTuning::parseBoolean, GpuTuning::withGrowWhileSorting);
         t = override(t, "trace", GpuTuning::parseBoolean, GpuTuning::withTrace);
+        t = override(t, "registerHeap", GpuTuning::parseBoolean, GpuTuning::withRegisterHeap);
         // longChain and chainGroup are checked against each other: set both, then check
         final String longChainValue = System.getProperty(PROPERTY_PREFIX + "longChain");
         final String chainGroupValue = System.getProperty(PROPERTY_PREFIX + "chainGroup");
@@ -153,7 +171,7 @@ public record GpuTuning(boolean autoRestructure, int longChain, int chainGroup, 
             try {
                 t = new GpuTuning(t.autoRestructure, lc, cg, t.anyOrderChainMax, t.touchedBucketsRatio,
                         t.localitySortRatio, t.localityBitsBelowBuckets, t.growInPlace, t.inPlaceMinNodes,
-                        t.growWhileSorting, t.trace);
+                        t.growWhileSorting, t.trace, t.registerHeap);
             } catch (IllegalArgumentException e) {
                 throw new IllegalArgumentException("system properties " + PROPERTY_PREFIX + "longChain="
                         + longChainValue + " and " + PROPERTY_PREFIX + "chainGroup=" + chainGroupValue + ": "

@@ -51,12 +51,14 @@ public final class GpuSortedArrayIndex extends AbstractGpuIndex {
     private final SortedArrayKernels arrayKernels = new SortedArrayKernels(device, stream, this::trace);
 
     private GpuSortedArrayIndex(FlixConfig config, GpuRuntime.DeviceContext device) {
-        super(device, config.gpuMemoryBudget(), COUNTER_SLOTS);
+        super(device, config.gpuMemoryBudget(), COUNTER_SLOTS,
+                config.gpuTuning().withSystemPropertyOverrides().registerHeap());
     }
 
     /**
-     * Opens an empty sorted array on the configured device, within the configured GPU memory budget (the other
-     * settings of {@code config} do not apply).
+     * Opens an empty sorted array on the configured device, within the configured GPU memory budget, its host
+     * arrays crossing the bus as the tuning's {@code registerHeap} says (the other settings of {@code config} do not
+     * apply).
      *
      * @throws IllegalStateException where no GPU is usable ({@link GpuSupport#unavailableReason()})
      */

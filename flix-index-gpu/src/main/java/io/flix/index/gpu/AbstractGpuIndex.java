@@ -9,6 +9,7 @@ import io.flix.index.Backend;
 import io.flix.index.BatchArgs;
 import io.flix.index.FlixConfig;
 import io.flix.index.GpuMemoryBudget;
+import io.flix.index.GpuTuning;
 import io.flix.index.RangeResult;
 
 import java.io.IOException;
@@ -31,9 +32,9 @@ import jcuda.driver.CUdeviceptr;
  * <p>Lookups run one at a time, as updates do: every call works in the index's batch scratch, staging memory and
  * streams. The streams are the index's own ({@link DeviceStream}: one for its device work, one for copies each
  * way), never the legacy default stream, so indexes that share a device (the subtasks of a task manager, several
- * dimensions) overlap rather than queue behind each other. Host arrays go over the bus in pieces through pinned
- * staging ({@link StagedCopies}); a lookup is a pipeline of chunks, each going up, looked up and coming back while
- * the next goes up.
+ * dimensions) overlap rather than queue behind each other. Host arrays go over the bus straight from the heap where it
+ * is registered ({@link DirectCopies}, {@link HeapRegistration}), else in pieces through pinned staging ({@link
+ * StagedCopies}); a lookup is a pipeline of chunks, each going up, looked up and coming back while the next goes up.
  */
 abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResidentIndex {
 
@@ -44,7 +45,8 @@ abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResid
     final FlixKernels kernels;
     /** CUB, small reads, and the batch checks, sorts and dedupe. */
     final DeviceSteps steps;
-    final StagedCopies copies;
+    /** How host arrays cross the bus: straight from the registered heap, or through pinned staging. */
+    final HostArrayCopies copies;
     /** Small results the kernels write and the host reads, in the structure's named slots. */
     final DeviceCounters counters;
     /** Where every device allocation of this index is reserved, within its GPU memory budget. */
@@ -61,8 +63,12 @@ abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResid
     /**
      * @param budget       the GPU memory budget of the index's allocations ({@link FlixConfig#gpuMemoryBudget()})
      * @param counterSlots slots of {@link #counters} (KernelContract's INDEX_ or SA_COUNTER_SLOTS)
+     * @param registerHeap whether host arrays may cross the bus straight from the heap
+     *                     ({@link GpuTuning#registerHeap()}): they do where {@link HeapRegistration} has
+     *                     registered it (the first index to ask does)
      */
-    AbstractGpuIndex(GpuRuntime.DeviceContext device, GpuMemoryBudget budget, int counterSlots) {
+    AbstractGpuIndex(GpuRuntime.DeviceContext device, GpuMemoryBudget budget, int counterSlots,
+                     boolean registerHeap) {
         super(Backend.GPU, false);
         this.device = device;
         this.memory = device.memory.account(budget);
@@ -75,10 +81,11 @@ abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResid
         this.stream = new DeviceStream();
         this.kernels = new FlixKernels(device, stream, this::trace);
         DeviceSteps s = null;
-        StagedCopies c = null;
+        HostArrayCopies c = null;
         try {
             s = new DeviceSteps(kernels, memory, this::trace);
-            c = new StagedCopies(device, stream);
+            c = registerHeap && HeapRegistration.ensure() ? new DirectCopies(device, stream)
+                    : new StagedCopies(device, stream);
             this.counters = new DeviceCounters(memory, counterSlots, "counters", stream);
         } catch (RuntimeException e) {
             if (c != null) {
@@ -308,7 +315,7 @@ abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResid
     }
 
     /**
-     * A lookup of host arrays: a pipeline of chunks ({@link StagedCopies#lookup}), each looked up on the device on
+     * A lookup of host arrays: a pipeline of chunks ({@link HostArrayCopies#lookup}), each looked up on the device on
      * its own (a chunk of a sorted batch is sorted; an unsorted chunk is sorted on the device as a whole batch
      * would be). The sort promise of a large batch is checked by the device within each chunk and here across the
      * seams between pieces; a fault found in a chunk is worded for the whole batch, as BatchArgs words it.
@@ -324,7 +331,7 @@ abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResid
         final DeviceBuffer queries = batchKeys.ensure(n * 8L);
         final DeviceBuffer valuesResult = outValues.ensure(n * 8L);
         final DeviceBuffer keysResult = keysOut == null ? null : outKeys.ensure(n * 8L);
-        final StagedCopies.ChunkWork work = (from, count) -> lookupOnDevice(mode,
+        final HostArrayCopies.ChunkWork work = (from, count) -> lookupOnDevice(mode,
                 queries.view(from * 8, count * 8L), count, keysSorted, hostChecked,
                 keysResult == null ? null : keysResult.view(from * 8, count * 8L),
                 valuesResult.view(from * 8, count * 8L));
@@ -534,8 +541,7 @@ abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResid
     void trace(String step) {
     }
 
-    // Host<->device copies go in pieces through pinned staging (StagedCopies), the host's copies and the DMA
-    // overlapped.
+    // Host<->device copies (HostArrayCopies): straight from the heap, or through pinned staging.
 
     /** Uploads a batch into batchKeys (and batchValues where values != null); returns batchKeys. */
     final DeviceBuffer uploadBatch(long[] keys, long[] values, int n) {

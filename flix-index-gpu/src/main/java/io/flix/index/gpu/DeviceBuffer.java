@@ -263,7 +263,15 @@ public final class DeviceBuffer implements AutoCloseable {
 
     /** The pointer {@code byteOffset} bytes in. */
     CUdeviceptr at(long byteOffset) {
-        return pointer().withByteOffset(byteOffset);
+        return new RawDevicePointer(address() + byteOffset);
+    }
+
+    /** The raw device address of a buffer's pointer ({@link #pointer()}, {@link #at}), for native code. */
+    static long addressOf(CUdeviceptr pointer) {
+        if (pointer instanceof RawDevicePointer raw) {
+            return raw.address();
+        }
+        throw new IllegalArgumentException("not a device buffer's pointer: " + pointer);
     }
 
     /** The raw device address, for the CUB bridge. */

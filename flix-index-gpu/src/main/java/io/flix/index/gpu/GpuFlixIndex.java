@@ -108,7 +108,7 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
     private long traceMark;
 
     private GpuFlixIndex(FlixConfig config, GpuTuning tuning, GpuRuntime.DeviceContext device) {
-        super(device, config.gpuMemoryBudget(), INDEX_COUNTER_SLOTS);
+        super(device, config.gpuMemoryBudget(), INDEX_COUNTER_SLOTS, tuning.registerHeap());
         this.keysPerBuiltNode = config.keysPerBuiltNode();
         this.tuning = tuning;
         this.chains = new ChainPolicy(tuning);

@@ -27,7 +27,7 @@ import jcuda.driver.CUevent_flags;
  * the kernels overlap. Calls of one index are serialised by its lock; create, use and close with the device's
  * context current.
  */
-final class StagedCopies implements AutoCloseable {
+final class StagedCopies implements HostArrayCopies {
 
     /** Pieces a lookup chunk holds at least (8 MiB): smaller batches go in one chunk. */
     static final int MIN_PIECES_PER_CHUNK = 8;
@@ -44,12 +44,6 @@ final class StagedCopies implements AutoCloseable {
                 t.setDaemon(true);
                 return t;
             });
-
-    /** Device work on {@code count} longs of a batch from {@code from}, issued on the compute stream. */
-    @FunctionalInterface
-    interface ChunkWork {
-        void run(long from, int count);
-    }
 
     private final GpuRuntime.DeviceContext device;
     private final DeviceStream compute;
@@ -99,13 +93,8 @@ final class StagedCopies implements AutoCloseable {
         return e;
     }
 
-    /** Copies {@code src[0, n)} to {@code dst}, ahead of the compute stream's next work; returns when src may change. */
-    void upload(long[] src, int n, CUdeviceptr dst) {
-        uploadAll(new long[][] {src}, n, new CUdeviceptr[] {dst});
-    }
-
-    /** Copies {@code srcs[i][0, n)} to {@code dsts[i]} for every i, ahead of the compute stream's next work. */
-    void uploadAll(long[][] srcs, int n, CUdeviceptr[] dsts) {
+    @Override
+    public void uploadAll(long[][] srcs, int n, CUdeviceptr[] dsts) {
         if (n == 0) {
             return;
         }
@@ -123,13 +112,8 @@ final class StagedCopies implements AutoCloseable {
         }
     }
 
-    /** Copies {@code n} longs from {@code src} into {@code dst[0, n)}, after the compute stream's work so far. */
-    void download(CUdeviceptr src, long[] dst, int n) {
-        downloadAll(new CUdeviceptr[] {src}, new long[][] {dst}, n);
-    }
-
-    /** Copies {@code n} longs from each {@code srcs[i]} into {@code dsts[i][0, n)}, after the compute stream's work. */
-    void downloadAll(CUdeviceptr[] srcs, long[][] dsts, int n) {
+    @Override
+    public void downloadAll(CUdeviceptr[] srcs, long[][] dsts, int n) {
         if (n == 0) {
             return;
         }
@@ -146,13 +130,9 @@ final class StagedCopies implements AutoCloseable {
         }
     }
 
-    /**
-     * Produces a result in parts and brings each part back while the next is produced: {@code produce} issues part
-     * k on the compute stream, whose longs {@code [starts[k], starts[k + 1])} of each {@code srcs[i]} then go into
-     * {@code dsts[i]} at the same place. Returns when the results are in place.
-     */
-    void produceAndDownload(long[] starts, java.util.function.IntConsumer produce, CUdeviceptr[] srcs,
-                            long[][] dsts) {
+    @Override
+    public void produceAndDownload(long[] starts, java.util.function.IntConsumer produce, CUdeviceptr[] srcs,
+                                   long[][] dsts) {
         final int parts = starts.length - 1;
         final long total = starts[parts] - starts[0];
         try (Trip trip = new Trip(total <= PinnedPieces.PIECE_LONGS)) {
@@ -171,13 +151,9 @@ final class StagedCopies implements AutoCloseable {
         }
     }
 
-    /**
-     * A lookup pipeline: uploads {@code queries[0, n)} to {@code queriesOnDevice} chunk by chunk, runs {@code work}
-     * on each chunk once it has arrived, and downloads each chunk's results from {@code resultsOnDevice[i]} into
-     * {@code results[i]} while later chunks go up and are worked on. Returns when the results are in place.
-     */
-    void lookup(long[] queries, int n, CUdeviceptr queriesOnDevice, ChunkWork work, CUdeviceptr[] resultsOnDevice,
-                long[][] results) {
+    @Override
+    public void lookup(long[] queries, int n, CUdeviceptr queriesOnDevice, ChunkWork work,
+                       CUdeviceptr[] resultsOnDevice, long[][] results) {
         if (n == 0) {
             return;
         }

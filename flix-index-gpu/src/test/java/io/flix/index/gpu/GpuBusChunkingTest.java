@@ -1,13 +1,34 @@
 package io.flix.index.gpu;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.flix.index.Backend;
 import io.flix.index.FlixConfig;
 import io.flix.index.FlixIndex;
 
-/** The FliX index's host arrays in pieces and chunks over the bus (the contract). Skipped where no GPU is usable. */
+import org.junit.jupiter.api.Test;
+
+/**
+ * The FliX index's host arrays in pieces and chunks over the bus (the contract), as the JVM's heap allows: straight
+ * from the heap where it cannot shrink (the module's tests run so), else staged. Skipped where no GPU is usable.
+ */
 class GpuBusChunkingTest extends BusChunkingContract {
 
     @Override
     protected FlixIndex open(FlixConfig config) {
         return GpuFlixIndex.open(config);
+    }
+
+    @Test
+    void hostArraysGoStraightFromTheHeapExactlyWhereTheHeapCannotShrink() {
+        try (GpuFlixIndex index = GpuFlixIndex.open(FlixConfig.builder().backend(Backend.GPU).build())) {
+            final boolean safe = HeapRegistration.unsafeReasonHere() == null;
+            assertEquals(safe, index.copies instanceof DirectCopies, HeapRegistration.outcome());
+            assertEquals(safe, HeapRegistration.registeredBytes() > 0, HeapRegistration.outcome());
+            if (safe) {
+                assertTrue(HeapRegistration.outcome().startsWith("registered"), HeapRegistration.outcome());
+            }
+        }
     }
 }

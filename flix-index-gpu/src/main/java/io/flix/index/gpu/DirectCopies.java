@@ -1,0 +1,233 @@
+package io.flix.index.gpu;
+
+import static jcuda.driver.JCudaDriver.cuEventCreate;
+import static jcuda.driver.JCudaDriver.cuEventDestroy;
+import static jcuda.driver.JCudaDriver.cuEventRecord;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.function.IntConsumer;
+
+import jcuda.driver.CUdeviceptr;
+import jcuda.driver.CUevent;
+import jcuda.driver.CUevent_flags;
+
+/**
+ * Host arrays straight between the registered Java heap and the device ({@link HostArrayDma}, {@link
+ * HeapRegistration}): no staging and no host copy, so a call moves its bytes once, at the bus's rate. Arrays go in
+ * segments of at most {@link #SEGMENT_LONGS}, each copy holding its array still only while it runs; copies to the
+ * device run on threads of their own, copies to the host on others, each way on a stream of the index's own. A
+ * lookup runs as a pipeline of chunks: chunk k + 1 goes up while chunk k is looked up and chunk k - 1 comes back.
+ *
+ * <p>No copy ever waits for Java: an upload waits for nothing, a download only for device work already issued. So
+ * a copy holding its array still always ends, whatever the other threads wait for.
+ */
+final class DirectCopies implements HostArrayCopies {
+
+    /** Longs a copy moves at most (32 MiB, under a millisecond): bounds how long it holds its array still. */
+    static final int SEGMENT_LONGS = 1 << 22;
+    /** Pieces (of {@link PinnedPieces#PIECE_LONGS}) a lookup chunk holds at least: 2 MiB. */
+    static final int MIN_PIECES_PER_CHUNK = 2;
+    /** Threads a direction: two keep its stream fed while one waits for its copy to end. */
+    private static final int THREADS_A_DIRECTION = 4;
+    private static final ExecutorService UP = pool("flix-gpu-copy-up");
+    private static final ExecutorService DOWN = pool("flix-gpu-copy-down");
+
+    private final GpuRuntime.DeviceContext device;
+    private final DeviceStream compute;
+    private final DeviceStream in;
+    private final DeviceStream out;
+    private final CUevent computed = new CUevent();
+
+    DirectCopies(GpuRuntime.DeviceContext device, DeviceStream compute) {
+        this.device = device;
+        this.compute = compute;
+        DeviceStream i = null;
+        DeviceStream o = null;
+        try {
+            i = new DeviceStream();
+            o = new DeviceStream();
+            cuEventCreate(computed, CUevent_flags.CU_EVENT_DISABLE_TIMING);
+        } catch (RuntimeException e) {
+            if (i != null) {
+                i.close();
+            }
+            if (o != null) {
+                o.close();
+            }
+            throw e;
+        }
+        this.in = i;
+        this.out = o;
+    }
+
+    private static ExecutorService pool(String name) {
+        return Executors.newFixedThreadPool(THREADS_A_DIRECTION, runnable -> {
+            final Thread t = new Thread(runnable, name);
+            t.setDaemon(true);
+            return t;
+        });
+    }
+
+    /** How a lookup batch of n longs is cut into chunks. */
+    static ChunkPlan plan(int n) {
+        return ChunkPlan.of(n, PinnedPieces.PIECE_LONGS, MIN_PIECES_PER_CHUNK, StagedCopies.MAX_PIECES_PER_CHUNK);
+    }
+
+    @Override
+    public void uploadAll(long[][] srcs, int n, CUdeviceptr[] dsts) {
+        try (Copies copies = new Copies(n <= SEGMENT_LONGS)) {
+            for (int a = 0; a < srcs.length; a++) {
+                copies.up(srcs[a], 0, n, dsts[a]);
+            }
+        }
+    }
+
+    @Override
+    public void downloadAll(CUdeviceptr[] srcs, long[][] dsts, int n) {
+        try (Copies copies = new Copies(n <= SEGMENT_LONGS)) {
+            afterCompute();
+            for (int a = 0; a < srcs.length; a++) {
+                copies.down(srcs[a], dsts[a], 0, n);
+            }
+        }
+    }
+
+    @Override
+    public void produceAndDownload(long[] starts, IntConsumer produce, CUdeviceptr[] srcs, long[][] dsts) {
+        final int parts = starts.length - 1;
+        try (Copies copies = new Copies(starts[parts] - starts[0] <= PinnedPieces.PIECE_LONGS)) {
+            for (int k = 0; k < parts; k++) {
+                produce.accept(k);
+                afterCompute();
+                for (int a = 0; a < srcs.length; a++) {
+                    copies.down(srcs[a], dsts[a], starts[k], starts[k + 1] - starts[k]);
+                }
+            }
+        }
+    }
+
+    @Override
+    public void lookup(long[] queries, int n, CUdeviceptr queriesOnDevice, ChunkWork work,
+                       CUdeviceptr[] resultsOnDevice, long[][] results) {
+        if (n == 0) {
+            return;
+        }
+        final ChunkPlan plan = plan(n);
+        final int chunks = plan.chunks();
+        try (Copies copies = new Copies(chunks == 1)) {
+            final List<CompletableFuture<Void>> arrivals = new ArrayList<>();
+            for (int k = 0; k < Math.min(2, chunks); k++) {
+                arrivals.add(copies.up(queries, plan.chunkStart(k), plan.chunkLength(k), queriesOnDevice));
+            }
+            for (int k = 0; k < chunks; k++) {
+                join(arrivals.get(k));
+                if (k + 2 < chunks) {
+                    // the chunk after next goes up (behind the next) while this one is worked on
+                    arrivals.add(copies.up(queries, plan.chunkStart(k + 2), plan.chunkLength(k + 2),
+                            queriesOnDevice));
+                }
+                work.run(plan.chunkStart(k), plan.chunkLength(k));
+                afterCompute();
+                for (int a = 0; a < results.length; a++) {
+                    copies.down(resultsOnDevice[a], results[a], plan.chunkStart(k), plan.chunkLength(k));
+                }
+            }
+        }
+    }
+
+    /** Copies to the host issued from now on wait for the compute stream's work issued so far. */
+    private void afterCompute() {
+        cuEventRecord(computed, compute.stream());
+        out.waitFor(computed);
+    }
+
+    /**
+     * One call's copies in flight. Closing waits for all of them, even after a failure, and throws the first
+     * failure.
+     */
+    private final class Copies implements AutoCloseable {
+        /** Whether the copies run on the calling thread: a small call, whose hand-over would cost more. */
+        private final boolean inline;
+        private final List<CompletableFuture<Void>> started = new ArrayList<>();
+
+        Copies(boolean inline) {
+            this.inline = inline;
+        }
+
+        /** Copies {@code src[from, from + count)} to {@code dst} at the same place; done when the future is. */
+        CompletableFuture<Void> up(long[] src, long from, long count, CUdeviceptr dst) {
+            final long base = DeviceBuffer.addressOf(dst);
+            return segments(UP, from, count, (at, length) -> DeviceMemoryNative.check(HostArrayDma.toDevice(src,
+                    (int) at, length, base + at * Long.BYTES, in.address()), "copy to the device"));
+        }
+
+        /** Copies {@code count} longs of {@code src} from {@code from} into {@code dst} at the same place. */
+        void down(CUdeviceptr src, long[] dst, long from, long count) {
+            final long base = DeviceBuffer.addressOf(src);
+            segments(DOWN, from, count, (at, length) -> DeviceMemoryNative.check(HostArrayDma.toHost(
+                    base + at * Long.BYTES, dst, (int) at, length, out.address()), "copy to the host"));
+        }
+
+        private CompletableFuture<Void> segments(ExecutorService threads, long from, long count, Segment copy) {
+            final List<CompletableFuture<Void>> parts = new ArrayList<>();
+            for (long at = from; at < from + count; at += SEGMENT_LONGS) {
+                final long start = at;
+                final int length = (int) Math.min(SEGMENT_LONGS, from + count - at);
+                final CompletableFuture<Void> part;
+                if (inline) {
+                    copy.run(start, length);
+                    part = CompletableFuture.completedFuture(null);
+                } else {
+                    part = CompletableFuture.runAsync(() -> {
+                        device.makeCurrent();
+                        copy.run(start, length);
+                    }, threads);
+                }
+                parts.add(part);
+                started.add(part);
+            }
+            return CompletableFuture.allOf(parts.toArray(CompletableFuture[]::new));
+        }
+
+        @Override
+        public void close() {
+            RuntimeException failure = null;
+            for (CompletableFuture<Void> f : started) {
+                try {
+                    join(f);
+                } catch (RuntimeException e) {
+                    failure = failure == null ? e : failure;
+                }
+            }
+            if (failure != null) {
+                throw failure;
+            }
+        }
+    }
+
+    /** A copy of {@code length} longs at {@code at}. */
+    @FunctionalInterface
+    private interface Segment {
+        void run(long at, int length);
+    }
+
+    private static void join(CompletableFuture<Void> f) {
+        try {
+            f.join();
+        } catch (CompletionException e) {
+            throw e.getCause() instanceof RuntimeException cause ? cause : e;
+        }
+    }
+
+    @Override
+    public void close() {
+        in.close();
+        out.close();
+        cuEventDestroy(computed);
+    }
+}

@@ -1,0 +1,56 @@
+package io.flix.index.gpu;
+
+import java.util.function.IntConsumer;
+
+import jcuda.driver.CUdeviceptr;
+
+/**
+ * How one index's host {@code long[]} arrays cross the bus, ordered with the work on its compute stream: through
+ * pinned staging ({@link StagedCopies}) or straight from a registered heap ({@link DirectCopies}). Calls of one index
+ * are serialised by its lock; create, use and close with the device's context current.
+ */
+interface HostArrayCopies extends AutoCloseable {
+
+    /** Device work on {@code count} longs of a batch from {@code from}, issued on the compute stream. */
+    @FunctionalInterface
+    interface ChunkWork {
+        void run(long from, int count);
+    }
+
+    /** Copies {@code src[0, n)} to {@code dst}, ahead of the compute stream's next work. */
+    default void upload(long[] src, int n, CUdeviceptr dst) {
+        uploadAll(new long[][] {src}, n, new CUdeviceptr[] {dst});
+    }
+
+    /**
+     * Copies {@code srcs[i][0, n)} to {@code dsts[i]} for every i, ahead of the compute stream's next work; returns
+     * when the sources may change.
+     */
+    void uploadAll(long[][] srcs, int n, CUdeviceptr[] dsts);
+
+    /** Copies {@code n} longs from {@code src} into {@code dst[0, n)}, after the compute stream's work so far. */
+    default void download(CUdeviceptr src, long[] dst, int n) {
+        downloadAll(new CUdeviceptr[] {src}, new long[][] {dst}, n);
+    }
+
+    /** Copies {@code n} longs from each {@code srcs[i]} into {@code dsts[i][0, n)}, after the compute stream's work. */
+    void downloadAll(CUdeviceptr[] srcs, long[][] dsts, int n);
+
+    /**
+     * Produces a result in parts and brings each part back while the next is produced: {@code produce} issues part
+     * k on the compute stream, whose longs {@code [starts[k], starts[k + 1])} of each {@code srcs[i]} then go into
+     * {@code dsts[i]} at the same place. Returns when the results are in place.
+     */
+    void produceAndDownload(long[] starts, IntConsumer produce, CUdeviceptr[] srcs, long[][] dsts);
+
+    /**
+     * A lookup pipeline: uploads {@code queries[0, n)} to {@code queriesOnDevice} chunk by chunk, runs {@code work}
+     * on each chunk once it has arrived, and downloads each chunk's results from {@code resultsOnDevice[i]} into
+     * {@code results[i]} while later chunks go up and are worked on. Returns when the results are in place.
+     */
+    void lookup(long[] queries, int n, CUdeviceptr queriesOnDevice, ChunkWork work, CUdeviceptr[] resultsOnDevice,
+                long[][] results);
+
+    @Override
+    void close();
+}

@@ -1,0 +1,23 @@
+package io.flix.index.gpu;
+
+/**
+ * The JNI bridge that copies Java {@code long[]} arrays straight between the heap and the device
+ * ({@code src/main/cuda/flix_heap_jni.cu}, in the project's native library): no pinned staging and no host copy,
+ * once {@link HeapRegistration} has registered the heap with the driver. Each copy holds its array still
+ * (JNI's critical access) until the copy has finished, so keep copies short (a piece or a chunk). Create and use with
+ * the device's context current; returns are CUresult codes ({@link DeviceMemoryNative#check}).
+ */
+final class HostArrayDma {
+
+    private HostArrayDma() {
+    }
+
+    /** Registers the mapping that holds {@code probe}'s elements; its start and length into out[0], out[1]. */
+    static native int registerMappingOf(long[] probe, long[] out);
+
+    /** Copies {@code src[from, from + count)} to device address {@code dst} on {@code stream}; returns when done. */
+    static native int toDevice(long[] src, int from, int count, long dst, long stream);
+
+    /** Copies {@code count} longs from device address {@code src} into {@code dst[from, from + count)}; when done. */
+    static native int toHost(long src, long[] dst, int from, int count, long stream);
+}
