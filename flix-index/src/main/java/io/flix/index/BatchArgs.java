@@ -1,7 +1,16 @@
 package io.flix.index;
 
+import java.util.function.IntPredicate;
+import java.util.stream.IntStream;
+
 /** Argument checks shared by every backend: each failure names the argument and leaves the index untouched. */
 public final class BatchArgs {
+
+    /**
+     * Range batches of at least this many ranges are checked on every core: a bulk call's check would otherwise
+     * take about as long as the GPU's count pass. Micro-batches stay on the calling thread.
+     */
+    static final int PARALLEL_CHECK_MIN = 1 << 18;
 
     private BatchArgs() {
     }
@@ -62,11 +71,11 @@ public final class BatchArgs {
         if (limitPerRange < 1) {
             throw new IllegalArgumentException("limitPerRange must be >= 1, was " + limitPerRange);
         }
-        for (int i = 0; i < n; i++) {
-            if (lo[i] > hi[i]) {
-                throw new IllegalArgumentException(
-                        "lo[" + i + "] = " + lo[i] + " is greater than hi[" + i + "] = " + hi[i]);
-            }
+        final IntPredicate inverted = i -> lo[i] > hi[i];
+        final int i = n < PARALLEL_CHECK_MIN ? IntStream.range(0, n).filter(inverted).findFirst().orElse(-1)
+                : IntStream.range(0, n).parallel().filter(inverted).findFirst().orElse(-1);
+        if (i >= 0) {
+            throw new IllegalArgumentException("lo[" + i + "] = " + lo[i] + " is greater than hi[" + i + "] = " + hi[i]);
         }
     }
 

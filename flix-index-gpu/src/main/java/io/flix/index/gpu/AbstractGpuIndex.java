@@ -15,6 +15,7 @@ import io.flix.index.RangeResult;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.locks.Lock;
 import java.util.stream.IntStream;
 
@@ -385,8 +386,10 @@ abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResid
         beforeRanges();
         copies.uploadAll(new long[][] {lo, hi}, n,
                 new CUdeviceptr[] {batchKeys.ensure(n * 8L).pointer(), batchValues.ensure(n * 8L).pointer()});
+        trace("range upload " + n);
         final DeviceBuffer rangeCounts = counts.ensure((n + 1L) * Long.BYTES);
         countRanges(batchKeys.buffer(), batchValues.buffer(), n, limitPerRange, rangeCounts);
+        trace("range count");
         final DeviceBuffer rangeOffsets = offsets.ensure((n + 1L) * Long.BYTES);
         steps.scanLong(rangeCounts, rangeOffsets, n + 1);
         final long total = steps.readLong(rangeOffsets, n);
@@ -402,7 +405,20 @@ abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResid
             hostOffsets = new long[n + 1];
         }
         final long[] longOffsets = hostOffsets;
+        trace("range arrays " + total);
         download(rangeOffsets.pointer(), longOffsets, n + 1);
+        final int[] csr = reuse != null && reuse.offsets().length == n + 1 ? reuse.offsets() : new int[n + 1];
+        final CompletableFuture<Void> narrowed;
+        if (n < PARALLEL_NARROW_MIN) {
+            for (int i = 0; i <= n; i++) {
+                csr[i] = (int) longOffsets[i];
+            }
+            narrowed = CompletableFuture.completedFuture(null);
+        } else {
+            // narrowed on other threads while the pairs come back
+            narrowed = CompletableFuture.runAsync(() -> IntStream.range(0, n + 1).parallel()
+                    .forEach(i -> csr[i] = (int) longOffsets[i]));
+        }
         if (total > 0) {
             // the pairs are written a group of ranges at a time, each group's coming back while the next is written
             final DeviceBuffer los = batchKeys.buffer();
@@ -425,15 +441,10 @@ abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResid
                                     (count + 1L) * 8), keysOut, valuesOut);
                 }
             }, new CUdeviceptr[] {keysOut.pointer(), valuesOut.pointer()}, new long[][] {keys, values});
+            trace("range pairs in " + groups + " groups");
         }
-        final int[] csr = reuse != null && reuse.offsets().length == n + 1 ? reuse.offsets() : new int[n + 1];
-        if (n < PARALLEL_NARROW_MIN) {
-            for (int i = 0; i <= n; i++) {
-                csr[i] = (int) longOffsets[i];
-            }
-        } else {
-            IntStream.range(0, n + 1).parallel().forEach(i -> csr[i] = (int) longOffsets[i]);
-        }
+        narrowed.join();
+        trace("range offsets");
         return new RangeResult(csr, keys, values);
     }
 

@@ -3,6 +3,7 @@ package io.flix.index.gpu;
 import static jcuda.driver.JCudaDriver.cuEventCreate;
 import static jcuda.driver.JCudaDriver.cuEventDestroy;
 import static jcuda.driver.JCudaDriver.cuEventRecord;
+import static jcuda.driver.JCudaDriver.cuEventSynchronize;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -23,8 +24,9 @@ import jcuda.driver.CUevent_flags;
  * device run on threads of their own, copies to the host on others, each way on a stream of the index's own. A
  * lookup runs as a pipeline of chunks: chunk k + 1 goes up while chunk k is looked up and chunk k - 1 comes back.
  *
- * <p>No copy ever waits for Java: an upload waits for nothing, a download only for device work already issued. So
- * a copy holding its array still always ends, whatever the other threads wait for.
+ * <p>A download first waits, on its thread and before it holds its array, for the device work of its own part
+ * (an event recorded after that work); then it only copies. So no copy ever waits for Java or for later work, and a
+ * copy holding its array still always ends, whatever the other threads wait for.
  */
 final class DirectCopies implements HostArrayCopies {
 
@@ -36,12 +38,15 @@ final class DirectCopies implements HostArrayCopies {
     private static final int THREADS_A_DIRECTION = 4;
     private static final ExecutorService UP = pool("flix-gpu-copy-up");
     private static final ExecutorService DOWN = pool("flix-gpu-copy-down");
+    /** Parts whose downloads may wait at once, each for an event of its own. */
+    private static final int READY_EVENTS = 32;
 
     private final GpuRuntime.DeviceContext device;
     private final DeviceStream compute;
     private final DeviceStream in;
     private final DeviceStream out;
-    private final CUevent computed = new CUevent();
+    /** Recorded on the compute stream after part k's work, in ready[k % READY_EVENTS]. */
+    private final CUevent[] ready = new CUevent[READY_EVENTS];
 
     DirectCopies(GpuRuntime.DeviceContext device, DeviceStream compute) {
         this.device = device;
@@ -51,8 +56,13 @@ final class DirectCopies implements HostArrayCopies {
         try {
             i = new DeviceStream();
             o = new DeviceStream();
-            cuEventCreate(computed, CUevent_flags.CU_EVENT_DISABLE_TIMING);
+            for (int k = 0; k < READY_EVENTS; k++) {
+                final CUevent e = new CUevent();
+                cuEventCreate(e, CUevent_flags.CU_EVENT_DISABLE_TIMING);
+                ready[k] = e;
+            }
         } catch (RuntimeException e) {
+            destroyEvents();
             if (i != null) {
                 i.close();
             }
@@ -90,9 +100,9 @@ final class DirectCopies implements HostArrayCopies {
     @Override
     public void downloadAll(CUdeviceptr[] srcs, long[][] dsts, int n) {
         try (Copies copies = new Copies(n <= SEGMENT_LONGS)) {
-            afterCompute();
+            final CUevent done = copies.computed();
             for (int a = 0; a < srcs.length; a++) {
-                copies.down(srcs[a], dsts[a], 0, n);
+                copies.down(srcs[a], dsts[a], 0, n, done);
             }
         }
     }
@@ -103,9 +113,9 @@ final class DirectCopies implements HostArrayCopies {
         try (Copies copies = new Copies(starts[parts] - starts[0] <= PinnedPieces.PIECE_LONGS)) {
             for (int k = 0; k < parts; k++) {
                 produce.accept(k);
-                afterCompute();
+                final CUevent done = copies.computed();
                 for (int a = 0; a < srcs.length; a++) {
-                    copies.down(srcs[a], dsts[a], starts[k], starts[k + 1] - starts[k]);
+                    copies.down(srcs[a], dsts[a], starts[k], starts[k + 1] - starts[k], done);
                 }
             }
         }
@@ -132,18 +142,12 @@ final class DirectCopies implements HostArrayCopies {
                             queriesOnDevice));
                 }
                 work.run(plan.chunkStart(k), plan.chunkLength(k));
-                afterCompute();
+                final CUevent done = copies.computed();
                 for (int a = 0; a < results.length; a++) {
-                    copies.down(resultsOnDevice[a], results[a], plan.chunkStart(k), plan.chunkLength(k));
+                    copies.down(resultsOnDevice[a], results[a], plan.chunkStart(k), plan.chunkLength(k), done);
                 }
             }
         }
-    }
-
-    /** Copies to the host issued from now on wait for the compute stream's work issued so far. */
-    private void afterCompute() {
-        cuEventRecord(computed, compute.stream());
-        out.waitFor(computed);
     }
 
     /**
@@ -154,9 +158,23 @@ final class DirectCopies implements HostArrayCopies {
         /** Whether the copies run on the calling thread: a small call, whose hand-over would cost more. */
         private final boolean inline;
         private final List<CompletableFuture<Void>> started = new ArrayList<>();
+        /** Per part: its downloads, done when all are; an event is recorded again only after those of its last part. */
+        private final List<List<CompletableFuture<Void>>> partDownloads = new ArrayList<>();
 
         Copies(boolean inline) {
             this.inline = inline;
+        }
+
+        /** Starts a part: an event recorded after the compute stream's work so far, for its downloads to wait on. */
+        CUevent computed() {
+            final int part = partDownloads.size();
+            if (part >= READY_EVENTS) {
+                partDownloads.get(part - READY_EVENTS).forEach(DirectCopies::join);
+            }
+            final CUevent event = ready[part % READY_EVENTS];
+            cuEventRecord(event, compute.stream());
+            partDownloads.add(new ArrayList<>());
+            return event;
         }
 
         /** Copies {@code src[from, from + count)} to {@code dst} at the same place; done when the future is. */
@@ -166,11 +184,17 @@ final class DirectCopies implements HostArrayCopies {
                     (int) at, length, base + at * Long.BYTES, in.address()), "copy to the device"));
         }
 
-        /** Copies {@code count} longs of {@code src} from {@code from} into {@code dst} at the same place. */
-        void down(CUdeviceptr src, long[] dst, long from, long count) {
+        /**
+         * Copies {@code count} longs of {@code src} from {@code from} into {@code dst} at the same place once
+         * {@code ready} (the last part's event, {@link #computed()}) has passed.
+         */
+        void down(CUdeviceptr src, long[] dst, long from, long count, CUevent ready) {
             final long base = DeviceBuffer.addressOf(src);
-            segments(DOWN, from, count, (at, length) -> DeviceMemoryNative.check(HostArrayDma.toHost(
-                    base + at * Long.BYTES, dst, (int) at, length, out.address()), "copy to the host"));
+            partDownloads.get(partDownloads.size() - 1).add(segments(DOWN, from, count, (at, length) -> {
+                cuEventSynchronize(ready);
+                DeviceMemoryNative.check(HostArrayDma.toHost(base + at * Long.BYTES, dst, (int) at, length,
+                        out.address()), "copy to the host");
+            }));
         }
 
         private CompletableFuture<Void> segments(ExecutorService threads, long from, long count, Segment copy) {
@@ -224,10 +248,19 @@ final class DirectCopies implements HostArrayCopies {
         }
     }
 
+    private void destroyEvents() {
+        for (int k = 0; k < READY_EVENTS; k++) {
+            if (ready[k] != null) {
+                cuEventDestroy(ready[k]);
+                ready[k] = null;
+            }
+        }
+    }
+
     @Override
     public void close() {
         in.close();
         out.close();
-        cuEventDestroy(computed);
+        destroyEvents();
     }
 }
