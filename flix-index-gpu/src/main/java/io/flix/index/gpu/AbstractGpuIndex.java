@@ -146,6 +146,24 @@ abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResid
     /** The delete of a batch on the device, as {@link #upsertOnDevice}. */
     abstract void deleteOnDevice(DeviceBuffer keys, int n, boolean keysSorted, boolean hostChecked);
 
+    /**
+     * Makes the device checks of a sorted lookup's chunks gather into one result, read once by {@link
+     * #sortFaultFound} after the last chunk, so that no chunk waits for its check; false where the structure checks
+     * each chunk on its own.
+     */
+    boolean armSortCheck() {
+        return false;
+    }
+
+    /** Whether a chunk's device check found a broken sort promise since {@link #armSortCheck}. */
+    boolean sortFaultFound() {
+        return false;
+    }
+
+    /** Ends what {@link #armSortCheck} started. */
+    void disarmSortCheck() {
+    }
+
     /** Looks up {@code queries[0, n)} on the device into keysResult (null for get) and valuesResult. */
     abstract void lookupOnDevice(int mode, DeviceBuffer queries, int n, boolean keysSorted, boolean hostChecked,
                                  DeviceBuffer keysResult, DeviceBuffer valuesResult);
@@ -319,7 +337,8 @@ abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResid
      * A lookup of host arrays: a pipeline of chunks ({@link HostArrayCopies#lookup}), each looked up on the device on
      * its own (a chunk of a sorted batch is sorted; an unsorted chunk is sorted on the device as a whole batch
      * would be). The sort promise of a large batch is checked by the device within each chunk and here across the
-     * seams between pieces; a fault found in a chunk is worded for the whole batch, as BatchArgs words it.
+     * seams between pieces, read once after the last chunk where the structure can ({@link #armSortCheck}); a fault
+     * found in a chunk is worded for the whole batch, as BatchArgs words it.
      */
     private void lookup(int mode, long[] keys, int n, long[] keysOut, long[] valuesOut, boolean keysSorted) {
         if (n == 0) {
@@ -336,6 +355,7 @@ abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResid
                 queries.view(from * 8, count * 8L), count, keysSorted, hostChecked,
                 keysResult == null ? null : keysResult.view(from * 8, count * 8L),
                 valuesResult.view(from * 8, count * 8L));
+        final boolean checkOnce = keysSorted && !hostChecked && armSortCheck();
         try {
             if (keysOut == null) {
                 copies.lookup(keys, n, queries.pointer(), work, new CUdeviceptr[] {valuesResult.pointer()},
@@ -345,9 +365,16 @@ abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResid
                         new CUdeviceptr[] {valuesResult.pointer(), keysResult.pointer()},
                         new long[][] {valuesOut, keysOut});
             }
+            if (checkOnce && sortFaultFound()) {
+                throw new IllegalArgumentException("keys are not sorted as promised (keysSorted = true)");
+            }
         } catch (IllegalArgumentException e) {
             BatchArgs.checkKeys(keys, n, keysSorted); // words the fault at its place in the whole batch
             throw e;
+        } finally {
+            if (checkOnce) {
+                disarmSortCheck();
+            }
         }
         trace("lookup pipeline " + n);
     }

@@ -99,6 +99,9 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
     private final Scratch spareBucketMax = scratch("spare bucket max keys");
     private final Scratch spareBucketHead = scratch("spare bucket heads");
 
+    /** Whether the chunks of a sorted lookup write their checks into one slot, read after the last chunk. */
+    private boolean sortCheckArmed;
+
     /** Whether the last sliceBatch made one item per touched bucket. */
     private boolean touchedItems;
 
@@ -274,18 +277,35 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
         // lookups change nothing, so the broken promise is reported after the kernel
         final boolean deviceCheck = keysSorted && !(hostChecked && n < DeviceSteps.DEVICE_CHECK_MIN);
         final CUdeviceptr unsortedAt = deviceCheck ? counters.at(SLOT_FIRST_UNSORTED) : null;
-        if (deviceCheck) {
+        if (deviceCheck && !sortCheckArmed) {
             counters.fillInts(SLOT_FIRST_UNSORTED, SLOT_FIRST_UNSORTED + 1, Integer.MAX_VALUE);
         }
         final int items = sliceBatch(batch, n);
         kernels.lookup(mode).launch(numBuckets, items, itemBuckets(), bucketHead.pointer(), pool.nodeKeys(),
                 pool.nodeValues(), pool.nodeCount(), pool.nodeNext(), pool.nodeMax(), batch, perm, segStart.pointer(),
                 DeviceBuffer.pointerOf(keysResult), valuesResult.pointer(), unsortedAt);
-        if (deviceCheck) {
+        if (deviceCheck && !sortCheckArmed) {
             if (counters.readInt(SLOT_FIRST_UNSORTED) != Integer.MAX_VALUE) {
                 DeviceBatchFaults.report(queries, null, n, true);
             }
         }
+    }
+
+    @Override
+    boolean armSortCheck() {
+        counters.fillInts(SLOT_FIRST_UNSORTED, SLOT_FIRST_UNSORTED + 1, Integer.MAX_VALUE);
+        sortCheckArmed = true;
+        return true;
+    }
+
+    @Override
+    boolean sortFaultFound() {
+        return counters.readInt(SLOT_FIRST_UNSORTED) != Integer.MAX_VALUE;
+    }
+
+    @Override
+    void disarmSortCheck() {
+        sortCheckArmed = false;
     }
 
     /**
