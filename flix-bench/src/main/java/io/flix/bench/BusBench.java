@@ -5,6 +5,7 @@ import io.flix.index.RangeResult;
 import io.flix.index.batch.BatchResults;
 import io.flix.index.batch.MicroBatchEngine;
 import io.flix.index.batch.OperationBatch;
+import io.flix.index.gpu.GpuSupport;
 import io.flix.index.gpu.PinnedCopyRate;
 
 import java.util.ArrayList;
@@ -301,6 +302,7 @@ final class BusBench {
                     + " less).%n",
                     rates.bytes() >> 20, rates.hostToDevice(), rates.deviceToHost(), rates.duplexHostToDevice(),
                     rates.duplexDeviceToHost(), rates.javaToPinned(), rates.pinnedToJava()));
+            md.append(String.format(Locale.ROOT, "%nHost arrays crossed the bus %s.%n", GpuSupport.hostArrayPath()));
         }
         for (String label : rows.stream().filter(r -> r.section().equals("bus")).map(Row::label).distinct().toList()) {
             md.append("\n## End to end by size: ").append(label).append("\n\n");

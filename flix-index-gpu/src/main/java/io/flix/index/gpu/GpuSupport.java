@@ -42,4 +42,14 @@ public final class GpuSupport {
         }
         checked = true;
     }
+
+    /**
+     * How the GPU indexes opened so far move host arrays over the bus, for reports: straight from the registered Java
+     * heap, or through pinned staging, with what the heap's registration came to.
+     */
+    public static String hostArrayPath() {
+        return HeapRegistration.registeredBytes() > 0
+                ? "straight from the Java heap (" + HeapRegistration.outcome() + ")"
+                : "through pinned staging (the heap's registration: " + HeapRegistration.outcome() + ")";
+    }
 }
