@@ -71,29 +71,30 @@ JNIEXPORT jint JNICALL Java_io_flix_index_gpu_HostArrayDma_registerMappingOf(JNI
     return r;
 }
 
+// Copies between array[from, from + count) and device address `device` on `stream` (`toDevice`: up, else down)
+// and waits for the copy, holding the array still until then.
+static jint copyHeld(JNIEnv* env, jlongArray array, jint from, jint count, jlong device, jlong stream, bool toDevice) {
+    if (!driver().loaded) return CUDA_ERROR_NOT_FOUND;
+    jlong* elements = (jlong*)env->GetPrimitiveArrayCritical(array, nullptr);
+    if (!elements) return CUDA_ERROR_OUT_OF_MEMORY;
+    const size_t bytes = (size_t)count * sizeof(jlong);
+    CUresult r = toDevice ? driver().toDevice((CUdeviceptr)device, elements + from, bytes, (CUstream)stream)
+                          : driver().toHost(elements + from, (CUdeviceptr)device, bytes, (CUstream)stream);
+    if (r == CUDA_SUCCESS) r = driver().synchronize((CUstream)stream);
+    env->ReleasePrimitiveArrayCritical(array, elements, toDevice ? JNI_ABORT : 0);
+    return r;
+}
+
 // Copies src[from, from + count) to device address `dst` on `stream` and waits for it.
 JNIEXPORT jint JNICALL Java_io_flix_index_gpu_HostArrayDma_toDevice(JNIEnv* env, jclass, jlongArray src, jint from,
                                                                    jint count, jlong dst, jlong stream) {
-    if (!driver().loaded) return CUDA_ERROR_NOT_FOUND;
-    jlong* elements = (jlong*)env->GetPrimitiveArrayCritical(src, nullptr);
-    if (!elements) return CUDA_ERROR_OUT_OF_MEMORY;
-    CUresult r = driver().toDevice((CUdeviceptr)dst, elements + from, (size_t)count * sizeof(jlong),
-                                   (CUstream)stream);
-    if (r == CUDA_SUCCESS) r = driver().synchronize((CUstream)stream);
-    env->ReleasePrimitiveArrayCritical(src, elements, JNI_ABORT);
-    return r;
+    return copyHeld(env, src, from, count, dst, stream, true);
 }
 
 // Copies `count` longs from device address `src` into dst[from, from + count) on `stream` and waits for them.
 JNIEXPORT jint JNICALL Java_io_flix_index_gpu_HostArrayDma_toHost(JNIEnv* env, jclass, jlong src, jlongArray dst,
                                                                  jint from, jint count, jlong stream) {
-    if (!driver().loaded) return CUDA_ERROR_NOT_FOUND;
-    jlong* elements = (jlong*)env->GetPrimitiveArrayCritical(dst, nullptr);
-    if (!elements) return CUDA_ERROR_OUT_OF_MEMORY;
-    CUresult r = driver().toHost(elements + from, (CUdeviceptr)src, (size_t)count * sizeof(jlong), (CUstream)stream);
-    if (r == CUDA_SUCCESS) r = driver().synchronize((CUstream)stream);
-    env->ReleasePrimitiveArrayCritical(dst, elements, 0);
-    return r;
+    return copyHeld(env, dst, from, count, src, stream, false);
 }
 
 }  // extern "C"
