@@ -11,7 +11,7 @@ import com.sun.management.HotSpotDiagnosticMXBean;
  * The process's Java heap registered with the CUDA driver (page-locked), so that host arrays cross the bus straight
  * from and into the heap ({@link HostArrayDma}) at the bus's rate instead of through pinned staging, whose host
  * copies hold a call to the host's memory bandwidth. Done once, by the first index that asks, for the life of the
- * process (about a second per 15 GiB of heap).
+ * process (about a second per 12 to 15 GiB of heap).
  *
  * <p>Only where the heap can never give pages back to the system: a page the heap gave back and took again would
  * not be the page registered, and a copy would miss it. That holds where the minimum heap is the maximum
