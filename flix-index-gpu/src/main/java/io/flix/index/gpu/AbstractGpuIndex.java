@@ -446,31 +446,35 @@ abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResid
             narrowed = CompletableFuture.runAsync(() -> IntStream.range(0, n + 1).parallel()
                     .forEach(i -> csr[i] = (int) longOffsets[i]));
         }
-        if (total > 0) {
-            // the pairs are written a group of ranges at a time, each group's coming back while the next is written
-            final DeviceBuffer los = batchKeys.buffer();
-            final DeviceBuffer his = batchValues.buffer();
-            final DeviceBuffer keysOut = outKeys.ensure(total * 8);
-            final DeviceBuffer valuesOut = outValues.ensure(total * 8);
-            final int groups = (int) Math.max(1, Math.min(RANGE_GROUPS, total / RANGE_GROUP_MIN_PAIRS));
-            final long[] starts = new long[groups + 1];
-            final int[] first = new int[groups + 1];
-            for (int g = 0; g <= groups; g++) {
-                first[g] = (int) ((long) n * g / groups);
-                starts[g] = longOffsets[first[g]];
-            }
-            copies.produceAndDownload(starts, g -> {
-                final int from = first[g];
-                final int count = first[g + 1] - from;
-                if (count > 0) {
-                    fillRanges(los.view(from * 8L, count * 8L), his.view(from * 8L, count * 8L), count, limitPerRange,
-                            rangeCounts.view(from * 8L, (count + 1L) * 8), rangeOffsets.view(from * 8L,
-                                    (count + 1L) * 8), keysOut, valuesOut);
+        try {
+            if (total > 0) {
+                // the pairs are written a group of ranges at a time, each group's coming back while the next is
+                // written
+                final DeviceBuffer los = batchKeys.buffer();
+                final DeviceBuffer his = batchValues.buffer();
+                final DeviceBuffer keysOut = outKeys.ensure(total * 8);
+                final DeviceBuffer valuesOut = outValues.ensure(total * 8);
+                final int groups = (int) Math.max(1, Math.min(RANGE_GROUPS, total / RANGE_GROUP_MIN_PAIRS));
+                final long[] starts = new long[groups + 1];
+                final int[] first = new int[groups + 1];
+                for (int g = 0; g <= groups; g++) {
+                    first[g] = (int) ((long) n * g / groups);
+                    starts[g] = longOffsets[first[g]];
                 }
-            }, new CUdeviceptr[] {keysOut.pointer(), valuesOut.pointer()}, new long[][] {keys, values});
-            trace("range pairs in " + groups + " groups");
+                copies.produceAndDownload(starts, g -> {
+                    final int from = first[g];
+                    final int count = first[g + 1] - from;
+                    if (count > 0) {
+                        fillRanges(los.view(from * 8L, count * 8L), his.view(from * 8L, count * 8L), count,
+                                limitPerRange, rangeCounts.view(from * 8L, (count + 1L) * 8),
+                                rangeOffsets.view(from * 8L, (count + 1L) * 8), keysOut, valuesOut);
+                    }
+                }, new CUdeviceptr[] {keysOut.pointer(), valuesOut.pointer()}, new long[][] {keys, values});
+                trace("range pairs in " + groups + " groups");
+            }
+        } finally {
+            narrowed.join(); // never left writing into arrays a later call reuses
         }
-        narrowed.join();
         trace("range offsets");
         return new RangeResult(csr, keys, values);
     }
