@@ -30,7 +30,7 @@ import jcuda.driver.CUevent_flags;
  */
 final class DirectCopies implements HostArrayCopies {
 
-    /** Longs a copy moves at most (32 MiB, under a millisecond): bounds how long it holds its array still. */
+    /** Longs a copy moves at most (32 MiB, about 0.6 ms at the bus's rate): bounds how long it holds its array. */
     static final int SEGMENT_LONGS = 1 << 22;
     /** Pieces (of {@link PinnedPieces#PIECE_LONGS}) a lookup chunk holds at least: 2 MiB. */
     static final int MIN_PIECES_PER_CHUNK = 2;
