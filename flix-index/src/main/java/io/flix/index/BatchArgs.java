@@ -1,6 +1,5 @@
 package io.flix.index;
 
-import java.util.function.IntPredicate;
 import java.util.stream.IntStream;
 
 /** Argument checks shared by every backend: each failure names the argument and leaves the index untouched. */
@@ -71,9 +70,9 @@ public final class BatchArgs {
         if (limitPerRange < 1) {
             throw new IllegalArgumentException("limitPerRange must be >= 1, was " + limitPerRange);
         }
-        final IntPredicate inverted = i -> lo[i] > hi[i];
-        final int i = n < PARALLEL_CHECK_MIN ? IntStream.range(0, n).filter(inverted).findFirst().orElse(-1)
-                : IntStream.range(0, n).parallel().filter(inverted).findFirst().orElse(-1);
+        final IntStream ranges = IntStream.range(0, n);
+        final int i = (n < PARALLEL_CHECK_MIN ? ranges : ranges.parallel()).filter(r -> lo[r] > hi[r]).findFirst()
+                .orElse(-1);
         if (i >= 0) {
             throw new IllegalArgumentException("lo[" + i + "] = " + lo[i] + " is greater than hi[" + i + "] = " + hi[i]);
         }

@@ -25,7 +25,6 @@ final class HeapRegistration {
             "G1 Concurrent GC", "PS Scavenge", "PS MarkSweep", "Copy", "MarkSweepCompact");
 
     private static boolean tried;
-    private static boolean registered;
     private static String outcome = "not tried";
     private static long registeredBytes;
 
@@ -38,7 +37,7 @@ final class HeapRegistration {
      */
     static synchronized boolean ensure() {
         if (tried) {
-            return registered;
+            return registeredBytes > 0;
         }
         tried = true;
         final String unsafe = unsafeReasonHere();
@@ -54,7 +53,6 @@ final class HeapRegistration {
                     + DeviceMemoryNative.errorString(code) + ")";
             return false;
         }
-        registered = true;
         registeredBytes = range[1];
         outcome = String.format("registered %.1f GiB in %d ms", range[1] / (double) (1L << 30),
                 (System.nanoTime() - start) / 1_000_000);
@@ -81,7 +79,7 @@ final class HeapRegistration {
 
     /** Why registering this JVM's heap would be unsafe, or null where it is safe. */
     static String unsafeReasonHere() {
-        return unsafeReason(collectorNames(), minHeapBytes(), maxHeapBytes());
+        return unsafeReason(collectorNames(), heapOption("MinHeapSize"), heapOption("MaxHeapSize"));
     }
 
     /** What the registration came to: registered (how much, how long), not registered and why, or not tried. */
@@ -89,7 +87,7 @@ final class HeapRegistration {
         return outcome;
     }
 
-    /** Bytes registered, 0 where none. */
+    /** Bytes registered, 0 where none (so also whether the heap is registered). */
     static synchronized long registeredBytes() {
         return registeredBytes;
     }
@@ -98,13 +96,9 @@ final class HeapRegistration {
         return ManagementFactory.getGarbageCollectorMXBeans().stream().map(GarbageCollectorMXBean::getName).toList();
     }
 
-    private static long minHeapBytes() {
+    /** A heap size flag of this JVM, in bytes. */
+    private static long heapOption(String name) {
         return Long.parseLong(ManagementFactory.getPlatformMXBean(HotSpotDiagnosticMXBean.class)
-                .getVMOption("MinHeapSize").getValue());
-    }
-
-    private static long maxHeapBytes() {
-        return Long.parseLong(ManagementFactory.getPlatformMXBean(HotSpotDiagnosticMXBean.class)
-                .getVMOption("MaxHeapSize").getValue());
+                .getVMOption(name).getValue());
     }
 }
