@@ -2,13 +2,15 @@
 // device, with no pinned staging and no host copy. The heap is registered with the driver once (page-locked, so the
 // copy engines read and write it at the bus's rate); a copy then holds the array with GetPrimitiveArrayCritical,
 // which keeps the garbage collector from moving it, until the copy has finished. Where the array lies outside the
-// registered range the driver copies it through its own staging: slower, never wrong. Returns are CUresult codes.
+// registered range the driver copies it through its own staging: slower, never wrong. A get runs here whole, its
+// copies and launches issued in one call (getWindow), so no step waits for the host. Returns are CUresult codes.
 #include <jni.h>
 #include <cuda.h>
 #include <cstdio>
 #include <cstdint>
 
 #include "cuda_driver.h"
+#include "kernel_contract.h"
 
 namespace {
 
@@ -16,12 +18,19 @@ typedef CUresult (*RegisterFn)(void*, size_t, unsigned int);
 typedef CUresult (*ToDeviceFn)(CUdeviceptr, const void*, size_t, CUstream);
 typedef CUresult (*ToHostFn)(void*, CUdeviceptr, size_t, CUstream);
 typedef CUresult (*SynchronizeFn)(CUstream);
+typedef CUresult (*RecordFn)(CUevent, CUstream);
+typedef CUresult (*WaitFn)(CUstream, CUevent, unsigned int);
+typedef CUresult (*LaunchFn)(CUfunction, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int,
+                             unsigned int, unsigned int, CUstream, void**, void**);
 
 struct Driver {
     RegisterFn registerHost;
     ToDeviceFn toDevice;
     ToHostFn toHost;
     SynchronizeFn synchronize;
+    RecordFn record;
+    WaitFn wait;
+    LaunchFn launch;
     bool loaded;
 };
 
@@ -32,7 +41,10 @@ const Driver& driver() {
         r.toDevice = (ToDeviceFn)flixDriverSymbol("cuMemcpyHtoDAsync_v2");
         r.toHost = (ToHostFn)flixDriverSymbol("cuMemcpyDtoHAsync_v2");
         r.synchronize = (SynchronizeFn)flixDriverSymbol("cuStreamSynchronize");
-        r.loaded = r.registerHost && r.toDevice && r.toHost && r.synchronize;
+        r.record = (RecordFn)flixDriverSymbol("cuEventRecord");
+        r.wait = (WaitFn)flixDriverSymbol("cuStreamWaitEvent");
+        r.launch = (LaunchFn)flixDriverSymbol("cuLaunchKernel");
+        r.loaded = r.registerHost && r.toDevice && r.toHost && r.synchronize && r.record && r.wait && r.launch;
         return r;
     }();
     return d;
@@ -95,6 +107,80 @@ JNIEXPORT jint JNICALL Java_io_flix_index_gpu_HostArrayDma_toDevice(JNIEnv* env,
 JNIEXPORT jint JNICALL Java_io_flix_index_gpu_HostArrayDma_toHost(JNIEnv* env, jclass, jlong src, jlongArray dst,
                                                                  jint from, jint count, jlong stream) {
     return copyHeld(env, dst, from, count, src, stream, false);
+}
+
+// A get of queries[from, from + count) into values[from, from + count) as one pipeline issued from here, with no
+// host wait between its steps: chunk by chunk of `chunkLongs`, the queries go up on the in stream, lookup_get_any_order
+// answers them on the compute stream once they are there, and the answers come back on the out stream once they
+// are written, so chunk k + 1 goes up while chunk k is looked up and chunk k - 1 comes back. Both arrays are held
+// still from the first copy until every copy issued has ended, whatever failed. `args`: the GET_ slots of
+// kernel_contract.h. Returns the first failure's CUresult.
+JNIEXPORT jint JNICALL Java_io_flix_index_gpu_HostArrayDma_getWindow(JNIEnv* env, jclass, jlongArray queries,
+                                                                    jlongArray values, jint from, jint count,
+                                                                    jint chunkLongs, jlongArray args) {
+    const Driver& d = driver();
+    if (!d.loaded) return CUDA_ERROR_NOT_FOUND;
+    if (count <= 0) return CUDA_SUCCESS;
+    if (chunkLongs <= 0) return CUDA_ERROR_INVALID_VALUE;
+    jlong a[GET_SLOTS];
+    env->GetLongArrayRegion(args, 0, GET_SLOTS, a);
+    const CUstream in = (CUstream)a[GET_STREAM_IN];
+    const CUstream compute = (CUstream)a[GET_STREAM_COMPUTE];
+    const CUstream out = (CUstream)a[GET_STREAM_OUT];
+    const CUevent uploaded = (CUevent)a[GET_EVENT_UPLOADED];
+    const CUevent computed = (CUevent)a[GET_EVENT_COMPUTED];
+    const CUfunction lookup = (CUfunction)a[GET_FUNCTION];
+    // lookup_get_any_order's parameters that every chunk shares
+    CUdeviceptr bucketMax = (CUdeviceptr)a[GET_BUCKET_MAX];
+    int numBuckets = (int)a[GET_NUM_BUCKETS];
+    CUdeviceptr bucketHead = (CUdeviceptr)a[GET_BUCKET_HEAD];
+    CUdeviceptr nodeKeys = (CUdeviceptr)a[GET_NODE_KEYS];
+    CUdeviceptr nodeValues = (CUdeviceptr)a[GET_NODE_VALUES];
+    CUdeviceptr nodeCount = (CUdeviceptr)a[GET_NODE_COUNT];
+    CUdeviceptr nodeNext = (CUdeviceptr)a[GET_NODE_NEXT];
+    CUdeviceptr nodeMax = (CUdeviceptr)a[GET_NODE_MAX];
+    CUdeviceptr perm = 0;
+    CUdeviceptr firstUnsorted = (CUdeviceptr)a[GET_FIRST_UNSORTED];
+
+    jlong* q = (jlong*)env->GetPrimitiveArrayCritical(queries, nullptr);
+    if (!q) return CUDA_ERROR_OUT_OF_MEMORY;
+    jlong* v = (jlong*)env->GetPrimitiveArrayCritical(values, nullptr);
+    if (!v) {
+        env->ReleasePrimitiveArrayCritical(queries, q, JNI_ABORT);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    // the queries' device array is overwritten only after the compute stream's earlier work has read it
+    CUresult r = d.record(computed, compute);
+    if (r == CUDA_SUCCESS) r = d.wait(in, computed, 0);
+    const long long end = (long long)from + count;
+    for (long long at = from; r == CUDA_SUCCESS && at < end; at += chunkLongs) {
+        int n = (int)(end - at < chunkLongs ? end - at : chunkLongs);
+        const size_t bytes = (size_t)n * sizeof(jlong);
+        CUdeviceptr chunkQueries = (CUdeviceptr)a[GET_QUERIES] + (CUdeviceptr)at * sizeof(jlong);
+        CUdeviceptr chunkValues = (CUdeviceptr)a[GET_VALUES] + (CUdeviceptr)at * sizeof(jlong);
+        // the first query of the batch has none before it to be checked against
+        int checkFrom = at == 0 ? 1 : 0;
+        void* params[] = {&bucketMax, &numBuckets, &bucketHead, &nodeKeys, &nodeValues, &nodeCount, &nodeNext,
+                          &nodeMax, &chunkQueries, &perm, &n, &chunkValues, &firstUnsorted, &checkFrom};
+        r = d.toDevice(chunkQueries, q + at, bytes, in);
+        if (r == CUDA_SUCCESS) r = d.record(uploaded, in);
+        if (r == CUDA_SUCCESS) r = d.wait(compute, uploaded, 0);
+        if (r == CUDA_SUCCESS) {
+            r = d.launch(lookup, (unsigned)((n + BLOCK_THREADS - 1) / BLOCK_THREADS), 1, 1, BLOCK_THREADS, 1, 1, 0,
+                         compute, params, nullptr);
+        }
+        if (r == CUDA_SUCCESS) r = d.record(computed, compute);
+        if (r == CUDA_SUCCESS) r = d.wait(out, computed, 0);
+        if (r == CUDA_SUCCESS) r = d.toHost(v + at, chunkValues, bytes, out);
+    }
+    // no copy may outlive the arrays' hold
+    const CUresult streams[] = {d.synchronize(in), d.synchronize(compute), d.synchronize(out)};
+    for (CUresult s : streams) {
+        if (r == CUDA_SUCCESS) r = s;
+    }
+    env->ReleasePrimitiveArrayCritical(values, v, 0);
+    env->ReleasePrimitiveArrayCritical(queries, q, JNI_ABORT);
+    return r;
 }
 
 }  // extern "C"

@@ -479,15 +479,19 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, 5) lookup_floor(LOOK
 // the first node whose range holds it, a binary search of that node. The answer goes to perm[j] (perm may be
 // null). Unsorted batches come here either as they are (small batches: queries in distinct buckets share nothing)
 // or sorted by their top bits only, which costs a fraction of a full sort and gives the same locality: the lanes
-// of a warp follow one search path and read one or two nodes.
+// of a warp follow one search path and read one or two nodes. Sorted batches that cross the bus as a pipeline of
+// chunks come here too, one launch a chunk: where firstUnsorted is not null the sort promise is checked on the way
+// (queries[j - 1] > queries[j] for j >= checkFrom: 0 where the chunk's first query has one before it in the batch).
 extern "C" __global__ void __launch_bounds__(BLOCK_THREADS) lookup_get_any_order(
         const i64* __restrict__ bucketMax, int numBuckets, const int* __restrict__ bucketHead,
         const i64* __restrict__ nodeKeys, const i64* __restrict__ nodeValues, const int* __restrict__ nodeCount,
         const int* __restrict__ nodeNext, const i64* __restrict__ nodeMax, const i64* __restrict__ queries,
-        const unsigned* __restrict__ perm, int n, i64* __restrict__ valuesOut) {
+        const unsigned* __restrict__ perm, int n, i64* __restrict__ valuesOut, int* __restrict__ firstUnsorted,
+        int checkFrom) {
     const int j = blockIdx.x * blockDim.x + threadIdx.x;
     if (j >= n) return;
     const i64 q = queries[j];
+    if (firstUnsorted && j >= checkFrom && queries[j - 1] > q) atomicMin(firstUnsorted, j);
     int node = bucketHead[bucket_of(bucketMax, numBuckets, q)];
     i64 v = NOT_FOUND;
     if (node >= 0) {

@@ -51,3 +51,24 @@ typedef long long i64;
 #define STEP_LONG_DIGIT_RUNS 4        // sort_within_digits (int): runs too long to sort within their digit
 #define STEP_DEDUPED_PAIRS 5          // compact_flagged: pairs kept
 #define STEP_COUNTER_SLOTS 6
+
+// A pipelined get's launch arguments (HostArrayDma.getWindow in flix_heap_jni.cu): the slots of the long[] that
+// carries the handles, the kernel's fixed parameters and the batch's device arrays to the native pipeline.
+#define GET_STREAM_IN 0               // copies to the device
+#define GET_STREAM_COMPUTE 1          // the index's device work
+#define GET_STREAM_OUT 2              // copies to the host
+#define GET_EVENT_UPLOADED 3          // recorded after each chunk's upload
+#define GET_EVENT_COMPUTED 4          // recorded after each chunk's lookup
+#define GET_FUNCTION 5                // lookup_get_any_order
+#define GET_BUCKET_MAX 6
+#define GET_NUM_BUCKETS 7
+#define GET_BUCKET_HEAD 8
+#define GET_NODE_KEYS 9
+#define GET_NODE_VALUES 10
+#define GET_NODE_COUNT 11
+#define GET_NODE_NEXT 12
+#define GET_NODE_MAX 13
+#define GET_QUERIES 14                // the whole batch's queries on the device, query i at byte 8 i
+#define GET_VALUES 15                 // the whole batch's answers on the device, likewise
+#define GET_FIRST_UNSORTED 16         // an int the kernel lowers where the sort promise breaks; 0: not checked
+#define GET_SLOTS 17

@@ -37,14 +37,19 @@ import java.util.function.Function;
  *                                 index to open registers with the driver (once per process), where the heap can
  *                                 never shrink ({@code -Xms} = {@code -Xmx}) under G1, Parallel or Serial; else, or
  *                                 false, through pinned staging and host copies (docs/gpu-tuning.md)
+ * @param pipelinedGets            where host arrays go straight from the heap and no chain is long, a get's copies
+ *                                 and launches (one a chunk) are issued from native code as one pipeline with no
+ *                                 host step between chunks; false: its chunks are handed to copy threads and looked
+ *                                 up as other lookups are
  */
 public record GpuTuning(boolean autoRestructure, int longChain, int chainGroup, int anyOrderChainMax,
                         int touchedBucketsRatio, int localitySortRatio, int localityBitsBelowBuckets,
                         boolean growInPlace, int inPlaceMinNodes, boolean growWhileSorting, boolean trace,
-                        boolean registerHeap) {
+                        boolean registerHeap, boolean pipelinedGets) {
 
     /** The values the backend is measured and tested with. */
-    public static final GpuTuning DEFAULTS = new GpuTuning(true, 16, 8, 256, 8, 1, 5, true, 1 << 20, true, false, true);
+    public static final GpuTuning DEFAULTS = new GpuTuning(true, 16, 8, 256, 8, 1, 5, true, 1 << 20, true, false, true,
+            true);
 
     /** Prefix of the system properties that override fields: {@code flix.gpu.} and the field's name. */
     public static final String PROPERTY_PREFIX = "flix.gpu.";
@@ -75,69 +80,80 @@ public record GpuTuning(boolean autoRestructure, int longChain, int chainGroup, 
 
     public GpuTuning withAutoRestructure(boolean on) {
         return new GpuTuning(on, longChain, chainGroup, anyOrderChainMax, touchedBucketsRatio, localitySortRatio,
-                localityBitsBelowBuckets, growInPlace, inPlaceMinNodes, growWhileSorting, trace, registerHeap);
+                localityBitsBelowBuckets, growInPlace, inPlaceMinNodes, growWhileSorting, trace,
+                registerHeap, pipelinedGets);
     }
 
     public GpuTuning withLongChain(int nodes) {
         return new GpuTuning(autoRestructure, nodes, chainGroup, anyOrderChainMax, touchedBucketsRatio,
                 localitySortRatio, localityBitsBelowBuckets, growInPlace, inPlaceMinNodes, growWhileSorting, trace,
-                registerHeap);
+                registerHeap, pipelinedGets);
     }
 
     public GpuTuning withChainGroup(int nodes) {
         return new GpuTuning(autoRestructure, longChain, nodes, anyOrderChainMax, touchedBucketsRatio,
                 localitySortRatio, localityBitsBelowBuckets, growInPlace, inPlaceMinNodes, growWhileSorting, trace,
-                registerHeap);
+                registerHeap, pipelinedGets);
     }
 
     public GpuTuning withAnyOrderChainMax(int nodes) {
         return new GpuTuning(autoRestructure, longChain, chainGroup, nodes, touchedBucketsRatio, localitySortRatio,
-                localityBitsBelowBuckets, growInPlace, inPlaceMinNodes, growWhileSorting, trace, registerHeap);
+                localityBitsBelowBuckets, growInPlace, inPlaceMinNodes, growWhileSorting, trace,
+                registerHeap, pipelinedGets);
     }
 
     public GpuTuning withTouchedBucketsRatio(int ratio) {
         return new GpuTuning(autoRestructure, longChain, chainGroup, anyOrderChainMax, ratio, localitySortRatio,
-                localityBitsBelowBuckets, growInPlace, inPlaceMinNodes, growWhileSorting, trace, registerHeap);
+                localityBitsBelowBuckets, growInPlace, inPlaceMinNodes, growWhileSorting, trace,
+                registerHeap, pipelinedGets);
     }
 
     public GpuTuning withLocalitySortRatio(int ratio) {
         return new GpuTuning(autoRestructure, longChain, chainGroup, anyOrderChainMax, touchedBucketsRatio, ratio,
-                localityBitsBelowBuckets, growInPlace, inPlaceMinNodes, growWhileSorting, trace, registerHeap);
+                localityBitsBelowBuckets, growInPlace, inPlaceMinNodes, growWhileSorting, trace,
+                registerHeap, pipelinedGets);
     }
 
     public GpuTuning withLocalityBitsBelowBuckets(int bits) {
         return new GpuTuning(autoRestructure, longChain, chainGroup, anyOrderChainMax, touchedBucketsRatio,
-                localitySortRatio, bits, growInPlace, inPlaceMinNodes, growWhileSorting, trace, registerHeap);
+                localitySortRatio, bits, growInPlace, inPlaceMinNodes, growWhileSorting, trace,
+                registerHeap, pipelinedGets);
     }
 
     public GpuTuning withGrowInPlace(boolean on) {
         return new GpuTuning(autoRestructure, longChain, chainGroup, anyOrderChainMax, touchedBucketsRatio,
                 localitySortRatio, localityBitsBelowBuckets, on, inPlaceMinNodes, growWhileSorting, trace,
-                registerHeap);
+                registerHeap, pipelinedGets);
     }
 
     public GpuTuning withInPlaceMinNodes(int nodes) {
         return new GpuTuning(autoRestructure, longChain, chainGroup, anyOrderChainMax, touchedBucketsRatio,
                 localitySortRatio, localityBitsBelowBuckets, growInPlace, nodes, growWhileSorting, trace,
-                registerHeap);
+                registerHeap, pipelinedGets);
     }
 
     public GpuTuning withGrowWhileSorting(boolean on) {
         return new GpuTuning(autoRestructure, longChain, chainGroup, anyOrderChainMax, touchedBucketsRatio,
                 localitySortRatio, localityBitsBelowBuckets, growInPlace, inPlaceMinNodes, on, trace,
-                registerHeap);
+                registerHeap, pipelinedGets);
     }
 
     public GpuTuning withRegisterHeap(boolean on) {
         return new GpuTuning(autoRestructure, longChain, chainGroup, anyOrderChainMax, touchedBucketsRatio,
                 localitySortRatio, localityBitsBelowBuckets, growInPlace, inPlaceMinNodes, growWhileSorting, trace,
-                on);
+                on, pipelinedGets);
+    }
+
+    public GpuTuning withPipelinedGets(boolean on) {
+        return new GpuTuning(autoRestructure, longChain, chainGroup, anyOrderChainMax, touchedBucketsRatio,
+                localitySortRatio, localityBitsBelowBuckets, growInPlace, inPlaceMinNodes, growWhileSorting, trace,
+                registerHeap, on);
     }
 
     public GpuTuning withTrace(boolean on) {
         return new GpuTuning(autoRestructure, longChain, chainGroup, anyOrderChainMax, touchedBucketsRatio,
                 localitySortRatio, localityBitsBelowBuckets, growInPlace, inPlaceMinNodes, growWhileSorting, on,
-                registerHeap);
+                registerHeap, pipelinedGets);
     }
 
     /**
@@ -160,6 +176,7 @@ public record GpuTuning(boolean autoRestructure, int longChain, int chainGroup, 
         t = override(t, "growWhileSorting", GpuTuning::parseBoolean, GpuTuning::withGrowWhileSorting);
         t = override(t, "trace", GpuTuning::parseBoolean, GpuTuning::withTrace);
         t = override(t, "registerHeap", GpuTuning::parseBoolean, GpuTuning::withRegisterHeap);
+        t = override(t, "pipelinedGets", GpuTuning::parseBoolean, GpuTuning::withPipelinedGets);
         // longChain and chainGroup are checked against each other: set both, then check
         final String longChainValue = System.getProperty(PROPERTY_PREFIX + "longChain");
         final String chainGroupValue = System.getProperty(PROPERTY_PREFIX + "chainGroup");
@@ -171,7 +188,7 @@ public record GpuTuning(boolean autoRestructure, int longChain, int chainGroup, 
             try {
                 t = new GpuTuning(t.autoRestructure, lc, cg, t.anyOrderChainMax, t.touchedBucketsRatio,
                         t.localitySortRatio, t.localityBitsBelowBuckets, t.growInPlace, t.inPlaceMinNodes,
-                        t.growWhileSorting, t.trace, t.registerHeap);
+                        t.growWhileSorting, t.trace, t.registerHeap, t.pipelinedGets);
             } catch (IllegalArgumentException e) {
                 throw new IllegalArgumentException("system properties " + PROPERTY_PREFIX + "longChain="
                         + longChainValue + " and " + PROPERTY_PREFIX + "chainGroup=" + chainGroupValue + ": "

@@ -17,7 +17,7 @@ class GpuTuningTest {
 
     private static final List<String> FIELDS = List.of("autoRestructure", "longChain", "chainGroup",
             "anyOrderChainMax", "touchedBucketsRatio", "localitySortRatio", "localityBitsBelowBuckets", "growInPlace",
-            "inPlaceMinNodes", "growWhileSorting", "trace", "registerHeap");
+            "inPlaceMinNodes", "growWhileSorting", "trace", "registerHeap", "pipelinedGets");
 
     @AfterEach
     void clearProperties() {
@@ -57,26 +57,32 @@ class GpuTuningTest {
     @Test
     void eachWithMethodChangesItsFieldOnly() {
         final GpuTuning d = GpuTuning.DEFAULTS;
-        assertEquals(new GpuTuning(false, 16, 8, 256, 8, 1, 5, true, 1 << 20, true, false, true),
+        assertEquals(new GpuTuning(false, 16, 8, 256, 8, 1, 5, true, 1 << 20, true, false, true, true),
                 d.withAutoRestructure(false));
-        assertEquals(new GpuTuning(true, 30, 8, 256, 8, 1, 5, true, 1 << 20, true, false, true), d.withLongChain(30));
-        assertEquals(new GpuTuning(true, 16, 3, 256, 8, 1, 5, true, 1 << 20, true, false, true), d.withChainGroup(3));
-        assertEquals(new GpuTuning(true, 16, 8, 7, 8, 1, 5, true, 1 << 20, true, false, true),
+        assertEquals(new GpuTuning(true, 30, 8, 256, 8, 1, 5, true, 1 << 20, true, false, true, true),
+                d.withLongChain(30));
+        assertEquals(new GpuTuning(true, 16, 3, 256, 8, 1, 5, true, 1 << 20, true, false, true, true),
+                d.withChainGroup(3));
+        assertEquals(new GpuTuning(true, 16, 8, 7, 8, 1, 5, true, 1 << 20, true, false, true, true),
                 d.withAnyOrderChainMax(7));
-        assertEquals(new GpuTuning(true, 16, 8, 256, 9, 1, 5, true, 1 << 20, true, false, true),
+        assertEquals(new GpuTuning(true, 16, 8, 256, 9, 1, 5, true, 1 << 20, true, false, true, true),
                 d.withTouchedBucketsRatio(9));
-        assertEquals(new GpuTuning(true, 16, 8, 256, 8, 0, 5, true, 1 << 20, true, false, true),
+        assertEquals(new GpuTuning(true, 16, 8, 256, 8, 0, 5, true, 1 << 20, true, false, true, true),
                 d.withLocalitySortRatio(0));
-        assertEquals(new GpuTuning(true, 16, 8, 256, 8, 1, 6, true, 1 << 20, true, false, true),
+        assertEquals(new GpuTuning(true, 16, 8, 256, 8, 1, 6, true, 1 << 20, true, false, true, true),
                 d.withLocalityBitsBelowBuckets(6));
-        assertEquals(new GpuTuning(true, 16, 8, 256, 8, 1, 5, false, 1 << 20, true, false, true),
+        assertEquals(new GpuTuning(true, 16, 8, 256, 8, 1, 5, false, 1 << 20, true, false, true, true),
                 d.withGrowInPlace(false));
-        assertEquals(new GpuTuning(true, 16, 8, 256, 8, 1, 5, true, 0, true, false, true), d.withInPlaceMinNodes(0));
-        assertEquals(new GpuTuning(true, 16, 8, 256, 8, 1, 5, true, 1 << 20, false, false, true),
+        assertEquals(new GpuTuning(true, 16, 8, 256, 8, 1, 5, true, 0, true, false, true, true),
+                d.withInPlaceMinNodes(0));
+        assertEquals(new GpuTuning(true, 16, 8, 256, 8, 1, 5, true, 1 << 20, false, false, true, true),
                 d.withGrowWhileSorting(false));
-        assertEquals(new GpuTuning(true, 16, 8, 256, 8, 1, 5, true, 1 << 20, true, true, true), d.withTrace(true));
-        assertEquals(new GpuTuning(true, 16, 8, 256, 8, 1, 5, true, 1 << 20, true, false, false),
+        assertEquals(new GpuTuning(true, 16, 8, 256, 8, 1, 5, true, 1 << 20, true, true, true, true),
+                d.withTrace(true));
+        assertEquals(new GpuTuning(true, 16, 8, 256, 8, 1, 5, true, 1 << 20, true, false, false, true),
                 d.withRegisterHeap(false));
+        assertEquals(new GpuTuning(true, 16, 8, 256, 8, 1, 5, true, 1 << 20, true, false, true, false),
+                d.withPipelinedGets(false));
     }
 
     @Test
@@ -106,12 +112,12 @@ class GpuTuningTest {
             {"autoRestructure", "false"}, {"longChain", "40"}, {"chainGroup", "2"}, {"anyOrderChainMax", "12"},
             {"touchedBucketsRatio", "1000000"}, {"localitySortRatio", "0"}, {"localityBitsBelowBuckets", "8"},
             {"growInPlace", "FALSE"}, {"inPlaceMinNodes", "0"}, {"growWhileSorting", "false"}, {"trace", "True"},
-            {"registerHeap", "false"},
+            {"registerHeap", "false"}, {"pipelinedGets", "false"},
         };
         for (String[] property : set) {
             System.setProperty(GpuTuning.PROPERTY_PREFIX + property[0], property[1]);
         }
-        assertEquals(new GpuTuning(false, 40, 2, 12, 1_000_000, 0, 8, false, 0, false, true, false),
+        assertEquals(new GpuTuning(false, 40, 2, 12, 1_000_000, 0, 8, false, 0, false, true, false, false),
                 GpuTuning.DEFAULTS.withSystemPropertyOverrides());
     }
 

@@ -60,6 +60,7 @@ abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResid
     final Scratch outValues;
     final Scratch counts;
     final Scratch offsets;
+    private boolean lastGetPipelined;
 
     /**
      * @param budget       the GPU memory budget of the index's allocations ({@link FlixConfig#gpuMemoryBudget()})
@@ -162,6 +163,15 @@ abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResid
 
     /** Ends what {@link #armSortCheck} started. */
     void disarmSortCheck() {
+    }
+
+    /**
+     * A get of a host batch into {@code queries} and {@code values} (device arrays of its size) as one launch a
+     * chunk, where the structure can answer it so ({@link PipelinedGet}); null where it cannot. Called before the
+     * sort check is armed (it may prepare the structure, as unsorted gets do).
+     */
+    PipelinedGet pipelinedGet(DeviceBuffer queries, DeviceBuffer values) {
+        return null;
     }
 
     /** Looks up {@code queries[0, n)} on the device into keysResult (null for get) and valuesResult. */
@@ -336,7 +346,8 @@ abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResid
     /**
      * A lookup of host arrays: a pipeline of chunks ({@link HostArrayCopies#lookup}), each looked up on the device on
      * its own (a chunk of a sorted batch is sorted; an unsorted chunk is sorted on the device as a whole batch
-     * would be). The sort promise of a large batch is checked by the device within each chunk and here across the
+     * would be); a get that the structure answers one launch a chunk goes as one native pipeline instead, where the
+     * copies can ({@link #pipelinedGet}, {@link HostArrayCopies#get}). The sort promise of a large batch is checked by the device within each chunk and here across the
      * seams between pieces, read once after the last chunk where the structure can ({@link #armSortCheck}); a fault
      * found in a chunk is worded for the whole batch, as BatchArgs words it.
      */
@@ -351,13 +362,18 @@ abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResid
         final DeviceBuffer queries = batchKeys.ensure(n * 8L);
         final DeviceBuffer valuesResult = outValues.ensure(n * 8L);
         final DeviceBuffer keysResult = keysOut == null ? null : outKeys.ensure(n * 8L);
+        final PipelinedGet pipelined = mode == MODE_GET && copies.pipelinesGets()
+                ? pipelinedGet(queries, valuesResult) : null;
         final HostArrayCopies.ChunkWork work = (from, count) -> lookupOnDevice(mode,
                 queries.view(from * 8, count * 8L), count, keysSorted, hostChecked,
                 keysResult == null ? null : keysResult.view(from * 8, count * 8L),
                 valuesResult.view(from * 8, count * 8L));
         final boolean checkOnce = keysSorted && !hostChecked && armSortCheck();
         try {
-            if (keysOut == null) {
+            lastGetPipelined = pipelined != null && (checkOnce || !keysSorted || hostChecked);
+            if (lastGetPipelined) {
+                copies.get(keys, n, valuesOut, pipelined, checkOnce);
+            } else if (keysOut == null) {
                 copies.lookup(keys, n, queries.pointer(), work, new CUdeviceptr[] {valuesResult.pointer()},
                         new long[][] {valuesOut});
             } else {
@@ -377,6 +393,11 @@ abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResid
             }
         }
         trace("lookup pipeline " + n);
+    }
+
+    /** Whether the last lookup of host arrays ran as one native pipeline ({@link HostArrayCopies#get}). */
+    boolean lastGetPipelined() {
+        return lastGetPipelined;
     }
 
     /** A broken sort promise across the seams between the pieces of a large batch (the device checks within). */

@@ -176,10 +176,11 @@ final class FlixKernels {
     /** {@code lookup_get_any_order}: exact lookups of queries in any order. */
     void lookupGetAnyOrder(CUdeviceptr bucketMax, int numBuckets, CUdeviceptr bucketHead, CUdeviceptr nodeKeys,
                            CUdeviceptr nodeValues, CUdeviceptr nodeCount, CUdeviceptr nodeNext, CUdeviceptr nodeMax,
-                           CUdeviceptr queries, CUdeviceptr perm, int n, CUdeviceptr valuesOut) {
+                           CUdeviceptr queries, CUdeviceptr perm, int n, CUdeviceptr valuesOut,
+                           CUdeviceptr firstUnsorted, int checkFrom) {
         launcher.threads("lookup_get_any_order", n, ptr(bucketMax), i32(numBuckets), ptr(bucketHead), ptr(nodeKeys),
                 ptr(nodeValues), ptr(nodeCount), ptr(nodeNext), ptr(nodeMax), ptr(queries), ptr(perm), i32(n),
-                ptr(valuesOut));
+                ptr(valuesOut), ptr(firstUnsorted), i32(checkFrom));
     }
 
     /** {@code upsert_count}: the nodes each work item's merges take (and the scan's extra element). */

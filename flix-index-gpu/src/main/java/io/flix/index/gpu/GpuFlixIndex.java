@@ -291,6 +291,27 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
         }
     }
 
+    /**
+     * Gets, sorted or not, where no chain is long: one launch of lookup_get_any_order a chunk answers them (no slicing
+     * and no sort, so nothing the host must wait for between chunks); a sorted batch's lanes share their search paths
+     * as the locality sort would give them. Off with the tuning's pipelinedGets.
+     */
+    @Override
+    PipelinedGet pipelinedGet(DeviceBuffer queries, DeviceBuffer values) {
+        if (!tuning.pipelinedGets()) {
+            return null;
+        }
+        cutLongChainsIntoGroups();
+        if (!chainsAreShort()) {
+            return null;
+        }
+        return new PipelinedGet(device.functionAddress("lookup_get_any_order"), bucketMax.address(), numBuckets,
+                bucketHead.address(), DeviceBuffer.addressOf(pool.nodeKeys()),
+                DeviceBuffer.addressOf(pool.nodeValues()), DeviceBuffer.addressOf(pool.nodeCount()),
+                DeviceBuffer.addressOf(pool.nodeNext()), DeviceBuffer.addressOf(pool.nodeMax()), queries.address(),
+                values.address(), DeviceBuffer.addressOf(counters.at(SLOT_FIRST_UNSORTED)));
+    }
+
     @Override
     boolean armSortCheck() {
         counters.fillInts(SLOT_FIRST_UNSORTED, SLOT_FIRST_UNSORTED + 1, Integer.MAX_VALUE);
@@ -332,7 +353,7 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
         }
         kernels.lookupGetAnyOrder(bucketMax.pointer(), numBuckets, bucketHead.pointer(), pool.nodeKeys(),
                 pool.nodeValues(), pool.nodeCount(), pool.nodeNext(), pool.nodeMax(), batch, perm, n,
-                valuesResult.pointer());
+                valuesResult.pointer(), null, 1);
     }
 
     /** Ranges walk chains from their heads, as unsorted gets do: long chains are cut first. */

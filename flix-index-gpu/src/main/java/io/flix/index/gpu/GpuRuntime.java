@@ -131,10 +131,15 @@ final class GpuRuntime {
 
         synchronized CUfunction function(String kernel) {
             return functions.computeIfAbsent(kernel, k -> {
-                final CUfunction f = new CUfunction();
+                final CUfunction f = new RawFunction();
                 cuModuleGetFunction(f, module, k);
                 return f;
             });
+        }
+
+        /** The raw handle of a kernel of flix_kernels.fatbin, for native code that launches it. */
+        long functionAddress(String kernel) {
+            return ((RawFunction) function(kernel)).address();
         }
 
         /** A kernel of another fatbin resource, loaded into this context on first use. */
@@ -162,6 +167,13 @@ final class GpuRuntime {
                 }
                 return in.readAllBytes();
             }
+        }
+    }
+
+    /** A kernel handle whose raw value can be read, to hand to native code. */
+    private static final class RawFunction extends CUfunction {
+        long address() {
+            return getNativePointer();
         }
     }
 }

@@ -51,6 +51,21 @@ interface HostArrayCopies extends AutoCloseable {
     void lookup(long[] queries, int n, CUdeviceptr queriesOnDevice, ChunkWork work, CUdeviceptr[] resultsOnDevice,
                 long[][] results);
 
+    /** Whether {@link #get} runs here (straight from the heap); else gets take {@link #lookup}. */
+    default boolean pipelinesGets() {
+        return false;
+    }
+
+    /**
+     * A get as one pipeline with no host step between chunks: {@code queries[0, n)} go up chunk by chunk to
+     * {@code get}'s device array, each chunk is answered by one launch and its answers come back into
+     * {@code values} while later chunks go up. {@code checkSort}: the kernel checks the sort promise into
+     * {@code get}'s sort check, which the structure has armed. Only where {@link #pipelinesGets()}.
+     */
+    default void get(long[] queries, int n, long[] values, PipelinedGet get, boolean checkSort) {
+        throw new UnsupportedOperationException("gets are not pipelined through " + getClass().getSimpleName());
+    }
+
     @Override
     void close();
 }

@@ -20,4 +20,12 @@ final class HostArrayDma {
 
     /** Copies {@code count} longs from device address {@code src} into {@code dst[from, from + count)}; when done. */
     static native int toHost(long src, long[] dst, int from, int count, long stream);
+
+    /**
+     * Gets {@code queries[from, from + count)} into {@code values} at the same place: a pipeline of chunks of
+     * {@code chunkLongs}, each going up, looked up ({@code lookup_get_any_order}) and coming back while the next goes
+     * up, issued in this one call; returns when the answers are in place. Holds both arrays still throughout.
+     * {@code args}: the handles and device arrays, in the slots {@link KernelContract}'s GET_ constants name.
+     */
+    static native int getWindow(long[] queries, long[] values, int from, int count, int chunkLongs, long[] args);
 }

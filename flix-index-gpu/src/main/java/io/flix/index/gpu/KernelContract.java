@@ -66,6 +66,35 @@ final class KernelContract {
     static final int STEP_DEDUPED_PAIRS = 5;
     static final int STEP_COUNTER_SLOTS = 6;
 
+    // A pipelined get's launch arguments (HostArrayDma.getWindow): slots of the long[] handed to the native side.
+    /** Copies to the device. */
+    static final int GET_STREAM_IN = 0;
+    /** The index's device work. */
+    static final int GET_STREAM_COMPUTE = 1;
+    /** Copies to the host. */
+    static final int GET_STREAM_OUT = 2;
+    /** Recorded after each chunk's upload. */
+    static final int GET_EVENT_UPLOADED = 3;
+    /** Recorded after each chunk's lookup. */
+    static final int GET_EVENT_COMPUTED = 4;
+    /** lookup_get_any_order. */
+    static final int GET_FUNCTION = 5;
+    static final int GET_BUCKET_MAX = 6;
+    static final int GET_NUM_BUCKETS = 7;
+    static final int GET_BUCKET_HEAD = 8;
+    static final int GET_NODE_KEYS = 9;
+    static final int GET_NODE_VALUES = 10;
+    static final int GET_NODE_COUNT = 11;
+    static final int GET_NODE_NEXT = 12;
+    static final int GET_NODE_MAX = 13;
+    /** The whole batch's queries on the device, query i at byte 8 i. */
+    static final int GET_QUERIES = 14;
+    /** The whole batch's answers on the device, likewise. */
+    static final int GET_VALUES = 15;
+    /** An int the kernel lowers where the sort promise breaks; 0: not checked. */
+    static final int GET_FIRST_UNSORTED = 16;
+    static final int GET_SLOTS = 17;
+
     private KernelContract() {
     }
 }

@@ -210,6 +210,30 @@ public abstract class BusChunkingContract {
         }
     }
 
+    /**
+     * A get straight from the heap runs in chunks that need not start at a piece: a broken promise between two such
+     * chunks, which the host's seam check does not see, is found by the device all the same.
+     */
+    @Test
+    void aBrokenSortPromiseBetweenTwoChunksOfAPipelinedGetIsReportedAsTheHostWordsIt() {
+        final int n = 16 * DirectCopies.GET_CHUNK_MIN_LONGS - 3;
+        final int seam = 3 * DirectCopies.getChunkLongs(n);
+        assertTrue(seam % PIECE != 0, "the seam is not a piece's: the host does not check it");
+        final long[] sorted = IntStream.range(0, n).mapToLong(i -> i * 3L).toArray();
+        final long[] keys = swapped(sorted, seam - 1);
+        final IllegalArgumentException expected = assertThrows(IllegalArgumentException.class,
+                () -> BatchArgs.checkKeys(keys, n, true));
+        try (FlixIndex index = open()) {
+            index.build(sorted, sorted, n, true);
+            final long[] out = new long[n];
+            final IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> index.get(keys, n, out, true));
+            assertEquals(expected.getMessage(), e.getMessage(), getClass().getSimpleName());
+            index.get(sorted, n, out, true);
+            assertArrayEquals(sorted, out, "a kept promise after a broken one");
+        }
+    }
+
     private static long[] swapped(long[] sorted, int at) {
         final long[] keys = sorted.clone();
         final long t = keys[at];
