@@ -112,12 +112,15 @@ JNIEXPORT jint JNICALL Java_io_flix_index_gpu_HostArrayDma_toHost(JNIEnv* env, j
 // A get of queries[from, from + count) into values[from, from + count) as one pipeline issued from here, with no
 // host wait between its steps: chunk by chunk of `chunkLongs`, the queries go up on the in stream, lookup_get_any_order
 // answers them on the compute stream once they are there, and the answers come back on the out stream once they
-// are written, so chunk k + 1 goes up while chunk k is looked up and chunk k - 1 comes back. Both arrays are held
-// still from the first copy until every copy issued has ended, whatever failed. `args`: the GET_ slots of
-// kernel_contract.h. Returns the first failure's CUresult.
+// are written, so chunk k + 1 goes up while chunk k is looked up and chunk k - 1 comes back; a window of one chunk
+// runs on the compute stream alone. Where the sort promise is checked (GET_FIRST_UNSORTED), the check's int comes
+// back into sortCheck[0]'s low half behind the last answers. Both arrays are held still from the first copy until
+// every copy issued has ended, whatever failed. `args`: the GET_ slots of kernel_contract.h. Returns the first
+// failure's CUresult.
 JNIEXPORT jint JNICALL Java_io_flix_index_gpu_HostArrayDma_getWindow(JNIEnv* env, jclass, jlongArray queries,
                                                                     jlongArray values, jint from, jint count,
-                                                                    jint chunkLongs, jlongArray args) {
+                                                                    jint chunkLongs, jlongArray args,
+                                                                    jlongArray sortCheck) {
     const Driver& d = driver();
     if (!d.loaded) return CUDA_ERROR_NOT_FOUND;
     if (count <= 0) return CUDA_SUCCESS;
@@ -143,18 +146,23 @@ JNIEXPORT jint JNICALL Java_io_flix_index_gpu_HostArrayDma_getWindow(JNIEnv* env
     CUdeviceptr firstUnsorted = (CUdeviceptr)a[GET_FIRST_UNSORTED];
 
     jlong* q = (jlong*)env->GetPrimitiveArrayCritical(queries, nullptr);
-    if (!q) return CUDA_ERROR_OUT_OF_MEMORY;
-    jlong* v = (jlong*)env->GetPrimitiveArrayCritical(values, nullptr);
-    if (!v) {
-        env->ReleasePrimitiveArrayCritical(queries, q, JNI_ABORT);
-        return CUDA_ERROR_OUT_OF_MEMORY;
-    }
-    // the queries' device array is overwritten only after the compute stream's earlier work has read it
-    CUresult r = d.record(computed, compute);
-    if (r == CUDA_SUCCESS) r = d.wait(in, computed, 0);
+    jlong* v = q ? (jlong*)env->GetPrimitiveArrayCritical(values, nullptr) : nullptr;
+    jlong* check = v && firstUnsorted ? (jlong*)env->GetPrimitiveArrayCritical(sortCheck, nullptr) : nullptr;
+    CUresult r = !q || !v || (firstUnsorted && !check) ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_SUCCESS;
     const long long end = (long long)from + count;
-    for (long long at = from; r == CUDA_SUCCESS && at < end; at += chunkLongs) {
-        int n = (int)(end - at < chunkLongs ? end - at : chunkLongs);
+    // one chunk: everything on the compute stream, with no hop between streams
+    const bool oneStream = count <= chunkLongs;
+    const CUstream up = oneStream ? compute : in;
+    const CUstream down = oneStream ? compute : out;
+    if (r == CUDA_SUCCESS && !oneStream) {
+        // the queries' device array is overwritten only after the compute stream's earlier work has read it
+        r = d.record(computed, compute);
+        if (r == CUDA_SUCCESS) r = d.wait(in, computed, 0);
+    }
+    long long length = 0;
+    for (long long at = from; r == CUDA_SUCCESS && at < end; at += length) {
+        length = end - at < chunkLongs ? end - at : chunkLongs;
+        int n = (int)length;
         const size_t bytes = (size_t)n * sizeof(jlong);
         CUdeviceptr chunkQueries = (CUdeviceptr)a[GET_QUERIES] + (CUdeviceptr)at * sizeof(jlong);
         CUdeviceptr chunkValues = (CUdeviceptr)a[GET_VALUES] + (CUdeviceptr)at * sizeof(jlong);
@@ -162,24 +170,26 @@ JNIEXPORT jint JNICALL Java_io_flix_index_gpu_HostArrayDma_getWindow(JNIEnv* env
         int checkFrom = at == 0 ? 1 : 0;
         void* params[] = {&bucketMax, &numBuckets, &bucketHead, &nodeKeys, &nodeValues, &nodeCount, &nodeNext,
                           &nodeMax, &chunkQueries, &perm, &n, &chunkValues, &firstUnsorted, &checkFrom};
-        r = d.toDevice(chunkQueries, q + at, bytes, in);
-        if (r == CUDA_SUCCESS) r = d.record(uploaded, in);
-        if (r == CUDA_SUCCESS) r = d.wait(compute, uploaded, 0);
+        r = d.toDevice(chunkQueries, q + at, bytes, up);
+        if (r == CUDA_SUCCESS && !oneStream) r = d.record(uploaded, in);
+        if (r == CUDA_SUCCESS && !oneStream) r = d.wait(compute, uploaded, 0);
         if (r == CUDA_SUCCESS) {
             r = d.launch(lookup, (unsigned)((n + BLOCK_THREADS - 1) / BLOCK_THREADS), 1, 1, BLOCK_THREADS, 1, 1, 0,
                          compute, params, nullptr);
         }
-        if (r == CUDA_SUCCESS) r = d.record(computed, compute);
-        if (r == CUDA_SUCCESS) r = d.wait(out, computed, 0);
-        if (r == CUDA_SUCCESS) r = d.toHost(v + at, chunkValues, bytes, out);
+        if (r == CUDA_SUCCESS && !oneStream) r = d.record(computed, compute);
+        if (r == CUDA_SUCCESS && !oneStream) r = d.wait(out, computed, 0);
+        if (r == CUDA_SUCCESS) r = d.toHost(v + at, chunkValues, bytes, down);
     }
+    if (r == CUDA_SUCCESS && check) r = d.toHost(check, firstUnsorted, sizeof(int), down);
     // no copy may outlive the arrays' hold
     const CUresult streams[] = {d.synchronize(in), d.synchronize(compute), d.synchronize(out)};
     for (CUresult s : streams) {
         if (r == CUDA_SUCCESS) r = s;
     }
-    env->ReleasePrimitiveArrayCritical(values, v, 0);
-    env->ReleasePrimitiveArrayCritical(queries, q, JNI_ABORT);
+    if (check) env->ReleasePrimitiveArrayCritical(sortCheck, check, 0);
+    if (v) env->ReleasePrimitiveArrayCritical(values, v, 0);
+    if (q) env->ReleasePrimitiveArrayCritical(queries, q, JNI_ABORT);
     return r;
 }
 

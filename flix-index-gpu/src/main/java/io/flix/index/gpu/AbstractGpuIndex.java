@@ -371,17 +371,21 @@ abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResid
         final boolean checkOnce = keysSorted && !hostChecked && armSortCheck();
         try {
             lastGetPipelined = pipelined != null && (checkOnce || !keysSorted || hostChecked);
+            final boolean promiseBroken;
             if (lastGetPipelined) {
-                copies.get(keys, n, valuesOut, pipelined, checkOnce);
-            } else if (keysOut == null) {
-                copies.lookup(keys, n, queries.pointer(), work, new CUdeviceptr[] {valuesResult.pointer()},
-                        new long[][] {valuesOut});
+                promiseBroken = copies.get(keys, n, valuesOut, pipelined, checkOnce);
             } else {
-                copies.lookup(keys, n, queries.pointer(), work,
-                        new CUdeviceptr[] {valuesResult.pointer(), keysResult.pointer()},
-                        new long[][] {valuesOut, keysOut});
+                if (keysOut == null) {
+                    copies.lookup(keys, n, queries.pointer(), work, new CUdeviceptr[] {valuesResult.pointer()},
+                            new long[][] {valuesOut});
+                } else {
+                    copies.lookup(keys, n, queries.pointer(), work,
+                            new CUdeviceptr[] {valuesResult.pointer(), keysResult.pointer()},
+                            new long[][] {valuesOut, keysOut});
+                }
+                promiseBroken = checkOnce && sortFaultFound();
             }
-            if (checkOnce && sortFaultFound()) {
+            if (promiseBroken) {
                 throw new IllegalArgumentException("keys are not sorted as promised (keysSorted = true)");
             }
         } catch (IllegalArgumentException e) {

@@ -56,9 +56,13 @@ final class DirectCopies implements HostArrayCopies {
      * MiB each, about 2.7 ms at the bus's rate (a collection that falls in that time waits).
      */
     static final int GET_WINDOW_LONGS = 1 << 24;
-    /** Chunks of a pipelined get: about a sixteenth of a window, from 512 KiB to 2 MiB. */
-    static final int GET_CHUNK_MIN_LONGS = 1 << 16;
+    /**
+     * Chunks of a pipelined get: a sixteenth of its window, from 1 MiB to 2 MiB. Each chunk costs the host about 10
+     * us of driver calls, about what half a MiB takes on the bus; a larger chunk delays the pipeline's start and end.
+     */
+    static final int GET_CHUNK_MIN_LONGS = 1 << 17;
     static final int GET_CHUNK_MAX_LONGS = 1 << 18;
+    private static final int GET_CHUNKS = 16;
 
     private final GpuRuntime.DeviceContext device;
     private final DeviceStream compute;
@@ -70,6 +74,8 @@ final class DirectCopies implements HostArrayCopies {
     private final CUevent[] getEvents = new CUevent[2];
     /** A pipelined get's handles and arguments (its GET_ slots), refilled for every call. */
     private final long[] getArgs = new long[GET_SLOTS];
+    /** Where a pipelined get's sort check comes back (in the low half). */
+    private final long[] sortCheck = new long[1];
 
     DirectCopies(GpuRuntime.DeviceContext device, DeviceStream compute) {
         this.device = device;
@@ -158,7 +164,7 @@ final class DirectCopies implements HostArrayCopies {
 
     /** Longs of a pipelined get's chunks in a window of {@code count}. */
     static int getChunkLongs(int count) {
-        return Math.max(GET_CHUNK_MIN_LONGS, Math.min(GET_CHUNK_MAX_LONGS, (count + 15) / 16));
+        return Math.max(GET_CHUNK_MIN_LONGS, Math.min(GET_CHUNK_MAX_LONGS, (count + GET_CHUNKS - 1) / GET_CHUNKS));
     }
 
     @Override
@@ -167,13 +173,15 @@ final class DirectCopies implements HostArrayCopies {
     }
 
     @Override
-    public void get(long[] queries, int n, long[] values, PipelinedGet get, boolean checkSort) {
+    public boolean get(long[] queries, int n, long[] values, PipelinedGet get, boolean checkSort) {
         get.writeTo(getArgs, checkSort);
         for (int from = 0; from < n; from += GET_WINDOW_LONGS) {
             final int count = Math.min(GET_WINDOW_LONGS, n - from);
             DeviceMemoryNative.check(HostArrayDma.getWindow(queries, values, from, count, getChunkLongs(count),
-                    getArgs), "pipelined get");
+                    getArgs, sortCheck), "pipelined get");
         }
+        // the check's int is the low half; the kernel only lowers it from Integer.MAX_VALUE
+        return checkSort && (int) sortCheck[0] != Integer.MAX_VALUE;
     }
 
     @Override

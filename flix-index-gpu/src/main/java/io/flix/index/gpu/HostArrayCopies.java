@@ -60,9 +60,10 @@ interface HostArrayCopies extends AutoCloseable {
      * A get as one pipeline with no host step between chunks: {@code queries[0, n)} go up chunk by chunk to
      * {@code get}'s device array, each chunk is answered by one launch and its answers come back into
      * {@code values} while later chunks go up. {@code checkSort}: the kernel checks the sort promise into
-     * {@code get}'s sort check, which the structure has armed. Only where {@link #pipelinesGets()}.
+     * {@code get}'s sort check, which the structure has armed; returns whether the promise was broken (false where
+     * not checked). Only where {@link #pipelinesGets()}.
      */
-    default void get(long[] queries, int n, long[] values, PipelinedGet get, boolean checkSort) {
+    default boolean get(long[] queries, int n, long[] values, PipelinedGet get, boolean checkSort) {
         throw new UnsupportedOperationException("gets are not pipelined through " + getClass().getSimpleName());
     }
 

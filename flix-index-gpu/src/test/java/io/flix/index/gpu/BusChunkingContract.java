@@ -211,26 +211,29 @@ public abstract class BusChunkingContract {
     }
 
     /**
-     * A get straight from the heap runs in chunks that need not start at a piece: a broken promise between two such
-     * chunks, which the host's seam check does not see, is found by the device all the same.
+     * A get straight from the heap runs in chunks that need not start at a piece (a sixteenth of the batch here): a
+     * broken promise between two such chunks, which the host's seam check does not see, is found by the device all
+     * the same.
      */
     @Test
     void aBrokenSortPromiseBetweenTwoChunksOfAPipelinedGetIsReportedAsTheHostWordsIt() {
-        final int n = 16 * DirectCopies.GET_CHUNK_MIN_LONGS - 3;
-        final int seam = 3 * DirectCopies.getChunkLongs(n);
-        assertTrue(seam % PIECE != 0, "the seam is not a piece's: the host does not check it");
+        final int n = 20 * PIECE + 3;
+        final int chunk = DirectCopies.getChunkLongs(n);
         final long[] sorted = IntStream.range(0, n).mapToLong(i -> i * 3L).toArray();
-        final long[] keys = swapped(sorted, seam - 1);
-        final IllegalArgumentException expected = assertThrows(IllegalArgumentException.class,
-                () -> BatchArgs.checkKeys(keys, n, true));
-        try (FlixIndex index = open()) {
-            index.build(sorted, sorted, n, true);
-            final long[] out = new long[n];
-            final IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                    () -> index.get(keys, n, out, true));
-            assertEquals(expected.getMessage(), e.getMessage(), getClass().getSimpleName());
-            index.get(sorted, n, out, true);
-            assertArrayEquals(sorted, out, "a kept promise after a broken one");
+        for (int seam : new int[] {chunk, 2 * chunk}) {
+            assertTrue(seam % PIECE != 0, "the seam is not a piece's: the host does not check it");
+            final long[] keys = swapped(sorted, seam - 1);
+            final IllegalArgumentException expected = assertThrows(IllegalArgumentException.class,
+                    () -> BatchArgs.checkKeys(keys, n, true));
+            try (FlixIndex index = open()) {
+                index.build(sorted, sorted, n, true);
+                final long[] out = new long[n];
+                final IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                        () -> index.get(keys, n, out, true));
+                assertEquals(expected.getMessage(), e.getMessage(), getClass().getSimpleName() + " seam " + seam);
+                index.get(sorted, n, out, true);
+                assertArrayEquals(sorted, out, "a kept promise after a broken one");
+            }
         }
     }
 
