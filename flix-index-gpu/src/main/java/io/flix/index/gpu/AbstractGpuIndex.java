@@ -396,7 +396,7 @@ abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResid
                 disarmSortCheck();
             }
         }
-        trace("lookup pipeline " + n);
+        trace((lastGetPipelined ? "pipelined get " : "lookup pipeline ") + n);
     }
 
     /** Whether the last lookup of host arrays ran as one native pipeline ({@link HostArrayCopies#get}). */

@@ -29,9 +29,10 @@ import jcuda.driver.CUdeviceptr;
  * structure of arrays, and every batch runs compute-to-bucket (one warp per bucket pulls its slice of the sorted
  * batch). Kernels: {@code src/main/cuda/flix_kernels.cu}; sorting and scans: CUB through {@link CubNative}.
  *
- * <p>Batches are copied in pieces through pinned staging memory that the process's indexes share, on the index's
- * own CUDA streams (lookups as a pipeline of chunks: one goes up while the one before is looked up and the one
- * before that comes back; see {@link AbstractGpuIndex}), sorted on the device (skipped when the caller
+ * <p>Batches cross the bus straight from the registered Java heap or through pinned staging, on the index's own
+ * CUDA streams (lookups as a pipeline of chunks: one goes up while the one before is looked up and the one before
+ * that comes back; gets where chains are short as one native pipeline, one launch a chunk: see
+ * {@link AbstractGpuIndex}, {@link #pipelinedGet}), sorted on the device (skipped when the caller
  * promises sorted keys, a promise that is checked) and, for build and upsert, reduced to the last occurrence of
  * each key. Memory grows before anything changes: an upsert first counts the nodes its splits
  * need, grows the node pool if the free list is short, and only then modifies the index, so an out-of-memory
