@@ -221,8 +221,10 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
             }
         }
         pool.took(nodesNeeded, n);
-        size += counters.readLong(SLOT_KEYS_INSERTED);
-        chains.upserted(counters.readLong(SLOT_MOST_NODES_GAINED));
+        // one read for both: each read waits for the device
+        final long[] applied = counters.read(SLOT_KEYS_INSERTED, SLOT_MOST_NODES_GAINED + 1);
+        size += applied[SLOT_KEYS_INSERTED];
+        chains.upserted(applied[SLOT_MOST_NODES_GAINED]);
         if (chains.restructureAfterUpsert(size)) {
             try {
                 restructureLocked();
