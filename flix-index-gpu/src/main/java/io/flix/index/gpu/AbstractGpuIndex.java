@@ -347,9 +347,10 @@ abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResid
      * A lookup of host arrays: a pipeline of chunks ({@link HostArrayCopies#lookup}), each looked up on the device on
      * its own (a chunk of a sorted batch is sorted; an unsorted chunk is sorted on the device as a whole batch
      * would be); a get that the structure answers one launch a chunk goes as one native pipeline instead, where the
-     * copies can ({@link #pipelinedGet}, {@link HostArrayCopies#get}). The sort promise of a large batch is checked by the device within each chunk and here across the
-     * seams between pieces, read once after the last chunk where the structure can ({@link #armSortCheck}); a fault
-     * found in a chunk is worded for the whole batch, as BatchArgs words it.
+     * copies can ({@link #pipelinedGet}, {@link HostArrayCopies#get}). The sort promise of a large batch is checked
+     * by the device within each chunk and here across the seams between pieces, read once after the last chunk where
+     * the structure can ({@link #armSortCheck}); a fault found in a chunk is worded for the whole batch, as BatchArgs
+     * words it.
      */
     private void lookup(int mode, long[] keys, int n, long[] keysOut, long[] valuesOut, boolean keysSorted) {
         if (n == 0) {
