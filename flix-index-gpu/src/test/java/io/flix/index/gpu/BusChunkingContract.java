@@ -287,6 +287,68 @@ public abstract class BusChunkingContract {
         }
     }
 
+    /**
+     * Host arrays held still for the copies while other threads make garbage and ask for full collections, which
+     * move the heap's objects between calls and wait for the holds during them: every answer stays right, in every
+     * interleaving. The arrays are made anew each round, so they lie somewhere else each time.
+     */
+    @Test
+    void answersStayRightWhileCollectionsMoveTheHeap() throws Exception {
+        final int n = 12 * PIECE + 5;
+        final long[] keys = IntStream.range(0, n).mapToLong(i -> i * 3L + 1).toArray();
+        final java.util.concurrent.atomic.AtomicBoolean done = new java.util.concurrent.atomic.AtomicBoolean();
+        final ExecutorService garbage = Executors.newFixedThreadPool(2);
+        try (FlixIndex index = open()) {
+            index.build(keys, keys, n, true);
+            final Future<?>[] makers = new Future<?>[2];
+            for (int t = 0; t < 2; t++) {
+                final boolean collects = t == 0;
+                makers[t] = garbage.submit(() -> {
+                    long rounds = 0;
+                    while (!done.get()) {
+                        final long[][] junk = new long[64][];
+                        for (int i = 0; i < junk.length; i++) {
+                            junk[i] = new long[1 << 14];
+                        }
+                        if (collects && ++rounds % 16 == 0) {
+                            System.gc();
+                        }
+                    }
+                    return null;
+                });
+            }
+            for (int round = 0; round < 12; round++) {
+                final long[] sorted = keys.clone();
+                final long[] shuffled = keys.clone();
+                final SplittableRandom random = new SplittableRandom(round);
+                for (int i = n - 1; i > 0; i--) {
+                    final int j = random.nextInt(i + 1);
+                    final long t = shuffled[i];
+                    shuffled[i] = shuffled[j];
+                    shuffled[j] = t;
+                }
+                index.upsert(shuffled, shuffled, n, false);
+                assertEquals(n, index.size(), "size after an upsert of the same pairs, round " + round);
+                final long[] out = new long[n];
+                index.get(sorted, n, out, true);
+                assertArrayEquals(sorted, out, "sorted get, round " + round);
+                final long[] outAgain = new long[n];
+                index.get(shuffled, n, outAgain, false);
+                assertArrayEquals(shuffled, outAgain, "unsorted get, round " + round);
+                final long[] ceilingKeys = new long[n];
+                index.ceiling(shuffled, n, ceilingKeys, new long[n], false);
+                assertArrayEquals(shuffled, ceilingKeys, "ceiling, round " + round);
+            }
+            done.set(true);
+            for (Future<?> f : makers) {
+                f.get(STUCK_MINUTES, TimeUnit.MINUTES);
+            }
+        } finally {
+            done.set(true);
+            garbage.shutdownNow();
+        }
+    }
+
     private static void assertGets(long[] present, long[] probes, long[] out, String what) {
         final int bad = IntStream.range(0, probes.length).parallel().filter(i -> {
             final boolean found = Arrays.binarySearch(present, probes[i]) >= 0;
