@@ -75,6 +75,19 @@ extern "C" __global__ void iota_u32(unsigned* out, int n) {
     if (i < n) out[i] = (unsigned)i;
 }
 
+// out[i] = values[perm[i]] (perm null: values[i]): an update batch's values in the order its keys were sorted into,
+// gathered once they have arrived (the keys were sorted with their positions meanwhile). Where firstReserved is not
+// null, the smallest batch position of a reserved value lowers it.
+extern "C" __global__ void gather_values(const i64* __restrict__ values, const unsigned* __restrict__ perm, int n,
+                                         i64* __restrict__ out, int* firstReserved) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const unsigned from = perm ? perm[i] : (unsigned)i;
+    const i64 v = values[from];
+    out[i] = v;
+    if (firstReserved && v == NOT_FOUND) atomicMin(firstReserved, (int)from);
+}
+
 // flags[i] = 1 where keys[i] is the last of its run of equal keys: after a stable sort that is the key's last
 // occurrence in batch order, the one that wins. *runs counts the flags (once per block), so that a batch without
 // duplicates skips the compaction.

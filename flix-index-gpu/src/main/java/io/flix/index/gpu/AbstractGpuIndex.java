@@ -17,6 +17,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.locks.Lock;
+import java.util.function.Consumer;
 import java.util.stream.IntStream;
 
 import jcuda.driver.CUdeviceptr;
@@ -61,6 +62,12 @@ abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResid
     final Scratch counts;
     final Scratch offsets;
     private boolean lastGetPipelined;
+
+    /**
+     * Unsorted update batches of at least this many pairs sort their keys while their values cross the bus (where
+     * the copies can upload in the background): below it the sort is short and the extra gather pass not worth it.
+     */
+    static final int SORT_WHILE_VALUES_ARRIVE_MIN = 1 << 20;
 
     /**
      * @param budget       the GPU memory budget of the index's allocations ({@link FlixConfig#gpuMemoryBudget()})
@@ -214,9 +221,10 @@ abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResid
             layoutSorted(null, null, 0);
             return;
         }
-        final DeviceBuffer batch = uploadBatch(keys, values, n);
-        final int m = steps.checkSortAndDedupe(batch, batchValues.buffer(), n, keysSorted, true, null);
-        layoutSorted(steps.dedupedKeys(), steps.dedupedValues(), m);
+        updateWithPairs(keys, values, n, keysSorted, batch -> {
+            final int m = steps.checkSortAndDedupe(batch, batchValues.buffer(), n, keysSorted, true, null);
+            layoutSorted(steps.dedupedKeys(), steps.dedupedValues(), m);
+        });
     }
 
     @Override
@@ -226,8 +234,46 @@ abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResid
         if (n == 0) {
             return;
         }
-        final DeviceBuffer batch = uploadBatch(keys, values, n);
-        upsertOnDevice(batch, batchValues.buffer(), n, keysSorted, true);
+        updateWithPairs(keys, values, n, keysSorted,
+                batch -> upsertOnDevice(batch, batchValues.buffer(), n, keysSorted, true));
+    }
+
+    /**
+     * Uploads a host batch of pairs into batchKeys and batchValues and runs {@code update} on the keys' buffer, whose
+     * first step sorts and dedupes the batch ({@link DeviceSteps#checkSortAndDedupe}). An unsorted batch of at least
+     * {@link #SORT_WHILE_VALUES_ARRIVE_MIN} pairs, where the copies can upload in the background, sends its keys first
+     * and its values while the device sorts the keys, so the sort hides behind the values' copy; the update returns
+     * only once the values have arrived, whatever failed.
+     */
+    private void updateWithPairs(long[] keys, long[] values, int n, boolean keysSorted,
+                                 Consumer<DeviceBuffer> update) {
+        if (keysSorted || n < SORT_WHILE_VALUES_ARRIVE_MIN || !copies.uploadsInBackground()) {
+            update.accept(uploadBatch(keys, values, n));
+            return;
+        }
+        final DeviceBuffer k = batchKeys.ensure(n * 8L);
+        final DeviceBuffer v = batchValues.ensure(n * 8L);
+        copies.upload(keys, n, k.pointer());
+        final HostArrayCopies.Arrival arrival = copies.uploadInBackground(values, n, v.pointer());
+        trace("upload keys, values under way " + n);
+        steps.valuesArriving(arrival::await);
+        RuntimeException failure = null;
+        try {
+            update.accept(k);
+        } catch (RuntimeException e) {
+            failure = e;
+            throw e;
+        } finally {
+            steps.valuesArriving(null);
+            try {
+                arrival.await();
+            } catch (RuntimeException e) {
+                if (failure == null) {
+                    throw e;
+                }
+                failure.addSuppressed(e);
+            }
+        }
     }
 
     /**

@@ -13,6 +13,8 @@ import io.flix.index.BatchArgs;
 
 import java.util.function.Consumer;
 
+import jcuda.driver.CUdeviceptr;
+
 
 /**
  * The device steps that the GPU structures share: small reads; CUB's sorts and scans with one scratch buffer; and
@@ -41,6 +43,11 @@ final class DeviceSteps implements AutoCloseable {
     private final Scratch dedupedKeys;
     private final Scratch dedupedValues;
     private final Scratch[] scratches;
+    /**
+     * Waits for the values of the batch being updated, still crossing the bus ({@link #valuesArriving}); null where
+     * they are on the device.
+     */
+    private Runnable valuesArrival;
 
     /**
      * @param memory where the scratch is reserved (the index's account)
@@ -136,6 +143,47 @@ final class DeviceSteps implements AutoCloseable {
         }
         cubSort(keys, values, n, 0, 64);
         return flags == null ? 0 : flagLastOfRuns(sortedKeys.buffer(), n, flags);
+    }
+
+    /**
+     * Says that the values of the next unsorted batch that {@link #checkSortAndDedupe} takes are still crossing the
+     * bus, and how to wait for them ({@code arrival}; null: they are on the device). That call then sorts the keys
+     * with their positions meanwhile ({@link #sortKeysWhileValuesArrive}).
+     */
+    void valuesArriving(Runnable arrival) {
+        valuesArrival = arrival;
+    }
+
+    /**
+     * {@link #sortBatch} for a batch whose values are still crossing the bus: the keys are sorted by their varying
+     * bits with their batch positions (stable, CUB) while the values arrive; then, {@code arrival} having waited for
+     * them, gather_values puts them in the keys' order, checking them for the reserved value where
+     * {@code checkValues} (reported before anything changes), and the last of each run of equal keys is flagged.
+     * Returns the runs.
+     */
+    private int sortKeysWhileValuesArrive(DeviceBuffer keys, DeviceBuffer values, boolean checkValues, int n,
+                                          DeviceBuffer flags, Runnable arrival, Runnable whileSorting) {
+        final int[] bits = topVaryingBits(keys, n, 64);
+        CUdeviceptr perm = null;
+        if (bits == null) {
+            // one key repeated: the batch order is the sorted order
+            stream.copy(sortedKeys.ensure(n * 8L).pointer(), keys.pointer(), n * 8L);
+        } else {
+            sortWithPositions(keys, n, bits[0], bits[1]);
+            perm = positions.pointer();
+        }
+        final DeviceBuffer gathered = sortedValues.ensure(n * 8L);
+        run(whileSorting);
+        arrival.run();
+        if (checkValues) {
+            stepCounters.fillInts(STEP_FIRST_RESERVED, STEP_FIRST_RESERVED + 1, Integer.MAX_VALUE);
+        }
+        kernels.gatherValues(values.pointer(), perm, n, gathered.pointer(),
+                checkValues ? stepCounters.at(STEP_FIRST_RESERVED) : null);
+        if (checkValues && stepCounters.readInt(STEP_FIRST_RESERVED) != Integer.MAX_VALUE) {
+            DeviceBatchFaults.report(keys, values, n, false);
+        }
+        return flagLastOfRuns(sortedKeys.buffer(), n, flags);
     }
 
     /**
@@ -247,6 +295,13 @@ final class DeviceSteps implements AutoCloseable {
             checkOnDevice(keys, values, n, true, hostChecked);
             run(whileSorting);
             runs = flagLastOfRuns(keys, n, flags);
+        } else if (valuesArrival != null) {
+            final Runnable arrival = valuesArrival;
+            valuesArrival = null;
+            runs = sortKeysWhileValuesArrive(keys, values, deviceChecks(n, hostChecked), n, flags, arrival,
+                    whileSorting);
+            k = sortedKeys.buffer();
+            v = sortedValues.buffer();
         } else {
             runs = sortBatch(keys, values, deviceChecks(n, hostChecked), n, flags, whileSorting);
             k = sortedKeys.buffer();

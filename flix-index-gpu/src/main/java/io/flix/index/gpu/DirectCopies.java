@@ -139,6 +139,23 @@ final class DirectCopies implements HostArrayCopies {
     }
 
     @Override
+    public boolean uploadsInBackground() {
+        return true;
+    }
+
+    @Override
+    public Arrival uploadInBackground(long[] src, int n, CUdeviceptr dst) {
+        final Copies copies = new Copies(false);
+        try {
+            copies.up(src, 0, n, dst);
+        } catch (RuntimeException e) {
+            copies.close();
+            throw e;
+        }
+        return copies::close;
+    }
+
+    @Override
     public void downloadAll(CUdeviceptr[] srcs, long[][] dsts, int n) {
         try (Copies copies = new Copies(n <= SEGMENT_LONGS)) {
             final CUevent done = copies.computed();

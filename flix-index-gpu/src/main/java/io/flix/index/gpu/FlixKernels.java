@@ -53,6 +53,11 @@ final class FlixKernels {
         launcher.threads("iota_u32", n, ptr(out), i32(n));
     }
 
+    /** {@code gather_values}: an update batch's values in its sorted keys' order, checked for the reserved one. */
+    void gatherValues(CUdeviceptr values, CUdeviceptr perm, int n, CUdeviceptr out, CUdeviceptr firstReserved) {
+        launcher.threads("gather_values", n, ptr(values), ptr(perm), i32(n), ptr(out), ptr(firstReserved));
+    }
+
     /** {@code flag_last_of_run}: flags the last key of each run of equal keys and counts the runs. */
     void flagLastOfRun(CUdeviceptr keys, int n, CUdeviceptr flags, CUdeviceptr runs) {
         launcher.threads("flag_last_of_run", n, ptr(keys), i32(n), ptr(flags), ptr(runs));

@@ -51,6 +51,28 @@ interface HostArrayCopies extends AutoCloseable {
     void lookup(long[] queries, int n, CUdeviceptr queriesOnDevice, ChunkWork work, CUdeviceptr[] resultsOnDevice,
                 long[][] results);
 
+    /** A copy to the device under way ({@link #uploadInBackground}). */
+    @FunctionalInterface
+    interface Arrival {
+        /** Returns once the copy is done (at once if it is), throwing its failure; may be called again. */
+        void await();
+    }
+
+    /** Whether {@link #uploadInBackground} returns before its copy is done (else it copies first). */
+    default boolean uploadsInBackground() {
+        return false;
+    }
+
+    /**
+     * Starts copying {@code src[0, n)} to {@code dst} and returns; the source must not change and {@code dst} must
+     * not be read until the arrival's {@link Arrival#await} has returned. Here: copies first.
+     */
+    default Arrival uploadInBackground(long[] src, int n, CUdeviceptr dst) {
+        upload(src, n, dst);
+        return () -> {
+        };
+    }
+
     /** Whether {@link #get} runs here (straight from the heap); else gets take {@link #lookup}. */
     default boolean pipelinesGets() {
         return false;

@@ -237,6 +237,43 @@ public abstract class BusChunkingContract {
         }
     }
 
+    /**
+     * A reserved value in a large unsorted update, whose keys are sorted on the device while its values still cross
+     * the bus: reported as the host words it, and the index is as it was.
+     */
+    @Test
+    void aReservedValueInALargeUnsortedUpdateIsReportedAsTheHostWordsItAndChangesNothing() {
+        final int n = 8 * PIECE + 1;
+        final SplittableRandom random = new SplittableRandom(11);
+        final long[] keys = random.longs(n).toArray();
+        final long[] values = Arrays.stream(keys).map(BusChunkingContract::valueOf).toArray();
+        final long[] present = tens(1000);
+        try (FlixIndex index = open()) {
+            index.build(present, present, present.length, true);
+            for (int at : new int[] {3, n - 5}) {
+                final long[] bad = values.clone();
+                bad[at] = FlixIndex.NOT_FOUND;
+                final IllegalArgumentException expected = assertThrows(IllegalArgumentException.class,
+                        () -> BatchArgs.checkPairs(keys, bad, n, false));
+                final IllegalArgumentException upsert = assertThrows(IllegalArgumentException.class,
+                        () -> index.upsert(keys, bad, n, false));
+                assertEquals(expected.getMessage(), upsert.getMessage(), "upsert, reserved value at " + at);
+                final IllegalArgumentException build = assertThrows(IllegalArgumentException.class,
+                        () -> index.build(keys, bad, n));
+                assertEquals(expected.getMessage(), build.getMessage(), "build, reserved value at " + at);
+                assertEquals(present.length, index.size(), "the index is as it was");
+                final long[] out = new long[present.length];
+                index.get(present, present.length, out, true);
+                assertArrayEquals(present, out, "the index is as it was");
+            }
+            index.upsert(keys, values, n, false);
+            assertEquals(present.length + n, index.size(), "the batch without the fault is taken");
+            final long[] out = new long[n];
+            index.get(keys, n, out, false);
+            assertArrayEquals(values, out, "its values");
+        }
+    }
+
     private static long[] swapped(long[] sorted, int at) {
         final long[] keys = sorted.clone();
         final long t = keys[at];
