@@ -325,36 +325,39 @@ public abstract class BusChunkingContract {
     }
 
     /**
-     * Host arrays held still for the copies while other threads make garbage and ask for full collections, which
-     * move the heap's objects between calls and wait for the holds during them: every answer stays right, in every
-     * interleaving. The arrays are made anew each round, so they lie somewhere else each time.
+     * Host arrays held still for the copies while another thread makes garbage (young collections) and a third asks
+     * for a full collection as each round starts (collections move the heap's objects between calls and wait for the
+     * holds during them): every answer stays right, in every interleaving. The arrays are made anew each round, so
+     * they lie somewhere else each time.
      */
     @Test
     void answersStayRightWhileCollectionsMoveTheHeap() throws Exception {
         final int n = 12 * PIECE + 5;
+        final int rounds = 12;
         final long[] keys = IntStream.range(0, n).mapToLong(i -> i * 3L + 1).toArray();
         final java.util.concurrent.atomic.AtomicBoolean done = new java.util.concurrent.atomic.AtomicBoolean();
+        final java.util.concurrent.Semaphore collect = new java.util.concurrent.Semaphore(0);
         final ExecutorService garbage = Executors.newFixedThreadPool(2);
         try (FlixIndex index = open()) {
             index.build(keys, keys, n, true);
-            final Future<?>[] makers = new Future<?>[2];
-            for (int t = 0; t < 2; t++) {
-                final boolean collects = t == 0;
-                makers[t] = garbage.submit(() -> {
-                    long rounds = 0;
-                    while (!done.get()) {
-                        final long[][] junk = new long[64][];
-                        for (int i = 0; i < junk.length; i++) {
-                            junk[i] = new long[1 << 14];
-                        }
-                        if (collects && ++rounds % 16 == 0) {
-                            System.gc();
-                        }
+            final Future<?> maker = garbage.submit(() -> {
+                while (!done.get()) {
+                    final long[][] junk = new long[64][];
+                    for (int i = 0; i < junk.length; i++) {
+                        junk[i] = new long[1 << 14];
                     }
-                    return null;
-                });
-            }
-            for (int round = 0; round < 12; round++) {
+                }
+                return null;
+            });
+            final Future<?> collector = garbage.submit(() -> {
+                for (int r = 0; r < rounds; r++) {
+                    collect.acquire();
+                    System.gc();
+                }
+                return null;
+            });
+            for (int round = 0; round < rounds; round++) {
+                collect.release();
                 final long[] sorted = keys.clone();
                 final long[] shuffled = keys.clone();
                 final SplittableRandom random = new SplittableRandom(round);
@@ -377,9 +380,8 @@ public abstract class BusChunkingContract {
                 assertArrayEquals(shuffled, ceilingKeys, "ceiling, round " + round);
             }
             done.set(true);
-            for (Future<?> f : makers) {
-                f.get(STUCK_MINUTES, TimeUnit.MINUTES);
-            }
+            maker.get(STUCK_MINUTES, TimeUnit.MINUTES);
+            collector.get(STUCK_MINUTES, TimeUnit.MINUTES);
         } finally {
             done.set(true);
             garbage.shutdownNow();
