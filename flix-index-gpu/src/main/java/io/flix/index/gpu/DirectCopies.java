@@ -57,12 +57,12 @@ final class DirectCopies implements HostArrayCopies {
      */
     static final int GET_WINDOW_LONGS = 1 << 24;
     /**
-     * Chunks of a pipelined get: a sixteenth of its window, from 1 MiB to 2 MiB. Each chunk costs the host about 10
-     * us of driver calls, about what half a MiB takes on the bus; a larger chunk delays the pipeline's start and end.
+     * Chunks of a pipelined get: a {@link ChunkPlan#TARGET_CHUNKS}-th of its window, from 1 MiB to 2 MiB. Each chunk
+     * costs the host about 10 us of driver calls, about what half a MiB takes on the bus; a larger chunk delays the
+     * pipeline's start and end.
      */
     static final int GET_CHUNK_MIN_LONGS = 1 << 17;
     static final int GET_CHUNK_MAX_LONGS = 1 << 18;
-    private static final int GET_CHUNKS = 16;
 
     private final GpuRuntime.DeviceContext device;
     private final DeviceStream compute;
@@ -181,7 +181,8 @@ final class DirectCopies implements HostArrayCopies {
 
     /** Longs of a pipelined get's chunks in a window of {@code count}. */
     static int getChunkLongs(int count) {
-        return Math.max(GET_CHUNK_MIN_LONGS, Math.min(GET_CHUNK_MAX_LONGS, (count + GET_CHUNKS - 1) / GET_CHUNKS));
+        final int target = ChunkPlan.TARGET_CHUNKS;
+        return Math.max(GET_CHUNK_MIN_LONGS, Math.min(GET_CHUNK_MAX_LONGS, (count + target - 1) / target));
     }
 
     @Override
