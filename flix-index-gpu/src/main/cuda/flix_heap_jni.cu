@@ -142,6 +142,8 @@ JNIEXPORT jint JNICALL Java_io_flix_index_gpu_HostArrayDma_getWindow(JNIEnv* env
     CUdeviceptr nodeCount = (CUdeviceptr)a[GET_NODE_COUNT];
     CUdeviceptr nodeNext = (CUdeviceptr)a[GET_NODE_NEXT];
     CUdeviceptr nodeMax = (CUdeviceptr)a[GET_NODE_MAX];
+    CUdeviceptr bucketSamples = (CUdeviceptr)a[GET_BUCKET_SAMPLES];
+    int numSamples = (int)a[GET_NUM_SAMPLES];
     CUdeviceptr perm = 0;
     CUdeviceptr firstUnsorted = (CUdeviceptr)a[GET_FIRST_UNSORTED];
 
@@ -168,8 +170,9 @@ JNIEXPORT jint JNICALL Java_io_flix_index_gpu_HostArrayDma_getWindow(JNIEnv* env
         CUdeviceptr chunkValues = (CUdeviceptr)a[GET_VALUES] + (CUdeviceptr)at * sizeof(jlong);
         // the first query of the batch has none before it to be checked against
         int checkFrom = at == 0 ? 1 : 0;
-        void* params[] = {&bucketMax, &numBuckets, &bucketHead, &nodeKeys, &nodeValues, &nodeCount, &nodeNext,
-                          &nodeMax, &chunkQueries, &perm, &n, &chunkValues, &firstUnsorted, &checkFrom};
+        void* params[] = {&bucketMax, &numBuckets, &bucketSamples, &numSamples, &bucketHead, &nodeKeys, &nodeValues,
+                          &nodeCount, &nodeNext, &nodeMax, &chunkQueries, &perm, &n, &chunkValues, &firstUnsorted,
+                          &checkFrom};
         r = d.toDevice(chunkQueries, q + at, bytes, up);
         if (r == CUDA_SUCCESS && !oneStream) r = d.record(uploaded, in);
         if (r == CUDA_SUCCESS && !oneStream) r = d.wait(compute, uploaded, 0);

@@ -12,6 +12,9 @@ typedef long long i64;
 
 // Keys per node: a warp's lanes hold one node.
 #define NODE_SIZE 32
+// Buckets a bucket sample stands for: sample g is the max key of bucket min(16 g + 15, buckets - 1), so the samples
+// of a few million buckets fit the L2 cache and the search below them reads one line of bucketMax.
+#define BUCKET_SAMPLE_STRIDE 16
 // Threads per block of every launch: the host launches blocks of this many, the __launch_bounds__ say so.
 #define BLOCK_THREADS 256
 // The reserved value: never stored, and the value of a lookup that finds nothing.
@@ -71,4 +74,6 @@ typedef long long i64;
 #define GET_QUERIES 14                // the whole batch's queries on the device, query i at byte 8 i
 #define GET_VALUES 15                 // the whole batch's answers on the device, likewise
 #define GET_FIRST_UNSORTED 16         // an int the kernel lowers where the sort promise breaks; 0: not checked
-#define GET_SLOTS 17
+#define GET_BUCKET_SAMPLES 17
+#define GET_NUM_SAMPLES 18
+#define GET_SLOTS 19

@@ -179,13 +179,19 @@ final class FlixKernels {
     }
 
     /** {@code lookup_get_any_order}: exact lookups of queries in any order. */
-    void lookupGetAnyOrder(CUdeviceptr bucketMax, int numBuckets, CUdeviceptr bucketHead, CUdeviceptr nodeKeys,
-                           CUdeviceptr nodeValues, CUdeviceptr nodeCount, CUdeviceptr nodeNext, CUdeviceptr nodeMax,
-                           CUdeviceptr queries, CUdeviceptr perm, int n, CUdeviceptr valuesOut,
-                           CUdeviceptr firstUnsorted, int checkFrom) {
-        launcher.threads("lookup_get_any_order", n, ptr(bucketMax), i32(numBuckets), ptr(bucketHead), ptr(nodeKeys),
-                ptr(nodeValues), ptr(nodeCount), ptr(nodeNext), ptr(nodeMax), ptr(queries), ptr(perm), i32(n),
-                ptr(valuesOut), ptr(firstUnsorted), i32(checkFrom));
+    void lookupGetAnyOrder(CUdeviceptr bucketMax, int numBuckets, CUdeviceptr bucketSamples, int numSamples,
+                           CUdeviceptr bucketHead, CUdeviceptr nodeKeys, CUdeviceptr nodeValues, CUdeviceptr nodeCount,
+                           CUdeviceptr nodeNext, CUdeviceptr nodeMax, CUdeviceptr queries, CUdeviceptr perm, int n,
+                           CUdeviceptr valuesOut, CUdeviceptr firstUnsorted, int checkFrom) {
+        launcher.threads("lookup_get_any_order", n, ptr(bucketMax), i32(numBuckets), ptr(bucketSamples),
+                i32(numSamples), ptr(bucketHead), ptr(nodeKeys), ptr(nodeValues), ptr(nodeCount), ptr(nodeNext),
+                ptr(nodeMax), ptr(queries), ptr(perm), i32(n), ptr(valuesOut), ptr(firstUnsorted), i32(checkFrom));
+    }
+
+    /** {@code sample_bucket_max}: every BUCKET_SAMPLE_STRIDE-th bucket's max key, and the last bucket's. */
+    void sampleBucketMax(CUdeviceptr bucketMax, int numBuckets, CUdeviceptr samples, int numSamples) {
+        launcher.threads("sample_bucket_max", numSamples, ptr(bucketMax), i32(numBuckets), ptr(samples),
+                i32(numSamples));
     }
 
     /** {@code upsert_count}: the nodes each work item's merges take (and the scan's extra element). */

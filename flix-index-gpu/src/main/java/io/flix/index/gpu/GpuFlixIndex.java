@@ -1,5 +1,6 @@
 package io.flix.index.gpu;
 
+import static io.flix.index.gpu.KernelContract.BUCKET_SAMPLE_STRIDE;
 import static io.flix.index.gpu.KernelContract.INDEX_COUNTER_SLOTS;
 import static io.flix.index.gpu.KernelContract.MODE_GET;
 import static io.flix.index.gpu.KernelContract.SLOT_BUCKETS_TOUCHED;
@@ -99,6 +100,11 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
     private final Scratch chainGroupStart = scratch("first new bucket of each chain");
     private final Scratch spareBucketMax = scratch("spare bucket max keys");
     private final Scratch spareBucketHead = scratch("spare bucket heads");
+    /**
+     * Every BUCKET_SAMPLE_STRIDE-th bucket's max key (sample_bucket_max), rewritten wherever the buckets change: a
+     * get in any order searches these, which stay in the L2 cache, before one line of bucketMax.
+     */
+    private final Scratch bucketSamples = scratch("bucket samples");
 
     /** Whether the chunks of a sorted lookup write their checks into one slot, read after the last chunk. */
     private boolean sortCheckArmed;
@@ -309,7 +315,7 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
             return null;
         }
         return new PipelinedGet(device.functionAddress("lookup_get_any_order"), bucketMax.address(), numBuckets,
-                bucketHead.address(), DeviceBuffer.addressOf(pool.nodeKeys()),
+                bucketSamples.buffer().address(), samplesFor(numBuckets), bucketHead.address(), DeviceBuffer.addressOf(pool.nodeKeys()),
                 DeviceBuffer.addressOf(pool.nodeValues()), DeviceBuffer.addressOf(pool.nodeCount()),
                 DeviceBuffer.addressOf(pool.nodeNext()), DeviceBuffer.addressOf(pool.nodeMax()), queries.address(),
                 values.address(), DeviceBuffer.addressOf(counters.at(SLOT_FIRST_UNSORTED)));
@@ -354,7 +360,8 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
                 perm = steps.positions().pointer();
             }
         }
-        kernels.lookupGetAnyOrder(bucketMax.pointer(), numBuckets, bucketHead.pointer(), pool.nodeKeys(),
+        kernels.lookupGetAnyOrder(bucketMax.pointer(), numBuckets, bucketSamples.pointer(),
+                samplesFor(numBuckets), bucketHead.pointer(), pool.nodeKeys(),
                 pool.nodeValues(), pool.nodeCount(), pool.nodeNext(), pool.nodeMax(), batch, perm, n,
                 valuesResult.pointer(), null, 1);
     }
@@ -496,6 +503,7 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
         bucketHead = spareBucketHead.swap(bucketHead);
         bucketCapacity = (int) Math.min(bucketMax.bytes() / 8, bucketHead.bytes() / 4);
         numBuckets = buckets;
+        sampleBuckets();
         chains.cutIntoGroups();
         trace("split chains into " + buckets + " buckets");
     }
@@ -505,6 +513,16 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
         for (Scratch perBucket : new Scratch[] {segStart, needNodes, allocBase}) {
             perBucket.ensure((buckets + 1L) * Integer.BYTES);
         }
+        bucketSamples.ensure(samplesFor(buckets) * 8L);
+    }
+
+    private static int samplesFor(int buckets) {
+        return (buckets + BUCKET_SAMPLE_STRIDE - 1) / BUCKET_SAMPLE_STRIDE;
+    }
+
+    /** Rewrites the bucket samples after bucketMax or numBuckets changed (their room is ensured beforehand). */
+    private void sampleBuckets() {
+        kernels.sampleBucketMax(bucketMax.pointer(), numBuckets, bucketSamples.pointer(), samplesFor(numBuckets));
     }
 
     /** Whether no chain is longer than the tuning's anyOrderChainMax + 1 nodes (measured where need be). */
@@ -576,6 +594,7 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
                 pool.nodeCount(), pool.nodeNext(), pool.nodeMax());
         pool.fillFreeStack(usedNodes);
         numBuckets = b;
+        sampleBuckets();
         size = m;
         chains.laidOut();
     }
@@ -585,8 +604,10 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
         if (bucketCapacity < 1) {
             growBuckets(1);
         }
+        ensurePerBucketScratch(1);
         numBuckets = 1;
         stream.write(bucketMax.pointer(), Long.MAX_VALUE);
+        sampleBuckets();
         stream.fillInts(bucketHead.pointer(), -1, 1);
         pool.fillFreeStack(0);
         size = 0;

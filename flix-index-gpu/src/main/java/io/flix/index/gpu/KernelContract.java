@@ -12,6 +12,8 @@ final class KernelContract {
 
     /** Keys per node: a warp's lanes hold one node. */
     static final int NODE_SIZE = 32;
+    /** Buckets a bucket sample stands for (sample_bucket_max; GpuFlixIndex keeps the samples). */
+    static final int BUCKET_SAMPLE_STRIDE = 16;
     /** Threads per block of every launch (the kernels' launch bounds). */
     static final int BLOCK_THREADS = 256;
     /** The reserved value: never stored, and the value of a lookup that finds nothing. */
@@ -93,7 +95,9 @@ final class KernelContract {
     static final int GET_VALUES = 15;
     /** An int the kernel lowers where the sort promise breaks; 0: not checked. */
     static final int GET_FIRST_UNSORTED = 16;
-    static final int GET_SLOTS = 17;
+    static final int GET_BUCKET_SAMPLES = 17;
+    static final int GET_NUM_SAMPLES = 18;
+    static final int GET_SLOTS = 19;
 
     private KernelContract() {
     }

@@ -2,6 +2,7 @@ package io.flix.index.gpu;
 
 import static io.flix.index.gpu.KernelContract.GET_BUCKET_HEAD;
 import static io.flix.index.gpu.KernelContract.GET_BUCKET_MAX;
+import static io.flix.index.gpu.KernelContract.GET_BUCKET_SAMPLES;
 import static io.flix.index.gpu.KernelContract.GET_FIRST_UNSORTED;
 import static io.flix.index.gpu.KernelContract.GET_FUNCTION;
 import static io.flix.index.gpu.KernelContract.GET_NODE_COUNT;
@@ -10,6 +11,7 @@ import static io.flix.index.gpu.KernelContract.GET_NODE_MAX;
 import static io.flix.index.gpu.KernelContract.GET_NODE_NEXT;
 import static io.flix.index.gpu.KernelContract.GET_NODE_VALUES;
 import static io.flix.index.gpu.KernelContract.GET_NUM_BUCKETS;
+import static io.flix.index.gpu.KernelContract.GET_NUM_SAMPLES;
 import static io.flix.index.gpu.KernelContract.GET_QUERIES;
 import static io.flix.index.gpu.KernelContract.GET_VALUES;
 
@@ -24,14 +26,17 @@ import static io.flix.index.gpu.KernelContract.GET_VALUES;
  * @param values      the device array the answers are written to, likewise
  * @param sortCheck   the int the kernel lowers where a sort promise breaks (read by the structure afterwards)
  */
-record PipelinedGet(long function, long bucketMax, int numBuckets, long bucketHead, long nodeKeys, long nodeValues,
-                    long nodeCount, long nodeNext, long nodeMax, long queries, long values, long sortCheck) {
+record PipelinedGet(long function, long bucketMax, int numBuckets, long bucketSamples, int numSamples,
+                    long bucketHead, long nodeKeys, long nodeValues, long nodeCount, long nodeNext, long nodeMax,
+                    long queries, long values, long sortCheck) {
 
     /** Writes its slots of the native pipeline's arguments; the sort check only where {@code checkSort}. */
     void writeTo(long[] args, boolean checkSort) {
         args[GET_FUNCTION] = function;
         args[GET_BUCKET_MAX] = bucketMax;
         args[GET_NUM_BUCKETS] = numBuckets;
+        args[GET_BUCKET_SAMPLES] = bucketSamples;
+        args[GET_NUM_SAMPLES] = numSamples;
         args[GET_BUCKET_HEAD] = bucketHead;
         args[GET_NODE_KEYS] = nodeKeys;
         args[GET_NODE_VALUES] = nodeValues;
