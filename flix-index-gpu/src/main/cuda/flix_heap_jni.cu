@@ -111,9 +111,9 @@ JNIEXPORT jint JNICALL Java_io_flix_index_gpu_HostArrayDma_toHost(JNIEnv* env, j
 
 // A get of queries[from, from + count) into values[from, from + count) as one pipeline issued from here, with no
 // host wait between its steps: chunk by chunk of `chunkLongs`, the queries go up on the in stream, lookup_get_any_order
-// answers them on the compute stream once they are there, and the answers come back on the out stream once they
-// are written, so chunk k + 1 goes up while chunk k is looked up and chunk k - 1 comes back; a window of one chunk
-// runs on the compute stream alone. Where the sort promise is checked (GET_FIRST_UNSORTED), the check's int comes
+// answers them once they are there (on the compute stream and the alternate lookup stream in turn), and the answers
+// come back on the out stream once they are written, so chunk k + 1 goes up while chunk k is looked up and chunk
+// k - 1 comes back; a window of one chunk runs on the compute stream alone. Where the sort promise is checked (GET_FIRST_UNSORTED), the check's int comes
 // back into sortCheck[0]'s low half behind the last answers. Both arrays are held still from the first copy until
 // every copy issued has ended, whatever failed. `args`: the GET_ slots of kernel_contract.h. Returns the first
 // failure's CUresult.
@@ -130,6 +130,7 @@ JNIEXPORT jint JNICALL Java_io_flix_index_gpu_HostArrayDma_getWindow(JNIEnv* env
     const CUstream in = (CUstream)a[GET_STREAM_IN];
     const CUstream compute = (CUstream)a[GET_STREAM_COMPUTE];
     const CUstream out = (CUstream)a[GET_STREAM_OUT];
+    const CUstream alternate = (CUstream)a[GET_STREAM_LOOKUP_ALTERNATE];
     const CUevent uploaded = (CUevent)a[GET_EVENT_UPLOADED];
     const CUevent computed = (CUevent)a[GET_EVENT_COMPUTED];
     const CUfunction lookup = (CUfunction)a[GET_FUNCTION];
@@ -157,12 +158,18 @@ JNIEXPORT jint JNICALL Java_io_flix_index_gpu_HostArrayDma_getWindow(JNIEnv* env
     const CUstream up = oneStream ? compute : in;
     const CUstream down = oneStream ? compute : out;
     if (r == CUDA_SUCCESS && !oneStream) {
-        // the queries' device array is overwritten only after the compute stream's earlier work has read it
+        // the queries' device array is overwritten, and the index read on the alternate stream, only after the
+        // compute stream's earlier work
         r = d.record(computed, compute);
         if (r == CUDA_SUCCESS) r = d.wait(in, computed, 0);
+        if (r == CUDA_SUCCESS) r = d.wait(alternate, computed, 0);
     }
     long long length = 0;
-    for (long long at = from; r == CUDA_SUCCESS && at < end; at += length) {
+    long long chunk = 0;
+    for (long long at = from; r == CUDA_SUCCESS && at < end; at += length, chunk++) {
+        // a lookup launch of one chunk fills the device about once: the next chunk's, on the other stream, starts
+        // as this one's last threads finish
+        const CUstream lookupOn = oneStream || chunk % 2 == 0 ? compute : alternate;
         length = end - at < chunkLongs ? end - at : chunkLongs;
         int n = (int)length;
         const size_t bytes = (size_t)n * sizeof(jlong);
@@ -175,18 +182,26 @@ JNIEXPORT jint JNICALL Java_io_flix_index_gpu_HostArrayDma_getWindow(JNIEnv* env
                           &checkFrom};
         r = d.toDevice(chunkQueries, q + at, bytes, up);
         if (r == CUDA_SUCCESS && !oneStream) r = d.record(uploaded, in);
-        if (r == CUDA_SUCCESS && !oneStream) r = d.wait(compute, uploaded, 0);
+        if (r == CUDA_SUCCESS && !oneStream) r = d.wait(lookupOn, uploaded, 0);
         if (r == CUDA_SUCCESS) {
             r = d.launch(lookup, (unsigned)((n + BLOCK_THREADS - 1) / BLOCK_THREADS), 1, 1, BLOCK_THREADS, 1, 1, 0,
-                         compute, params, nullptr);
+                         lookupOn, params, nullptr);
         }
-        if (r == CUDA_SUCCESS && !oneStream) r = d.record(computed, compute);
+        if (r == CUDA_SUCCESS && !oneStream) r = d.record(computed, lookupOn);
         if (r == CUDA_SUCCESS && !oneStream) r = d.wait(out, computed, 0);
         if (r == CUDA_SUCCESS) r = d.toHost(v + at, chunkValues, bytes, down);
     }
+    if (r == CUDA_SUCCESS && check && !oneStream) {
+        // the check's int is final once both lookup streams are done
+        r = d.record(computed, compute);
+        if (r == CUDA_SUCCESS) r = d.wait(out, computed, 0);
+        if (r == CUDA_SUCCESS) r = d.record(computed, alternate);
+        if (r == CUDA_SUCCESS) r = d.wait(out, computed, 0);
+    }
     if (r == CUDA_SUCCESS && check) r = d.toHost(check, firstUnsorted, sizeof(int), down);
     // no copy may outlive the arrays' hold
-    const CUresult streams[] = {d.synchronize(in), d.synchronize(compute), d.synchronize(out)};
+    const CUresult streams[] = {d.synchronize(in), d.synchronize(compute),
+                                oneStream ? CUDA_SUCCESS : d.synchronize(alternate), d.synchronize(out)};
     for (CUresult s : streams) {
         if (r == CUDA_SUCCESS) r = s;
     }

@@ -76,4 +76,5 @@ typedef long long i64;
 #define GET_FIRST_UNSORTED 16         // an int the kernel lowers where the sort promise breaks; 0: not checked
 #define GET_BUCKET_SAMPLES 17
 #define GET_NUM_SAMPLES 18
-#define GET_SLOTS 19
+#define GET_STREAM_LOOKUP_ALTERNATE 19  // every other chunk's lookup, so that one chunk's starts while another's ends
+#define GET_SLOTS 20

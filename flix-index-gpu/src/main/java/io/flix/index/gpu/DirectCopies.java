@@ -5,6 +5,7 @@ import static io.flix.index.gpu.KernelContract.GET_EVENT_UPLOADED;
 import static io.flix.index.gpu.KernelContract.GET_SLOTS;
 import static io.flix.index.gpu.KernelContract.GET_STREAM_COMPUTE;
 import static io.flix.index.gpu.KernelContract.GET_STREAM_IN;
+import static io.flix.index.gpu.KernelContract.GET_STREAM_LOOKUP_ALTERNATE;
 import static io.flix.index.gpu.KernelContract.GET_STREAM_OUT;
 import static jcuda.driver.JCudaDriver.cuEventCreate;
 import static jcuda.driver.JCudaDriver.cuEventDestroy;
@@ -68,6 +69,8 @@ final class DirectCopies implements HostArrayCopies {
     private final DeviceStream compute;
     private final DeviceStream in;
     private final DeviceStream out;
+    /** A pipelined get's every other chunk's lookup. */
+    private final DeviceStream lookupAlternate;
     /** Recorded on the compute stream after part k's work, in ready[k % READY_EVENTS]. */
     private final CUevent[] ready = new CUevent[READY_EVENTS];
     /** A pipelined get's events: after each chunk's upload, after each chunk's lookup. */
@@ -82,9 +85,11 @@ final class DirectCopies implements HostArrayCopies {
         this.compute = compute;
         DeviceStream i = null;
         DeviceStream o = null;
+        DeviceStream l = null;
         try {
             i = new DeviceStream();
             o = new DeviceStream();
+            l = new DeviceStream();
             for (int k = 0; k < READY_EVENTS; k++) {
                 ready[k] = event();
             }
@@ -99,13 +104,18 @@ final class DirectCopies implements HostArrayCopies {
             if (o != null) {
                 o.close();
             }
+            if (l != null) {
+                l.close();
+            }
             throw e;
         }
         this.in = i;
         this.out = o;
+        this.lookupAlternate = l;
         getArgs[GET_STREAM_IN] = in.address();
         getArgs[GET_STREAM_COMPUTE] = compute.address();
         getArgs[GET_STREAM_OUT] = out.address();
+        getArgs[GET_STREAM_LOOKUP_ALTERNATE] = lookupAlternate.address();
         getArgs[GET_EVENT_UPLOADED] = ((RawEvent) getEvents[0]).address();
         getArgs[GET_EVENT_COMPUTED] = ((RawEvent) getEvents[1]).address();
     }
@@ -355,6 +365,7 @@ final class DirectCopies implements HostArrayCopies {
     public void close() {
         in.close();
         out.close();
+        lookupAlternate.close();
         destroyEvents();
     }
 }

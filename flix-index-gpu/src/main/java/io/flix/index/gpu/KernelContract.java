@@ -97,7 +97,9 @@ final class KernelContract {
     static final int GET_FIRST_UNSORTED = 16;
     static final int GET_BUCKET_SAMPLES = 17;
     static final int GET_NUM_SAMPLES = 18;
-    static final int GET_SLOTS = 19;
+    /** Every other chunk's lookup, so that one chunk's starts while another's ends. */
+    static final int GET_STREAM_LOOKUP_ALTERNATE = 19;
+    static final int GET_SLOTS = 20;
 
     private KernelContract() {
     }
