@@ -274,6 +274,56 @@ public abstract class BusChunkingContract {
         }
     }
 
+    /**
+     * A large unsorted update whose values cross the bus in several parts (each put in its keys' order as it
+     * arrives): the last value of each key wins across the parts' seams, for upsert and build, and a reserved value
+     * in the last part is reported as the host words it with the index as it was.
+     */
+    @Test
+    void aLargeUnsortedUpdateTakesTheLastValueOfEachKeyAcrossThePartsOfItsCopy() {
+        final int n = 40 * PIECE + 7; // more than one part of DirectCopies.SEGMENT_LONGS
+        final int repeats = 10_000;
+        final long[] keys = new long[n];
+        for (int i = 0; i < n; i++) {
+            keys[i] = i * 0x9E3779B97F4A7C15L; // an odd multiplier: distinct keys
+        }
+        final int[] firsts = new int[repeats];
+        final int[] lasts = new int[repeats];
+        for (int r = 0; r < repeats; r++) {
+            firsts[r] = r * 7; // in the first part
+            lasts[r] = n - 1 - r * 5; // in the last part
+            keys[lasts[r]] = keys[firsts[r]];
+        }
+        final long[] values = new long[n];
+        for (int i = 0; i < n; i++) {
+            values[i] = valueOf(keys[i]) ^ i; // which occurrence won shows
+        }
+        final long[] expected = values.clone();
+        for (int r = 0; r < repeats; r++) {
+            expected[firsts[r]] = values[lasts[r]];
+        }
+        final long[] bad = values.clone();
+        bad[n - 3] = FlixIndex.NOT_FOUND;
+        final IllegalArgumentException fault = assertThrows(IllegalArgumentException.class,
+                () -> BatchArgs.checkPairs(keys, bad, n, false));
+        final long[] out = new long[n];
+        try (FlixIndex index = open()) {
+            index.upsert(keys, values, n, false);
+            assertEquals(n - repeats, index.size(), "distinct keys after the upsert");
+            index.get(keys, n, out, false);
+            assertArrayEquals(expected, out, "the last value of each key, upsert");
+            final IllegalArgumentException upsert = assertThrows(IllegalArgumentException.class,
+                    () -> index.upsert(keys, bad, n, false));
+            assertEquals(fault.getMessage(), upsert.getMessage(), "a reserved value in the last part");
+            index.get(keys, n, out, false);
+            assertArrayEquals(expected, out, "the index is as it was");
+            index.build(keys, values, n);
+            assertEquals(n - repeats, index.size(), "distinct keys after the build");
+            index.get(keys, n, out, false);
+            assertArrayEquals(expected, out, "the last value of each key, build");
+        }
+    }
+
     private static long[] swapped(long[] sorted, int at) {
         final long[] keys = sorted.clone();
         final long t = keys[at];
