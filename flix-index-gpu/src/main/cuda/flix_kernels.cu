@@ -75,23 +75,17 @@ extern "C" __global__ void iota_u32(unsigned* out, int n) {
     if (i < n) out[i] = (unsigned)i;
 }
 
-// rank[perm[j]] = j: where each batch position went in a sort that gave positions perm.
-extern "C" __global__ void invert_positions(const unsigned* __restrict__ perm, int n, unsigned* __restrict__ rank) {
-    int j = blockIdx.x * blockDim.x + threadIdx.x;
-    if (j < n) rank[perm[j]] = (unsigned)j;
-}
-
-// out[rank[i]] = values[i] (rank null: out[from + i]) for the part [from, from + n) of an update batch whose values
-// have arrived, values and rank given from that part on: the values go to the order their keys were sorted into
-// while the rest of the batch still crosses the bus. Where firstReserved is not null, the smallest batch position
-// of a reserved value lowers it.
-extern "C" __global__ void scatter_values(const i64* __restrict__ values, const unsigned* __restrict__ rank, int n,
-                                          int from, i64* __restrict__ out, int* firstReserved) {
+// out[i] = values[perm[i]] (perm null: values[i]): an update batch's values in the order its keys were sorted into,
+// gathered once they have arrived (the keys were sorted with their positions meanwhile). Where firstReserved is not
+// null, the smallest batch position of a reserved value lowers it.
+extern "C" __global__ void gather_values(const i64* __restrict__ values, const unsigned* __restrict__ perm, int n,
+                                         i64* __restrict__ out, int* firstReserved) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    const i64 v = values[i];
-    out[rank ? rank[i] : (unsigned)(from + i)] = v;
-    if (firstReserved && v == NOT_FOUND) atomicMin(firstReserved, from + i);
+    const unsigned from = perm ? perm[i] : (unsigned)i;
+    const i64 v = values[from];
+    out[i] = v;
+    if (firstReserved && v == NOT_FOUND) atomicMin(firstReserved, (int)from);
 }
 
 // flags[i] = 1 where keys[i] is the last of its run of equal keys: after a stable sort that is the key's last

@@ -47,7 +47,7 @@ final class DeviceSteps implements AutoCloseable {
      * Waits for the values of the batch being updated, still crossing the bus ({@link #valuesArriving}); null where
      * they are on the device.
      */
-    private HostArrayCopies.Arrival valuesArrival;
+    private Runnable valuesArrival;
 
     /**
      * @param memory where the scratch is reserved (the index's account)
@@ -150,41 +150,36 @@ final class DeviceSteps implements AutoCloseable {
      * bus, and how to wait for them ({@code arrival}; null: they are on the device). That call then sorts the keys
      * with their positions meanwhile ({@link #sortKeysWhileValuesArrive}).
      */
-    void valuesArriving(HostArrayCopies.Arrival arrival) {
+    void valuesArriving(Runnable arrival) {
         valuesArrival = arrival;
     }
 
     /**
      * {@link #sortBatch} for a batch whose values are still crossing the bus: the keys are sorted by their varying
-     * bits with their batch positions (stable, CUB) while the values arrive, and the positions inverted into each
-     * batch position's rank; then each part of the values, as {@code arrival} reports it on the device, goes to
-     * its keys' order (scatter_values, while the later parts still cross the bus), checked for the reserved value
-     * where {@code checkValues} (reported before anything changes), and the last of each run of equal keys is
-     * flagged. Returns the runs.
+     * bits with their batch positions (stable, CUB) while the values arrive; then, {@code arrival} having waited for
+     * them, gather_values puts them in the keys' order, checking them for the reserved value where
+     * {@code checkValues} (reported before anything changes), and the last of each run of equal keys is flagged.
+     * Returns the runs.
      */
     private int sortKeysWhileValuesArrive(DeviceBuffer keys, DeviceBuffer values, boolean checkValues, int n,
-                                          DeviceBuffer flags, HostArrayCopies.Arrival arrival,
-                                          Runnable whileSorting) {
+                                          DeviceBuffer flags, Runnable arrival, Runnable whileSorting) {
         final int[] bits = topVaryingBits(keys, n, 64);
-        DeviceBuffer rank = null;
+        CUdeviceptr perm = null;
         if (bits == null) {
             // one key repeated: the batch order is the sorted order
             stream.copy(sortedKeys.ensure(n * 8L).pointer(), keys.pointer(), n * 8L);
         } else {
             sortWithPositions(keys, n, bits[0], bits[1]);
-            // the sort has read the identity: its room takes the ranks
-            rank = identity.buffer();
-            kernels.invertPositions(positions.pointer(), n, rank.pointer());
+            perm = positions.pointer();
         }
-        final DeviceBuffer ordered = sortedValues.ensure(n * 8L);
+        final DeviceBuffer gathered = sortedValues.ensure(n * 8L);
+        run(whileSorting);
+        arrival.run();
         if (checkValues) {
             stepCounters.fillInts(STEP_FIRST_RESERVED, STEP_FIRST_RESERVED + 1, Integer.MAX_VALUE);
         }
-        run(whileSorting);
-        final DeviceBuffer ranks = rank;
-        arrival.awaitEach((from, count) -> kernels.scatterValues(values.at(from * 8L),
-                ranks == null ? null : ranks.at(from * 4L), count, from, ordered.pointer(),
-                checkValues ? stepCounters.at(STEP_FIRST_RESERVED) : null));
+        kernels.gatherValues(values.pointer(), perm, n, gathered.pointer(),
+                checkValues ? stepCounters.at(STEP_FIRST_RESERVED) : null);
         if (checkValues && stepCounters.readInt(STEP_FIRST_RESERVED) != Integer.MAX_VALUE) {
             DeviceBatchFaults.report(keys, values, n, false);
         }
@@ -301,7 +296,7 @@ final class DeviceSteps implements AutoCloseable {
             run(whileSorting);
             runs = flagLastOfRuns(keys, n, flags);
         } else if (valuesArrival != null) {
-            final HostArrayCopies.Arrival arrival = valuesArrival;
+            final Runnable arrival = valuesArrival;
             valuesArrival = null;
             runs = sortKeysWhileValuesArrive(keys, values, deviceChecks(n, hostChecked), n, flags, arrival,
                     whileSorting);

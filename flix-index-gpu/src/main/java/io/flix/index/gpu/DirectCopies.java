@@ -162,22 +162,7 @@ final class DirectCopies implements HostArrayCopies {
             copies.close();
             throw e;
         }
-        return new Arrival() {
-            @Override
-            public void await() {
-                copies.close();
-            }
-
-            @Override
-            public void awaitEach(PartArrived arrived) {
-                // up's segments, started in order
-                for (int from = 0, k = 0; from < n; from += SEGMENT_LONGS, k++) {
-                    join(copies.started.get(k));
-                    arrived.arrived(from, Math.min(SEGMENT_LONGS, n - from));
-                }
-                copies.close();
-            }
-        };
+        return copies::close;
     }
 
     @Override

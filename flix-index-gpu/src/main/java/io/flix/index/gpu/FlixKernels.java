@@ -53,19 +53,9 @@ final class FlixKernels {
         launcher.threads("iota_u32", n, ptr(out), i32(n));
     }
 
-    /** {@code invert_positions}: rank[perm[j]] = j. */
-    void invertPositions(CUdeviceptr perm, int n, CUdeviceptr rank) {
-        launcher.threads("invert_positions", n, ptr(perm), i32(n), ptr(rank));
-    }
-
-    /**
-     * {@code scatter_values}: an arrived part of an update batch's values to its sorted keys' order, checked for the
-     * reserved one.
-     */
-    void scatterValues(CUdeviceptr values, CUdeviceptr rank, int n, int from, CUdeviceptr out,
-                       CUdeviceptr firstReserved) {
-        launcher.threads("scatter_values", n, ptr(values), ptr(rank), i32(n), i32(from), ptr(out),
-                ptr(firstReserved));
+    /** {@code gather_values}: an update batch's values in its sorted keys' order, checked for the reserved one. */
+    void gatherValues(CUdeviceptr values, CUdeviceptr perm, int n, CUdeviceptr out, CUdeviceptr firstReserved) {
+        launcher.threads("gather_values", n, ptr(values), ptr(perm), i32(n), ptr(out), ptr(firstReserved));
     }
 
     /** {@code flag_last_of_run}: flags the last key of each run of equal keys and counts the runs. */

@@ -52,22 +52,10 @@ interface HostArrayCopies extends AutoCloseable {
                 long[][] results);
 
     /** A copy to the device under way ({@link #uploadInBackground}). */
+    @FunctionalInterface
     interface Arrival {
         /** Returns once the copy is done (at once if it is), throwing its failure; may be called again. */
         void await();
-
-        /**
-         * Calls {@code arrived} on this thread for each part of the copy, in order, once that part is on the device
-         * (and before the later parts may be), then returns as {@link #await} does; a part's failure is thrown
-         * before the parts after it are reported.
-         */
-        void awaitEach(PartArrived arrived);
-    }
-
-    /** A part {@code [from, from + count)} of a copy to the device that has arrived. */
-    @FunctionalInterface
-    interface PartArrived {
-        void arrived(int from, int count);
     }
 
     /** Whether {@link #uploadInBackground} returns before its copy is done (else it copies first). */
@@ -81,15 +69,7 @@ interface HostArrayCopies extends AutoCloseable {
      */
     default Arrival uploadInBackground(long[] src, int n, CUdeviceptr dst) {
         upload(src, n, dst);
-        return new Arrival() {
-            @Override
-            public void await() {
-            }
-
-            @Override
-            public void awaitEach(PartArrived arrived) {
-                arrived.arrived(0, n);
-            }
+        return () -> {
         };
     }
 

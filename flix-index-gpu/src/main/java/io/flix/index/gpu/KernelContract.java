@@ -56,7 +56,7 @@ final class KernelContract {
     // The batch steps' counters (DeviceSteps).
     /** key_spread: the OR of keys[i] ^ keys[0]. */
     static final int STEP_KEY_SPREAD = 0;
-    /** key_spread, check_batch, scatter_values (int): first position of a reserved value. */
+    /** key_spread, check_batch, gather_values (int): first position of a reserved value. */
     static final int STEP_FIRST_RESERVED = 1;
     /** check_batch (int): first position of a broken sort promise. */
     static final int STEP_FIRST_UNSORTED = 2;
