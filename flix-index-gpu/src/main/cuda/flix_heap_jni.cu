@@ -113,10 +113,10 @@ JNIEXPORT jint JNICALL Java_io_flix_index_gpu_HostArrayDma_toHost(JNIEnv* env, j
 // host wait between its steps: chunk by chunk of `chunkLongs`, the queries go up on the in stream, lookup_get_any_order
 // answers them once they are there (on the compute stream and the alternate lookup stream in turn), and the answers
 // come back on the out stream once they are written, so chunk k + 1 goes up while chunk k is looked up and chunk
-// k - 1 comes back; a window of one chunk runs on the compute stream alone. Where the sort promise is checked (GET_FIRST_UNSORTED), the check's int comes
-// back into sortCheck[0]'s low half behind the last answers. Both arrays are held still from the first copy until
-// every copy issued has ended, whatever failed. `args`: the GET_ slots of kernel_contract.h. Returns the first
-// failure's CUresult.
+// k - 1 comes back; a window of one chunk runs on the compute stream alone. Where the sort promise is checked
+// (GET_FIRST_UNSORTED), the check's int comes back into sortCheck[0]'s low half behind the last answers. Both arrays
+// are held still from the first copy until every copy issued has ended, whatever failed. `args`: the GET_ slots of
+// kernel_contract.h. Returns the first failure's CUresult.
 JNIEXPORT jint JNICALL Java_io_flix_index_gpu_HostArrayDma_getWindow(JNIEnv* env, jclass, jlongArray queries,
                                                                     jlongArray values, jint from, jint count,
                                                                     jint chunkLongs, jlongArray args,

@@ -315,10 +315,11 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
             return null;
         }
         return new PipelinedGet(device.functionAddress("lookup_get_any_order"), bucketMax.address(), numBuckets,
-                bucketSamples.buffer().address(), samplesFor(numBuckets), bucketHead.address(), DeviceBuffer.addressOf(pool.nodeKeys()),
-                DeviceBuffer.addressOf(pool.nodeValues()), DeviceBuffer.addressOf(pool.nodeCount()),
-                DeviceBuffer.addressOf(pool.nodeNext()), DeviceBuffer.addressOf(pool.nodeMax()), queries.address(),
-                values.address(), DeviceBuffer.addressOf(counters.at(SLOT_FIRST_UNSORTED)));
+                bucketSamples.buffer().address(), samplesFor(numBuckets), bucketHead.address(),
+                DeviceBuffer.addressOf(pool.nodeKeys()), DeviceBuffer.addressOf(pool.nodeValues()),
+                DeviceBuffer.addressOf(pool.nodeCount()), DeviceBuffer.addressOf(pool.nodeNext()),
+                DeviceBuffer.addressOf(pool.nodeMax()), queries.address(), values.address(),
+                DeviceBuffer.addressOf(counters.at(SLOT_FIRST_UNSORTED)));
     }
 
     @Override
@@ -360,10 +361,9 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
                 perm = steps.positions().pointer();
             }
         }
-        kernels.lookupGetAnyOrder(bucketMax.pointer(), numBuckets, bucketSamples.pointer(),
-                samplesFor(numBuckets), bucketHead.pointer(), pool.nodeKeys(),
-                pool.nodeValues(), pool.nodeCount(), pool.nodeNext(), pool.nodeMax(), batch, perm, n,
-                valuesResult.pointer(), null, 1);
+        kernels.lookupGetAnyOrder(bucketMax.pointer(), numBuckets, bucketSamples.pointer(), samplesFor(numBuckets),
+                bucketHead.pointer(), pool.nodeKeys(), pool.nodeValues(), pool.nodeCount(), pool.nodeNext(),
+                pool.nodeMax(), batch, perm, n, valuesResult.pointer(), null, 1);
     }
 
     /** Ranges walk chains from their heads, as unsorted gets do: long chains are cut first. */
