@@ -198,6 +198,32 @@ public record GpuTuning(boolean autoRestructure, int longChain, int chainGroup, 
         return t;
     }
 
+    /** The system property of {@link #keptMemoryOn}. */
+    public static final String KEPT_MEMORY_PROPERTY = PROPERTY_PREFIX + "keptMemory";
+
+    /**
+     * The most device memory, in bytes, that this process keeps on a device of {@code deviceBytes} after its indexes
+     * close, for the next indexes opened there to take instead of asking the device (a restore after a failure, a
+     * rescale): the system property {@value #KEPT_MEMORY_PROPERTY}, written as a GPU memory budget is (a share of
+     * the device's memory, {@code 25%} by default, or bytes, {@code 8gb}), or {@code off} for none. Kept memory
+     * counts towards every GPU memory budget and is freed first where a budget or the device needs room. One
+     * setting per process, not per index.
+     *
+     * @throws IllegalArgumentException naming the property and its value where it does not parse
+     */
+    public static long keptMemoryOn(long deviceBytes) {
+        final String text = System.getProperty(KEPT_MEMORY_PROPERTY, "25%").trim();
+        if (text.equalsIgnoreCase("off")) {
+            return 0;
+        }
+        try {
+            return GpuMemoryBudget.parse(text).limitOn(deviceBytes);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("system property " + KEPT_MEMORY_PROPERTY + "=" + text + ": "
+                    + e.getMessage() + ", or 'off' to keep none", e);
+        }
+    }
+
     /** A field setter of this record, for {@link #override}. */
     private interface Setter<V> {
         GpuTuning set(GpuTuning tuning, V value);

@@ -159,6 +159,28 @@ class GpuTuningTest {
                 "system property flix.gpu.inPlaceMinNodes=-1: inPlaceMinNodes must be >= 0, was -1");
     }
 
+    @Test
+    void theMemoryKeptAfterIndexesCloseIsAQuarterOfTheDeviceUnlessThePropertySaysOtherwise() {
+        final long device = 80L << 30;
+        try {
+            System.clearProperty(GpuTuning.KEPT_MEMORY_PROPERTY);
+            assertEquals(20L << 30, GpuTuning.keptMemoryOn(device));
+            System.setProperty(GpuTuning.KEPT_MEMORY_PROPERTY, "8gb");
+            assertEquals(8L << 30, GpuTuning.keptMemoryOn(device));
+            System.setProperty(GpuTuning.KEPT_MEMORY_PROPERTY, " 50% ");
+            assertEquals(40L << 30, GpuTuning.keptMemoryOn(device));
+            System.setProperty(GpuTuning.KEPT_MEMORY_PROPERTY, "OFF");
+            assertEquals(0, GpuTuning.keptMemoryOn(device));
+            System.setProperty(GpuTuning.KEPT_MEMORY_PROPERTY, "a lot");
+            final IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> GpuTuning.keptMemoryOn(device));
+            assertTrue(e.getMessage().startsWith("system property flix.gpu.keptMemory=a lot: a GPU memory budget "
+                    + "must be a percentage") && e.getMessage().endsWith("or 'off' to keep none"), e.getMessage());
+        } finally {
+            System.clearProperty(GpuTuning.KEPT_MEMORY_PROPERTY);
+        }
+    }
+
     private static void refused(Supplier<GpuTuning> make, String message) {
         final IllegalArgumentException e = assertThrows(IllegalArgumentException.class, make::get);
         assertTrue(e.getMessage().contains(message), e.getMessage());

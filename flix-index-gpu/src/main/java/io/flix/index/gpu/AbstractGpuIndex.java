@@ -3,6 +3,7 @@ package io.flix.index.gpu;
 import static io.flix.index.gpu.KernelContract.MODE_CEILING;
 import static io.flix.index.gpu.KernelContract.MODE_FLOOR;
 import static io.flix.index.gpu.KernelContract.MODE_GET;
+import static jcuda.driver.JCudaDriver.cuCtxSynchronize;
 
 import io.flix.index.AbstractFlixIndex;
 import io.flix.index.Backend;
@@ -626,6 +627,9 @@ abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResid
     @Override
     protected final void closeLocked() {
         device.makeCurrent();
+        // once nothing in flight can reach this index's memory, what it frees is kept for the next index
+        cuCtxSynchronize();
+        memory.end();
         releaseStructure();
         releaseHost();
     }

@@ -30,6 +30,10 @@ public final class DeviceBuffer implements AutoCloseable {
 
     private static final AtomicLong LIVE_BYTES = new AtomicLong();
     private static final AtomicLong LIVE_ALLOCATIONS = new AtomicLong();
+    /** The kind of kept memory that plain allocations take. */
+    private static final String PLAIN = "plain";
+    /** A kept plain block serves a request of up to this fraction less ({@code 1 / KEPT_SLACK}) than its size. */
+    private static final int KEPT_SLACK = 4;
 
     private final RawDevicePointer pointer;
     /** Where this buffer's bytes are reserved. */
@@ -73,10 +77,23 @@ public final class DeviceBuffer implements AutoCloseable {
      */
     static DeviceBuffer allocate(DeviceMemoryLedger.Account account, long bytes, String what) {
         final long size = Math.max(8, (bytes + 7) & ~7L);
+        final DeviceMemoryLedger.KeptBlock kept = account.take(PLAIN, size, size + size / KEPT_SLACK);
+        if (kept != null) {
+            LIVE_BYTES.addAndGet(kept.bytes());
+            LIVE_ALLOCATIONS.incrementAndGet();
+            return new DeviceBuffer((RawDevicePointer) kept.memory(), account, kept.bytes(), null);
+        }
         account.reserve(size, what);
         final RawDevicePointer p = new RawDevicePointer();
         try {
-            cuMemAlloc(p, size);
+            try {
+                cuMemAlloc(p, size);
+            } catch (CudaException e) {
+                if (!isOutOfMemory(e) || account.ledger().freeAllKept() == 0) {
+                    throw e;
+                }
+                cuMemAlloc(p, size);
+            }
         } catch (CudaException e) {
             account.release(size);
             throw outOfMemoryOr(e, size, what);
@@ -124,6 +141,27 @@ public final class DeviceBuffer implements AutoCloseable {
         DeviceMemoryNative.check(DeviceMemoryNative.granularity(ordinal, out), "mapping granularity");
         final long granularity = out[0];
         final long reserved = roundUp(Math.max(reservedBytes, bytes), granularity);
+        final String kind = mappedKind(ordinal, reserved, granularity);
+        // a kept mapping of up to twice the bytes asked (the pool grows into it), else a smaller one grown
+        DeviceMemoryLedger.KeptBlock kept = account.take(kind, bytes, 2 * bytes + granularity);
+        if (kept == null) {
+            kept = account.take(kind, 0, bytes);
+        }
+        if (kept != null) {
+            final Mapping mapping = (Mapping) kept.memory();
+            LIVE_ALLOCATIONS.incrementAndGet();
+            LIVE_BYTES.addAndGet(kept.bytes());
+            final DeviceBuffer buffer = new DeviceBuffer(new RawDevicePointer(mapping.start), account, kept.bytes(),
+                    mapping);
+            try {
+                buffer.unmapBeyond(bytes); // kept memory: nothing in flight reaches it
+                buffer.growTo(bytes, what);
+            } catch (RuntimeException e) {
+                buffer.close();
+                throw e;
+            }
+            return buffer;
+        }
         DeviceMemoryNative.check(DeviceMemoryNative.reserve(reserved, out), "reserving " + reserved
                 + " bytes of addresses for " + what);
         final RawDevicePointer p = new RawDevicePointer(out[0]);
@@ -180,7 +218,10 @@ public final class DeviceBuffer implements AutoCloseable {
         account.reserve(size, what);
         final long[] chunk = new long[1];
         try {
-            final int code = DeviceMemoryNative.map(mapping.start + bytes, size, mapping.ordinal, chunk);
+            int code = DeviceMemoryNative.map(mapping.start + bytes, size, mapping.ordinal, chunk);
+            if (code == DeviceMemoryNative.OUT_OF_MEMORY && account.ledger().freeAllKept() > 0) {
+                code = DeviceMemoryNative.map(mapping.start + bytes, size, mapping.ordinal, chunk);
+            }
             if (code == DeviceMemoryNative.OUT_OF_MEMORY) {
                 throw outOfMemory(size, what, null);
             }
@@ -199,11 +240,15 @@ public final class DeviceBuffer implements AutoCloseable {
     void shrinkTo(long keepBytes) {
         if (mapping != null) {
             cuCtxSynchronize(); // see unmapLast
+            unmapBeyond(keepBytes);
         }
-        while (mapping != null && !mapping.chunks.isEmpty()) {
+    }
+
+    /** Unmaps the last chunks while the first {@code keepBytes} stay mapped; the caller has synchronised. */
+    private void unmapBeyond(long keepBytes) {
+        while (!mapping.chunks.isEmpty()) {
             final int last = mapping.chunks.size() - 1;
-            final long size = mapping.chunkBytes.get(last);
-            if (bytes - size < keepBytes) {
+            if (bytes - mapping.chunkBytes.get(last) < keepBytes) {
                 return;
             }
             unmapLast();
@@ -230,10 +275,17 @@ public final class DeviceBuffer implements AutoCloseable {
 
     /** A GpuOutOfMemoryException naming the request and the device's memory where e says out of memory; else e. */
     private static RuntimeException outOfMemoryOr(CudaException e, long size, String what) {
-        if (e.getMessage() == null || !e.getMessage().contains(CUresult.stringFor(CUresult.CUDA_ERROR_OUT_OF_MEMORY))) {
-            return e;
-        }
-        return outOfMemory(size, what, e);
+        return isOutOfMemory(e) ? outOfMemory(size, what, e) : e;
+    }
+
+    private static boolean isOutOfMemory(CudaException e) {
+        return e.getMessage() != null
+                && e.getMessage().contains(CUresult.stringFor(CUresult.CUDA_ERROR_OUT_OF_MEMORY));
+    }
+
+    /** The kind of kept memory a mapping serves: one device, one size of address range, one granularity. */
+    private static String mappedKind(int ordinal, long reserved, long granularity) {
+        return "mapped on device " + ordinal + ", " + reserved + " bytes of addresses in chunks of " + granularity;
     }
 
     private static GpuOutOfMemoryException outOfMemory(long size, String what, Throwable cause) {
@@ -297,7 +349,10 @@ public final class DeviceBuffer implements AutoCloseable {
         if (view) {
             return;
         }
-        if (mapping == null) {
+        if (account.ended() && account.keep(kept())) {
+            // its index has ended: the next index's allocation takes it
+            LIVE_BYTES.addAndGet(-bytes);
+        } else if (mapping == null) {
             cuMemFree(pointer);
             LIVE_BYTES.addAndGet(-bytes);
             account.release(bytes);
@@ -310,6 +365,31 @@ public final class DeviceBuffer implements AutoCloseable {
                     "freeing addresses");
         }
         LIVE_ALLOCATIONS.decrementAndGet();
+    }
+
+    /** This buffer's memory as a block to keep for reuse, and how to give it back to the device. */
+    private DeviceMemoryLedger.KeptBlock kept() {
+        if (mapping == null) {
+            final RawDevicePointer p = pointer;
+            return new DeviceMemoryLedger.KeptBlock(PLAIN, bytes, p, () -> cuMemFree(p));
+        }
+        final Mapping m = mapping;
+        return new DeviceMemoryLedger.KeptBlock(mappedKind(m.ordinal, m.reserved, m.granularity), bytes, m,
+                () -> freeKeptMapping(m));
+    }
+
+    /** Unmaps a kept mapping's chunks and frees its addresses (nothing in flight reaches them). */
+    private static void freeKeptMapping(Mapping m) {
+        long end = m.start;
+        for (long size : m.chunkBytes) {
+            end += size;
+        }
+        for (int last = m.chunks.size() - 1; last >= 0; last--) {
+            final long size = m.chunkBytes.get(last);
+            end -= size;
+            DeviceMemoryNative.check(DeviceMemoryNative.unmap(end, size, m.chunks.get(last)), "unmapping");
+        }
+        DeviceMemoryNative.check(DeviceMemoryNative.unreserve(m.start, m.reserved), "freeing addresses");
     }
 
     /** Device bytes currently allocated through this class, by every index in the process. */

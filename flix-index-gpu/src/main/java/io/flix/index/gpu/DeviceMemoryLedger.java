@@ -2,8 +2,9 @@ package io.flix.index.gpu;
 
 import io.flix.index.GpuMemoryBudget;
 
+import java.util.ArrayDeque;
+import java.util.Iterator;
 import java.util.Locale;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The device memory that the GPU indexes of this process hold on one device (one ledger a device, kept by
@@ -13,20 +14,52 @@ import java.util.concurrent.atomic.AtomicLong;
  * {@link DeviceMemoryBudgetExceededException}, and nothing is reserved. Reservations from several threads (the
  * indexes of several subtasks on one device) are atomic: no interleaving lets the bytes in use pass the budget of
  * an account that reserved them. Plain Java, so that it is tested without a device.
+ *
+ * <p>Memory that a closed index frees is kept here for the next index's allocations, up to {@code keepLimit}
+ * bytes ({@link #keep}, {@link Account#take}): an index opened where another closed (a restore after a failure, a
+ * rescale, a rebuilt dimension) then asks the device for nothing, and a close does not wait for the whole device
+ * as a free does. Kept bytes count towards every budget as the indexes' own do, so a budget bounds what the process
+ * holds; a reservation that would pass a budget, or an allocation that the device refuses, frees kept memory first
+ * (oldest first).
  */
 final class DeviceMemoryLedger {
 
     private final String device;
     private final long deviceBytes;
-    private final AtomicLong inUse = new AtomicLong();
+    private final long keepLimit;
+    /** Bytes the indexes hold. Guarded by this. */
+    private long held;
+    /** Bytes of the kept blocks. Guarded by this. */
+    private long kept;
+    /** Kept blocks, the oldest first. Guarded by this. */
+    private final ArrayDeque<KeptBlock> keptBlocks = new ArrayDeque<>();
 
     /**
+     * Device memory kept for reuse: what it can serve ({@code kind}: plain allocations, or mappings of one size of
+     * address range), its bytes, the memory itself ({@code memory}, for the buffer that takes it) and how to give it
+     * back to the device ({@code free}, run with the device's context current).
+     */
+    record KeptBlock(String kind, long bytes, Object memory, Runnable free) {
+    }
+
+    /**
+     * A ledger that keeps no freed memory.
+     *
      * @param device      the device, for messages (e.g. "device 0 (NVIDIA H200)")
      * @param deviceBytes the device's memory, which a budget's fraction is of
      */
     DeviceMemoryLedger(String device, long deviceBytes) {
+        this(device, deviceBytes, 0);
+    }
+
+    /** A ledger that keeps up to {@code keepLimit} bytes that closed indexes freed. */
+    DeviceMemoryLedger(String device, long deviceBytes, long keepLimit) {
+        if (keepLimit < 0) {
+            throw new IllegalArgumentException("the bytes kept for reuse must be >= 0, was " + keepLimit);
+        }
         this.device = device;
         this.deviceBytes = deviceBytes;
+        this.keepLimit = keepLimit;
     }
 
     /** An account that reserves in this ledger within {@code budget}. */
@@ -34,42 +67,108 @@ final class DeviceMemoryLedger {
         return new Account(budget, budget.limitOn(deviceBytes));
     }
 
-    /** Bytes reserved and not released. */
-    long bytesInUse() {
-        return inUse.get();
+    /** Bytes the indexes hold: reserved and not released, the kept bytes not counted. */
+    synchronized long bytesInUse() {
+        return held;
+    }
+
+    /** Bytes that closed indexes freed and that are kept for reuse. */
+    synchronized long bytesKept() {
+        return kept;
+    }
+
+    /** The most bytes kept for reuse. */
+    long keepLimit() {
+        return keepLimit;
     }
 
     /**
-     * Reserves {@code bytes} where the bytes in use stay within {@code limit}; returns the bytes in use after.
+     * Reserves {@code bytes} where the bytes in use and kept stay within {@code limit}, freeing kept memory first
+     * where they would not; returns the bytes in use after.
      *
-     * @throws DeviceMemoryBudgetExceededException where they would not; nothing is reserved
+     * @throws DeviceMemoryBudgetExceededException where the indexes' own bytes leave no room; nothing is reserved
      */
-    private long reserve(long bytes, long limit, GpuMemoryBudget budget, String what) {
+    private synchronized long reserve(long bytes, long limit, GpuMemoryBudget budget, String what) {
         if (bytes < 0) {
             throw new IllegalArgumentException("bytes to reserve must be >= 0, was " + bytes);
         }
-        while (true) {
-            final long held = inUse.get();
-            if (bytes > limit - held) {
-                throw exceeded(bytes, held, limit, budget, what);
-            }
-            if (inUse.compareAndSet(held, held + bytes)) {
-                return held + bytes;
-            }
+        if (bytes > limit - held - kept) {
+            freeKept(held + kept + bytes - limit);
         }
+        if (bytes > limit - held - kept) {
+            throw exceeded(bytes, held + kept, limit, budget, what);
+        }
+        held += bytes;
+        return held;
     }
 
     /** Releases {@code bytes} reserved earlier; returns the bytes in use after. */
-    private long release(long bytes) {
-        while (true) {
-            final long held = inUse.get();
-            if (bytes < 0 || bytes > held) {
-                throw new IllegalStateException("releasing " + bytes + " bytes of " + device + ", which has "
-                        + held + " reserved");
+    private synchronized long release(long bytes) {
+        if (bytes < 0 || bytes > held) {
+            throw new IllegalStateException("releasing " + bytes + " bytes of " + device + ", which has " + held
+                    + " reserved");
+        }
+        held -= bytes;
+        return held;
+    }
+
+    /**
+     * Keeps {@code block}, memory an ended account reserved and no device work can reach any more, for reuse: its
+     * bytes move from the indexes' to the kept, the oldest kept blocks freed where the keep limit needs it.
+     * Returns false where the block alone passes the limit: nothing changes, and the caller frees it.
+     */
+    private synchronized boolean keep(KeptBlock block) {
+        if (block.bytes() > keepLimit || block.bytes() > held) {
+            return false;
+        }
+        freeKept(kept + block.bytes() - keepLimit);
+        keptBlocks.addLast(block);
+        held -= block.bytes();
+        kept += block.bytes();
+        return true;
+    }
+
+    /**
+     * The smallest kept block of {@code kind} with {@code atLeast} to {@code atMost} bytes, its bytes moved from the
+     * kept to the indexes' within {@code limit} (other kept blocks freed where the limit needs it); null where none
+     * fits.
+     */
+    private synchronized KeptBlock take(String kind, long atLeast, long atMost, long limit) {
+        KeptBlock best = null;
+        for (KeptBlock b : keptBlocks) {
+            if (b.kind().equals(kind) && b.bytes() >= atLeast && b.bytes() <= atMost
+                    && (best == null || b.bytes() < best.bytes())) {
+                best = b;
             }
-            if (inUse.compareAndSet(held, held - bytes)) {
-                return held - bytes;
-            }
+        }
+        if (best == null || best.bytes() > limit - held) {
+            // where the block itself does not fit the budget, the caller's reservation refuses
+            return null;
+        }
+        keptBlocks.remove(best);
+        kept -= best.bytes();
+        held += best.bytes();
+        freeKept(held + kept - limit);
+        return best;
+    }
+
+    /** Frees every kept block (a device that ran out of memory); returns the bytes freed. */
+    synchronized long freeAllKept() {
+        final long before = kept;
+        freeKept(kept);
+        return before;
+    }
+
+    /** Frees kept blocks, the oldest first, until {@code bytes} are freed or none is left. */
+    private void freeKept(long bytes) {
+        long freed = 0;
+        final Iterator<KeptBlock> oldestFirst = keptBlocks.iterator();
+        while (freed < bytes && oldestFirst.hasNext()) {
+            final KeptBlock b = oldestFirst.next();
+            oldestFirst.remove();
+            kept -= b.bytes();
+            freed += b.bytes();
+            b.free().run();
         }
     }
 
@@ -101,6 +200,7 @@ final class DeviceMemoryLedger {
     final class Account {
         private final GpuMemoryBudget budget;
         private final long limit;
+        private volatile boolean ended;
 
         private Account(GpuMemoryBudget budget, long limit) {
             this.budget = budget;
@@ -119,6 +219,35 @@ final class DeviceMemoryLedger {
         /** Releases {@code bytes} this account reserved; returns the ledger's bytes in use after. */
         long release(long bytes) {
             return DeviceMemoryLedger.this.release(bytes);
+        }
+
+        /**
+         * Says that the account's index has closed and that no device work can reach its memory any more: what it
+         * frees from now on may be kept for reuse ({@link #keep}).
+         */
+        void end() {
+            ended = true;
+        }
+
+        boolean ended() {
+            return ended;
+        }
+
+        /**
+         * Keeps {@code block}, which this ended account reserved, for reuse (its bytes released from this
+         * account); false where it is not kept (the account has not ended, or the block passes the keep limit):
+         * nothing changes, and the caller frees it.
+         */
+        boolean keep(KeptBlock block) {
+            return ended && DeviceMemoryLedger.this.keep(block);
+        }
+
+        /**
+         * A kept block of {@code kind} with {@code atLeast} to {@code atMost} bytes, reserved for this account
+         * within its budget; null where none fits.
+         */
+        KeptBlock take(String kind, long atLeast, long atMost) {
+            return DeviceMemoryLedger.this.take(kind, atLeast, atMost, limit);
         }
 
         /** The budget in bytes (Long.MAX_VALUE for none). */

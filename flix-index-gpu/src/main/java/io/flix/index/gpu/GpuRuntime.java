@@ -17,6 +17,8 @@ import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
 import java.util.Map;
 
+import io.flix.index.GpuTuning;
+
 import jcuda.driver.CUcontext;
 import jcuda.driver.CUdevice;
 import jcuda.driver.CUdevice_attribute;
@@ -118,7 +120,7 @@ final class GpuRuntime {
                     device);
             this.virtualMemoryManagement = vmm[0] != 0;
             this.memory = new DeviceMemoryLedger("device " + ordinal + " (" + name + ", "
-                    + DeviceMemoryLedger.size(totalMemory) + ")", totalMemory);
+                    + DeviceMemoryLedger.size(totalMemory) + ")", totalMemory, GpuTuning.keptMemoryOn(totalMemory));
             cuDevicePrimaryCtxRetain(context, device);
             cuCtxSetCurrent(context);
             cuModuleLoadData(module, readFatbin(FATBIN_RESOURCE));
