@@ -229,12 +229,8 @@ extern "C" __global__ void bucket_slices(const i64* bucketMax, int numBuckets, c
 // Light batches (far fewer keys than buckets): one item per touched bucket, so that no warp is started for a
 // bucket without work. Each key finds its bucket in bucketMax; flags[i] marks the first key of a bucket.
 __device__ __forceinline__ int bucket_of(const i64* bucketMax, int numBuckets, i64 key) {
-    int lo = 0, hi = numBuckets - 1;  // the last bucketMax is INT64_MAX: every key has a bucket
-    while (lo < hi) {
-        int mid = (lo + hi) >> 1;
-        if (bucketMax[mid] < key) lo = mid + 1; else hi = mid;
-    }
-    return lo;
+    // the last bucketMax is INT64_MAX: every key has a bucket
+    return lower_bound_global(bucketMax, 0, numBuckets - 1, key);
 }
 
 // bucket_of through the samples (sample_bucket_max): a binary search of the samples, which stay in the L2 cache,
@@ -242,18 +238,10 @@ __device__ __forceinline__ int bucket_of(const i64* bucketMax, int numBuckets, i
 // one line of bucketMax from memory instead of a sector at each of the search's lower levels.
 __device__ __forceinline__ int bucket_of_sampled(const i64* __restrict__ samples, int numSamples,
                                                  const i64* __restrict__ bucketMax, int numBuckets, i64 key) {
-    int lo = 0, hi = numSamples - 1;  // the last sample is INT64_MAX
-    while (lo < hi) {
-        int mid = (lo + hi) >> 1;
-        if (samples[mid] < key) lo = mid + 1; else hi = mid;
-    }
-    int b = lo * BUCKET_SAMPLE_STRIDE;
-    int e = min(b + BUCKET_SAMPLE_STRIDE, numBuckets) - 1;  // bucketMax[e] is the sample: >= key
-    while (b < e) {
-        int mid = (b + e) >> 1;
-        if (bucketMax[mid] < key) b = mid + 1; else e = mid;
-    }
-    return b;
+    // the last sample is INT64_MAX
+    const int b = lower_bound_global(samples, 0, numSamples - 1, key) * BUCKET_SAMPLE_STRIDE;
+    // bucketMax[e] is the sample: >= key
+    return lower_bound_global(bucketMax, b, min(b + BUCKET_SAMPLE_STRIDE, numBuckets) - 1, key);
 }
 
 // samples[g] = bucketMax[min(BUCKET_SAMPLE_STRIDE g + BUCKET_SAMPLE_STRIDE - 1, numBuckets - 1)] for g < numSamples.
