@@ -39,16 +39,20 @@ public final class DeviceBuffer implements AutoCloseable {
     /** Where this buffer's bytes are reserved. */
     private final DeviceMemoryLedger.Account account;
     private long bytes;
+    /** Bytes held past {@link #bytes}: a kept block taken for a smaller request (plain allocations only). */
+    private final long slack;
     /** The reserved range and its mapped chunks; null for one plain allocation. */
     private final Mapping mapping;
     /** Whether this buffer is a view of another's memory ({@link #view}): closing it frees nothing. */
     private boolean view;
     private boolean closed;
 
-    private DeviceBuffer(RawDevicePointer pointer, DeviceMemoryLedger.Account account, long bytes, Mapping mapping) {
+    private DeviceBuffer(RawDevicePointer pointer, DeviceMemoryLedger.Account account, long bytes, long slack,
+                         Mapping mapping) {
         this.pointer = pointer;
         this.account = account;
         this.bytes = bytes;
+        this.slack = slack;
         this.mapping = mapping;
     }
 
@@ -81,7 +85,7 @@ public final class DeviceBuffer implements AutoCloseable {
         if (kept != null) {
             LIVE_BYTES.addAndGet(kept.bytes());
             LIVE_ALLOCATIONS.incrementAndGet();
-            return new DeviceBuffer((RawDevicePointer) kept.memory(), account, kept.bytes(), null);
+            return new DeviceBuffer((RawDevicePointer) kept.memory(), account, size, kept.bytes() - size, null);
         }
         account.reserve(size, what);
         final RawDevicePointer p = new RawDevicePointer();
@@ -103,7 +107,7 @@ public final class DeviceBuffer implements AutoCloseable {
         }
         LIVE_BYTES.addAndGet(size);
         LIVE_ALLOCATIONS.incrementAndGet();
-        return new DeviceBuffer(p, account, size, null);
+        return new DeviceBuffer(p, account, size, 0, null);
     }
 
     /**
@@ -151,7 +155,7 @@ public final class DeviceBuffer implements AutoCloseable {
             final Mapping mapping = (Mapping) kept.memory();
             LIVE_ALLOCATIONS.incrementAndGet();
             LIVE_BYTES.addAndGet(kept.bytes());
-            final DeviceBuffer buffer = new DeviceBuffer(new RawDevicePointer(mapping.start), account, kept.bytes(),
+            final DeviceBuffer buffer = new DeviceBuffer(new RawDevicePointer(mapping.start), account, kept.bytes(), 0,
                     mapping);
             try {
                 buffer.unmapBeyond(bytes); // kept memory: nothing in flight reaches it
@@ -166,7 +170,7 @@ public final class DeviceBuffer implements AutoCloseable {
                 + " bytes of addresses for " + what);
         final RawDevicePointer p = new RawDevicePointer(out[0]);
         LIVE_ALLOCATIONS.incrementAndGet();
-        final DeviceBuffer buffer = new DeviceBuffer(p, account, 0,
+        final DeviceBuffer buffer = new DeviceBuffer(p, account, 0, 0,
                 new Mapping(ordinal, out[0], granularity, reserved));
         try {
             buffer.growTo(bytes, what);
@@ -186,7 +190,7 @@ public final class DeviceBuffer implements AutoCloseable {
             throw new IllegalArgumentException("a view of " + bytes + " bytes at " + byteOffset + " passes the end of "
                     + this.bytes + " bytes");
         }
-        final DeviceBuffer v = new DeviceBuffer(new RawDevicePointer(address() + byteOffset), null, bytes, null);
+        final DeviceBuffer v = new DeviceBuffer(new RawDevicePointer(address() + byteOffset), null, bytes, 0, null);
         v.view = true;
         return v;
     }
@@ -351,11 +355,11 @@ public final class DeviceBuffer implements AutoCloseable {
         }
         if (account.ended() && account.keep(kept())) {
             // its index has ended: the next index's allocation takes it
-            LIVE_BYTES.addAndGet(-bytes);
+            LIVE_BYTES.addAndGet(-(bytes + slack));
         } else if (mapping == null) {
             cuMemFree(pointer);
-            LIVE_BYTES.addAndGet(-bytes);
-            account.release(bytes);
+            LIVE_BYTES.addAndGet(-(bytes + slack));
+            account.release(bytes + slack);
         } else {
             cuCtxSynchronize(); // see unmapLast
             while (!mapping.chunks.isEmpty()) {
@@ -371,7 +375,7 @@ public final class DeviceBuffer implements AutoCloseable {
     private DeviceMemoryLedger.KeptBlock kept() {
         if (mapping == null) {
             final RawDevicePointer p = pointer;
-            return new DeviceMemoryLedger.KeptBlock(PLAIN, bytes, p, () -> cuMemFree(p));
+            return new DeviceMemoryLedger.KeptBlock(PLAIN, bytes + slack, p, () -> cuMemFree(p));
         }
         final Mapping m = mapping;
         return new DeviceMemoryLedger.KeptBlock(mappedKind(m.ordinal, m.reserved, m.granularity), bytes, m,

@@ -114,6 +114,33 @@ class GpuKeptMemoryTest {
     }
 
     @Test
+    void aBufferTakenFromALargerKeptBlockReportsItsOwnBytesAndTheLedgerCountsTheBlock() throws Exception {
+        assumeGpu();
+        final DeviceMemoryLedger ledger = GpuRuntime.device(0).memory; // the context current on this thread
+        ledger.freeAllKept();
+        final DeviceMemoryLedger.Account closing = ledger.account(GpuMemoryBudget.NONE);
+        final DeviceBuffer first = DeviceBuffer.allocate(closing, 8000, "a test buffer");
+        final long address = first.address();
+        final long inUse = ledger.bytesInUse();
+        final long live = DeviceBuffer.liveBytes();
+        closing.end();
+        first.close();
+        assertEquals(inUse - 8000, ledger.bytesInUse());
+        assertEquals(8000, ledger.bytesKept());
+        assertEquals(live - 8000, DeviceBuffer.liveBytes());
+        try (DeviceBuffer second = DeviceBuffer.allocate(ledger.account(GpuMemoryBudget.NONE), 7000,
+                "a test buffer")) {
+            assertEquals(address, second.address(), "the kept block, not a new allocation");
+            assertEquals(7000, second.bytes(), "the bytes asked for");
+            assertEquals(inUse, ledger.bytesInUse(), "the whole block is counted");
+            assertEquals(0, ledger.bytesKept());
+            assertEquals(live, DeviceBuffer.liveBytes());
+        }
+        assertEquals(inUse - 8000, ledger.bytesInUse());
+        assertEquals(live - 8000, DeviceBuffer.liveBytes());
+    }
+
+    @Test
     void keptMemoryGivesWayToABudgetThatNeedsTheRoom() throws Exception {
         assumeGpu();
         final DeviceMemoryLedger ledger = GpuRuntime.device(0).memory;
