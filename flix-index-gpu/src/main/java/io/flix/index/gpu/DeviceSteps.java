@@ -48,6 +48,21 @@ final class DeviceSteps implements AutoCloseable {
      * they are on the device.
      */
     private Runnable valuesArrival;
+    /**
+     * The values of the last {@link #checkSortAndDedupe}'s batch where they were still crossing the bus: put in
+     * the keys' order by the first {@link #dedupedValues()}; null where they are in order already.
+     */
+    private PendingValues pendingValues;
+
+    /**
+     * A batch whose keys are sorted and deduplicated and whose values are not yet: the batch as the caller gave it
+     * ({@code keys}, {@code values}), the sort's positions ({@code perm}: null where the batch order is the sorted
+     * order), whether the values are checked for the reserved one, the runs of equal keys, and the wait for the
+     * values' arrival.
+     */
+    private record PendingValues(DeviceBuffer keys, DeviceBuffer values, CUdeviceptr perm, int n,
+                                 boolean checkValues, int runs, Runnable arrival) {
+    }
 
     /**
      * @param memory where the scratch is reserved (the index's account)
@@ -152,14 +167,14 @@ final class DeviceSteps implements AutoCloseable {
      */
     void valuesArriving(Runnable arrival) {
         valuesArrival = arrival;
+        pendingValues = null;
     }
 
     /**
      * {@link #sortBatch} for a batch whose values are still crossing the bus: the keys are sorted by their varying
-     * bits with their batch positions (stable, CUB) while the values arrive; then, {@code arrival} having waited for
-     * them, gather_values puts them in the keys' order, checking them for the reserved value where
-     * {@code checkValues} (reported before anything changes), and the last of each run of equal keys is flagged.
-     * Returns the runs.
+     * bits with their batch positions (stable, CUB) while the values arrive, and the last of each run of equal keys
+     * is flagged; returns the runs. The values are left pending ({@link #putValuesInOrder}), so that the caller's
+     * steps on the keys alone also run while they cross.
      */
     private int sortKeysWhileValuesArrive(DeviceBuffer keys, DeviceBuffer values, boolean checkValues, int n,
                                           DeviceBuffer flags, Runnable arrival, Runnable whileSorting) {
@@ -172,18 +187,34 @@ final class DeviceSteps implements AutoCloseable {
             sortWithPositions(keys, n, bits[0], bits[1]);
             perm = positions.pointer();
         }
-        final DeviceBuffer gathered = sortedValues.ensure(n * 8L);
+        sortedValues.ensure(n * 8L);
         run(whileSorting);
-        arrival.run();
-        if (checkValues) {
+        final int runs = flagLastOfRuns(sortedKeys.buffer(), n, flags);
+        pendingValues = new PendingValues(keys, values, perm, n, checkValues, runs, arrival);
+        return runs;
+    }
+
+    /**
+     * Waits for pending values to arrive, then gather_values puts them in the keys' order, checking them for the
+     * reserved value where asked (reported before the caller changes anything with them), and the last value of
+     * each run of equal keys is kept, beside its key, where the batch had duplicates.
+     */
+    private void putValuesInOrder(PendingValues p) {
+        p.arrival().run();
+        if (p.checkValues()) {
             stepCounters.fillInts(STEP_FIRST_RESERVED, STEP_FIRST_RESERVED + 1, Integer.MAX_VALUE);
         }
-        kernels.gatherValues(values.pointer(), perm, n, gathered.pointer(),
-                checkValues ? stepCounters.at(STEP_FIRST_RESERVED) : null);
-        if (checkValues && stepCounters.readInt(STEP_FIRST_RESERVED) != Integer.MAX_VALUE) {
-            DeviceBatchFaults.report(keys, values, n, false);
+        kernels.gatherValues(p.values().pointer(), p.perm(), p.n(), sortedValues.pointer(),
+                p.checkValues() ? stepCounters.at(STEP_FIRST_RESERVED) : null);
+        if (p.checkValues() && stepCounters.readInt(STEP_FIRST_RESERVED) != Integer.MAX_VALUE) {
+            DeviceBatchFaults.report(p.keys(), p.values(), p.n(), false);
         }
-        return flagLastOfRuns(sortedKeys.buffer(), n, flags);
+        if (p.runs() < p.n()) {
+            // the keys are compacted already; the same flags and positions place their values
+            kernels.compactFlagged(sortedKeys.pointer(), sortedValues.pointer(), runFlags.pointer(),
+                    runPositions.pointer(), p.n(), dedupedKeys.pointer(), dedupedValues.pointer(),
+                    stepCounters.at(STEP_DEDUPED_PAIRS));
+        }
     }
 
     /**
@@ -281,12 +312,14 @@ final class DeviceSteps implements AutoCloseable {
      * Checks a batch of pairs on the device (as {@link #checkOnDevice}), sorts it (unless {@code keysSorted}) and
      * reduces it to the last occurrence of each key, into {@link #dedupedKeys()} and {@link #dedupedValues()};
      * returns the count. The batch itself is only read. The sort is stable ({@link #sortBatch}), so equal keys keep
-     * their batch order and the last one wins. An unsorted batch's values are checked in the sort's first pass;
-     * a fault is reported before anything that the caller owns has changed. {@code whileSorting} (may be null)
-     * runs on the host while the device sorts.
+     * their batch order and the last one wins. An unsorted batch's values are checked in the sort's first pass, or,
+     * where they are still crossing the bus, when {@link #dedupedValues()} first puts them in order; a fault is
+     * reported before anything that the caller owns has changed. {@code whileSorting} (may be null) runs on the
+     * host while the device sorts.
      */
     int checkSortAndDedupe(DeviceBuffer keys, DeviceBuffer values, int n, boolean keysSorted, boolean hostChecked,
                            Runnable whileSorting) {
+        pendingValues = null;
         DeviceBuffer k = keys;
         DeviceBuffer v = values;
         final DeviceBuffer flags = runFlags.ensure(n * 4L);
@@ -315,8 +348,9 @@ final class DeviceSteps implements AutoCloseable {
         }
         final DeviceBuffer at = runPositions.ensure(n * 4L);
         scanInt(flags, at, n);
-        kernels.compactFlagged(k.pointer(), v.pointer(), flags.pointer(), at.pointer(), n,
-                dedupedKeys.ensure(runs * 8L).pointer(), dedupedValues.ensure(runs * 8L).pointer(),
+        // values still to arrive: the keys alone now (written twice, the second copy a placeholder for the values)
+        kernels.compactFlagged(k.pointer(), pendingValues == null ? v.pointer() : k.pointer(), flags.pointer(),
+                at.pointer(), n, dedupedKeys.ensure(runs * 8L).pointer(), dedupedValues.ensure(runs * 8L).pointer(),
                 stepCounters.at(STEP_DEDUPED_PAIRS));
         dedupedKeyBuffer = dedupedKeys.buffer();
         dedupedValueBuffer = dedupedValues.buffer();
@@ -331,7 +365,17 @@ final class DeviceSteps implements AutoCloseable {
         return dedupedKeyBuffer;
     }
 
+    /**
+     * The values of the last {@link #checkSortAndDedupe}, beside {@link #dedupedKeys()}. Where they were still
+     * crossing the bus, the first call waits for them and puts them in order, and reports a reserved value among
+     * them: the caller takes them only once its steps on the keys alone are issued, and changes nothing before.
+     */
     DeviceBuffer dedupedValues() {
+        if (pendingValues != null) {
+            final PendingValues p = pendingValues;
+            pendingValues = null;
+            putValuesInOrder(p);
+        }
         return dedupedValueBuffer;
     }
 

@@ -190,7 +190,6 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
         final int m = steps.checkSortAndDedupe(keys, values, n, keysSorted, hostChecked,
                 () -> pool.growAhead(n, numBuckets));
         final CUdeviceptr batch = steps.dedupedKeys().pointer();
-        final CUdeviceptr batchValues = steps.dedupedValues().pointer();
         final int items = sliceBatch(batch, m);
         final CUdeviceptr itemBucket = itemBuckets();
         counters.zeroAll();
@@ -205,6 +204,8 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
         // the only allocations that can fail; nothing has changed yet
         final DeviceBuffer wide = wideMerges.ensure((m / WIDE_MERGE_MIN + 1L) * WIDE_MERGE_BYTES);
         pool.ensureFreeNodes(nodesNeeded);
+        // the steps above read the keys alone: a large batch's values may have been crossing the bus meanwhile
+        final CUdeviceptr batchValues = steps.dedupedValues().pointer();
         final boolean fewKeysPerBucket = m < LIGHT_KEYS_PER_BUCKET * touched && mostKeysInABucket <= 64;
         if (fewKeysPerBucket) {
             kernels.upsertApplySingle(items, itemBucket, bucketHead.pointer(), pool.nodeKeys(), pool.nodeValues(),
