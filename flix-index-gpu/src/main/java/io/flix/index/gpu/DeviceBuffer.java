@@ -353,7 +353,7 @@ public final class DeviceBuffer implements AutoCloseable {
         if (view) {
             return;
         }
-        if (account.ended() && account.keep(kept())) {
+        if (account.keep(kept())) {
             // its index has ended: the next index's allocation takes it
             LIVE_BYTES.addAndGet(-(bytes + slack));
         } else if (mapping == null) {

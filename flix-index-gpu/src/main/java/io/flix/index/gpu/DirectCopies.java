@@ -83,13 +83,12 @@ final class DirectCopies implements HostArrayCopies {
     DirectCopies(GpuRuntime.DeviceContext device, DeviceStream compute) {
         this.device = device;
         this.compute = compute;
-        DeviceStream i = null;
-        DeviceStream o = null;
-        DeviceStream l = null;
+        // in, out, the alternate lookup stream
+        final DeviceStream[] streams = new DeviceStream[3];
         try {
-            i = new DeviceStream();
-            o = new DeviceStream();
-            l = new DeviceStream();
+            for (int k = 0; k < streams.length; k++) {
+                streams[k] = new DeviceStream();
+            }
             for (int k = 0; k < READY_EVENTS; k++) {
                 ready[k] = event();
             }
@@ -98,20 +97,16 @@ final class DirectCopies implements HostArrayCopies {
             }
         } catch (RuntimeException e) {
             destroyEvents();
-            if (i != null) {
-                i.close();
-            }
-            if (o != null) {
-                o.close();
-            }
-            if (l != null) {
-                l.close();
+            for (DeviceStream made : streams) {
+                if (made != null) {
+                    made.close();
+                }
             }
             throw e;
         }
-        this.in = i;
-        this.out = o;
-        this.lookupAlternate = l;
+        this.in = streams[0];
+        this.out = streams[1];
+        this.lookupAlternate = streams[2];
         getArgs[GET_STREAM_IN] = in.address();
         getArgs[GET_STREAM_COMPUTE] = compute.address();
         getArgs[GET_STREAM_OUT] = out.address();
