@@ -131,14 +131,15 @@ extern "C" __global__ void sa_compact_kept(const i64* __restrict__ keys, const i
 }
 
 // ------------------------------------------------------------------------------------------------------------
-// Range: counts[i] = pairs in [lo[i], hi[i]] up to limit (counts[n] = 0, n + 1 threads); a scan into offsets;
-// the fill pass copies each range's pairs.
+// Range: counts[i] = pairs in [lo[i], hi[i]] up to limit, RANGE_OUT_OF_ORDER where lo[i] > hi[i] (counts[n] = 0,
+// n + 1 threads); a scan into offsets; the fill pass copies each range's pairs.
 
 extern "C" __global__ void sa_range_count(const i64* __restrict__ lo, const i64* __restrict__ hi, int n, int limit,
                                           const i64* __restrict__ keys, int size, i64* __restrict__ counts) {
     const int i = thread_index();
     if (i > n) return;
     if (i == n) { counts[n] = 0; return; }
+    if (lo[i] > hi[i]) { counts[i] = RANGE_OUT_OF_ORDER; return; }
     const int first = lower_bound(keys, size, lo[i]);
     const int end = upper_bound(keys, size, hi[i]);
     const int c = end - first;

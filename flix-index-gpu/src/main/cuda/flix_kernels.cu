@@ -41,6 +41,23 @@ __device__ __forceinline__ int lower_bound_global(const i64* keys, int lo, int h
     return lo;
 }
 
+// First index in [lo, hi] whose key is >= x, where keys[hi] >= x, searched by the whole warp together (every lane
+// calls it with the same arguments and gets the same answer): each level the lanes probe the ends of 32 equal
+// pieces at once and keep the first piece that reaches x, so a search of 2^k keys waits for about k / 5 loads.
+__device__ __forceinline__ int warp_lower_bound(const i64* keys, int lo, int hi, i64 x) {
+    const int lane = threadIdx.x & 31;
+    while (hi - lo >= 32) {
+        // 32 pieces of step keys cover [lo, hi]: lane 31's probe is hi, which reaches x
+        const int step = (hi - lo + 32) / 32;
+        const unsigned reached = __ballot_sync(FULL_MASK, keys[min(lo + (lane + 1) * step - 1, hi)] >= x);
+        const int piece = __ffs(reached) - 1;
+        hi = min(lo + (piece + 1) * step - 1, hi);
+        lo += piece * step;
+    }
+    const unsigned reached = __ballot_sync(FULL_MASK, lane <= hi - lo && keys[lo + lane] >= x);
+    return lo + __ffs(reached) - 1;
+}
+
 // First index in [0, cnt) of keys held one a lane (laneKey of lane i: the i-th, ascending) that is >= x (cnt when
 // none). Every lane takes part (the shuffles need the whole warp); each lane searches for its own x.
 __device__ __forceinline__ int lower_bound_lanes(i64 laneKey, int cnt, i64 x) {
@@ -1094,30 +1111,58 @@ extern "C" __global__ void delete_apply(int numItems, const int* itemBucket, int
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// Ranges: one warp per range [lo, hi]. Pass 0 writes the count (at most limit), pass 1 fills at offsets.
+// Ranges [lo, hi]: range_count, one thread a range, writes each range's count (at most limit; RANGE_OUT_OF_ORDER
+// where lo > hi): a thread each keeps many more ranges' chains of loads in flight than a warp each. A scan makes the
+// offsets, then range_query, one warp a range, writes the pairs from them. Both find a range's first bucket (the
+// first whose max is >= lo) in the bucket samples (L2-resident), then in the one line of bucketMax they point to.
 
-extern "C" __global__ void range_query(int pass, int numRanges, const i64* lo, const i64* hi, int limit,
-                                       int numBuckets, const i64* bucketMax, const int* bucketHead,
-                                       const i64* nodeKeys, const i64* nodeValues, const int* nodeCount,
-                                       const int* nodeNext, const i64* nodeMax, i64* counts,
+extern "C" __global__ void range_count(int numRanges, const i64* lo, const i64* hi, int limit, int numBuckets,
+                                       const i64* bucketMax, const i64* bucketSamples, int numSamples,
+                                       const int* bucketHead, const i64* nodeKeys, const int* nodeCount,
+                                       const int* nodeNext, const i64* nodeMax, i64* counts) {
+    const int r = blockIdx.x * blockDim.x + threadIdx.x;
+    if (r >= numRanges) return;
+    const i64 low = lo[r];
+    const i64 high = hi[r];
+    if (low > high) {
+        // the host words the error from its arrays: the mark makes the scanned total too large for a result
+        counts[r] = RANGE_OUT_OF_ORDER;
+        return;
+    }
+    i64 taken = 0;
+    bool done = false;
+    for (int b = bucket_of_sampled(bucketSamples, numSamples, bucketMax, numBuckets, low);
+         b < numBuckets && !done; b++) {
+        for (int node = bucketHead[b]; node >= 0 && !done; node = nodeNext[node]) {
+            if (nodeMax[node] < low) continue;
+            const i64* keys = nodeKeys + (i64)node * NODE_SIZE;
+            const int cnt = nodeCount[node];
+            const int from = lower_bound_global(keys, 0, cnt, low);
+            const int to = upper_bound_global(keys, from, cnt, high);
+            taken += to - from;
+            // a key above high ends the range
+            done = taken >= limit || to < cnt;
+        }
+        if (bucketMax[b] >= high) done = true;
+    }
+    counts[r] = taken < limit ? taken : (i64)limit;
+}
+
+extern "C" __global__ void range_query(int numRanges, const i64* lo, const i64* hi, int limit, int numBuckets,
+                                       const i64* bucketMax, const i64* bucketSamples, int numSamples,
+                                       const int* bucketHead, const i64* nodeKeys, const i64* nodeValues,
+                                       const int* nodeCount, const int* nodeNext, const i64* nodeMax,
                                        const i64* offsets, i64* keysOut, i64* valuesOut) {
     const int r = warp_id_global();
     if (r >= numRanges) return;
     const int lane = threadIdx.x & 31;
     const i64 low = lo[r];
     const i64 high = hi[r];
-    // the first bucket whose max is >= low
-    int b = 0;
-    {
-        int l = 0, h = numBuckets - 1;
-        while (l < h) {
-            int mid = (l + h) >> 1;
-            if (bucketMax[mid] < low) l = mid + 1; else h = mid;
-        }
-        b = l;
-    }
+    // the last sample and the last bucketMax are INT64_MAX
+    const int sampled = warp_lower_bound(bucketSamples, 0, numSamples - 1, low) * BUCKET_SAMPLE_STRIDE;
+    int b = warp_lower_bound(bucketMax, sampled, min(sampled + BUCKET_SAMPLE_STRIDE, numBuckets) - 1, low);
     i64 taken = 0;
-    const i64 base = pass == 1 ? offsets[r] : 0;
+    const i64 base = offsets[r];
     bool done = false;
     for (; b < numBuckets && !done; b++) {
         int node = bucketHead[b];
@@ -1133,7 +1178,7 @@ extern "C" __global__ void range_query(int pass, int numRanges, const i64* lo, c
             }
             const unsigned inMask = __ballot_sync(FULL_MASK, in);
             const int rank = __popc(inMask & lanemask_lt());
-            if (in && taken + rank < limit && pass == 1) {
+            if (in && taken + rank < limit) {
                 keysOut[base + taken + rank] = key;
                 valuesOut[base + taken + rank] = nodeValues[(i64)node * NODE_SIZE + lane];
             }
@@ -1142,7 +1187,6 @@ extern "C" __global__ void range_query(int pass, int numRanges, const i64* lo, c
         }
         if (bucketMax[b] >= high) done = true;
     }
-    if (pass == 0 && lane == 0) counts[r] = min(taken, (i64)limit);
 }
 
 // ---------------------------------------------------------------------------------------------------------------

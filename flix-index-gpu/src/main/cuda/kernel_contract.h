@@ -29,6 +29,10 @@ typedef long long i64;
 // sizeof(WideMerge), the record of one such merge: the host sizes the records' scratch by it.
 #define WIDE_MERGE_BYTES 680
 
+// range_count's count of a range whose lo is greater than its hi: more pairs than any result holds, so that the
+// scanned total sends the host to its check of the ranges, which words the error.
+#define RANGE_OUT_OF_ORDER 2147483648
+
 // Counter slots. A counter array is i64 slots, one meaning a slot (a new counter takes a new slot); a kernel that
 // takes an int* counter is given its slot's first 4 bytes. Kernels that take the whole array index it by these.
 
@@ -44,7 +48,9 @@ typedef long long i64;
 #define SLOT_TOUCHED_ITEMS 8          // compact_touched (int): work items of a batch sliced by touched bucket
 #define SLOT_WIDE_MERGES 9            // upsert_apply (int): wide merges recorded
 #define SLOT_FIRST_UNSORTED 10        // lookup_get, lookup_ceiling, lookup_floor (int): first broken sort promise
-#define INDEX_COUNTER_SLOTS 11
+#define SLOT_NODES_NEEDED 11          // (int) the nodes an upsert takes: its scan's total, copied beside the count
+                                      // pass's counters so that one read brings all of them
+#define INDEX_COUNTER_SLOTS 12
 
 // The batch steps' counters (DeviceSteps, under both structures).
 #define STEP_KEY_SPREAD 0             // key_spread: the OR of keys[i] ^ keys[0]

@@ -65,11 +65,24 @@ public final class BatchArgs {
 
     /** Checks a range batch: arrays, {@code lo[i] <= hi[i]}, limit at least one. */
     public static void checkRanges(long[] lo, long[] hi, int n, int limitPerRange) {
+        checkRangeArrays(lo, hi, n, limitPerRange);
+        checkRangeOrder(lo, hi, n);
+    }
+
+    /**
+     * Checks a range batch's arrays and limit, not the order of each range's ends: for a backend that checks those
+     * where it reads the ranges anyway, and calls {@link #checkRangeOrder} where that finds a fault.
+     */
+    public static void checkRangeArrays(long[] lo, long[] hi, int n, int limitPerRange) {
         checkArray(lo, "lo", n);
         checkArray(hi, "hi", n);
         if (limitPerRange < 1) {
             throw new IllegalArgumentException("limitPerRange must be >= 1, was " + limitPerRange);
         }
+    }
+
+    /** Checks {@code lo[i] <= hi[i]} for every range; the arrays are checked. */
+    public static void checkRangeOrder(long[] lo, long[] hi, int n) {
         final IntStream ranges = IntStream.range(0, n);
         final int i = (n < PARALLEL_CHECK_MIN ? ranges : ranges.parallel()).filter(r -> lo[r] > hi[r]).findFirst()
                 .orElse(-1);

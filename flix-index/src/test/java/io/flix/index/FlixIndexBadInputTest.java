@@ -216,6 +216,51 @@ public abstract class FlixIndexBadInputTest {
                 Arrays.copyOf(after.values(), after.size()), "values after a rejected call");
     }
 
+    /**
+     * Among many ranges (enough for a backend to check them where it reads them), the first out of order is named,
+     * whether few or all are, whatever the limit, and a result passed for reuse keeps what it held.
+     */
+    @Test
+    void theFirstRangeOutOfOrderAmongManyIsNamedAndAReusedResultIsUntouched() {
+        final SplittableRandom rnd = new SplittableRandom(11);
+        final int n = 70_000;
+        final long[] lo = new long[n];
+        final long[] hi = new long[n];
+        for (int i = 0; i < n; i++) {
+            lo[i] = rnd.nextLong();
+            final long span = rnd.nextLong(0, 1L << 60);
+            hi[i] = lo[i] + span < lo[i] ? MAX : lo[i] + span;
+        }
+        final RangeResult reuse = index.range(lo, hi, n, 8);
+        final RangeResult held = new RangeResult(reuse.offsets().clone(), reuse.keys().clone(),
+                reuse.values().clone());
+        final int first = 12_345 + rnd.nextInt(40_000);
+        final long[] badLo = lo.clone();
+        final long[] badHi = hi.clone();
+        for (int i = first; i < n; i += 1 + rnd.nextInt(5_000)) {
+            badLo[i] = MAX - rnd.nextInt(3);
+            badHi[i] = MIN + rnd.nextInt(3);
+        }
+        final long[] allLo = new long[n];
+        final long[] allHi = new long[n];
+        Arrays.fill(allLo, MAX);
+        Arrays.fill(allHi, MIN);
+        for (int limit : new int[] {1, 16, Integer.MAX_VALUE}) {
+            final IllegalArgumentException some = assertThrows(IllegalArgumentException.class,
+                    () -> index.range(badLo, badHi, n, limit, reuse));
+            assertEquals("lo[" + first + "] = " + badLo[first] + " is greater than hi[" + first + "] = "
+                    + badHi[first], some.getMessage(), "limit " + limit);
+            final IllegalArgumentException all = assertThrows(IllegalArgumentException.class,
+                    () -> index.range(allLo, allHi, n, limit, reuse));
+            assertEquals("lo[0] = " + MAX + " is greater than hi[0] = " + MIN, all.getMessage(), "limit " + limit);
+        }
+        assertArrayEquals(held.offsets(), reuse.offsets(), "offsets of the reused result");
+        assertArrayEquals(held.keys(), reuse.keys(), "keys of the reused result");
+        assertArrayEquals(held.values(), reuse.values(), "values of the reused result");
+        final RangeResult again = index.range(lo, hi, n, 8);
+        assertArrayEquals(held.offsets(), again.offsets(), "ranges after the rejected calls");
+    }
+
     @Test
     void lookupOutputsAreUntouchedByARejectedCall() {
         final long[] keysOut = {11, 12, 13};

@@ -69,7 +69,10 @@ final class SortedArrayKernels {
                 ptr(valuesOut));
     }
 
-    /** {@code sa_range_count}: each range's pairs up to the limit (and counts[n] = 0). */
+    /**
+     * {@code sa_range_count}: each range's pairs up to the limit, or {@link KernelContract#RANGE_OUT_OF_ORDER}
+     * (and counts[n] = 0).
+     */
     void saRangeCount(CUdeviceptr lo, CUdeviceptr hi, int n, int limit, CUdeviceptr keys, int size,
                       CUdeviceptr counts) {
         launcher.threads("sa_range_count", n + 1L, ptr(lo), ptr(hi), i32(n), i32(limit), ptr(keys), i32(size),

@@ -190,7 +190,10 @@ abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResid
     void beforeRanges() {
     }
 
-    /** counts[i] = the pairs of range i, at most limit; counts[n] = 0 (for the scan). */
+    /**
+     * counts[i] = the pairs of range i, at most limit, or {@link KernelContract#RANGE_OUT_OF_ORDER} where its lo is
+     * greater than its hi; counts[n] = 0 (for the scan).
+     */
     abstract void countRanges(DeviceBuffer lo, DeviceBuffer hi, int n, int limit, DeviceBuffer counts);
 
     /** Writes each range's pairs from offsets[i] into keysOut and valuesOut. */
@@ -224,6 +227,7 @@ abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResid
         }
         updateWithPairs(keys, values, n, keysSorted, batch -> {
             final int m = steps.checkSortAndDedupe(batch, batchValues.buffer(), n, keysSorted, true, null);
+            trace("build sorted, deduped " + m);
             layoutSorted(steps.dedupedKeys(), steps.dedupedValues(), m);
         });
     }
@@ -479,7 +483,8 @@ abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResid
      */
     private RangeResult rangeInto(long[] lo, long[] hi, int n, int limitPerRange, RangeResult reuse, boolean loop) {
         enter();
-        BatchArgs.checkRanges(lo, hi, n, limitPerRange);
+        // each range's ends are checked by the count pass (countRanges)
+        BatchArgs.checkRangeArrays(lo, hi, n, limitPerRange);
         if (n == 0) {
             return new RangeResult(new int[1], new long[0], new long[0]);
         }
@@ -494,6 +499,8 @@ abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResid
         steps.scanLong(rangeCounts, rangeOffsets, n + 1);
         final long total = steps.readLong(rangeOffsets, n);
         if (total > Integer.MAX_VALUE - 8) {
+            // a range out of order counts more pairs than a result holds
+            BatchArgs.checkRangeOrder(lo, hi, n);
             throw new IllegalStateException("ranges hold " + total + " pairs, too many for one result: lower "
                     + "limitPerRange or split the batch");
         }

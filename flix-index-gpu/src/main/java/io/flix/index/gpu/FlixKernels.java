@@ -245,14 +245,24 @@ final class FlixKernels {
                 ptr(counters));
     }
 
-    /** {@code range_query}: counts (pass 0) or writes (pass 1) each range's pairs. */
-    void rangeQuery(int pass, int numRanges, CUdeviceptr lo, CUdeviceptr hi, int limit, int numBuckets,
-                    CUdeviceptr bucketMax, CUdeviceptr bucketHead, CUdeviceptr nodeKeys, CUdeviceptr nodeValues,
-                    CUdeviceptr nodeCount, CUdeviceptr nodeNext, CUdeviceptr nodeMax, CUdeviceptr counts,
+    /** {@code range_count}: each range's pairs, at most limit (one thread a range). */
+    void rangeCount(int numRanges, CUdeviceptr lo, CUdeviceptr hi, int limit, int numBuckets, CUdeviceptr bucketMax,
+                    CUdeviceptr bucketSamples, int numSamples, CUdeviceptr bucketHead, CUdeviceptr nodeKeys,
+                    CUdeviceptr nodeCount, CUdeviceptr nodeNext, CUdeviceptr nodeMax, CUdeviceptr counts) {
+        launcher.threads("range_count", numRanges, i32(numRanges), ptr(lo), ptr(hi), i32(limit), i32(numBuckets),
+                ptr(bucketMax), ptr(bucketSamples), i32(numSamples), ptr(bucketHead), ptr(nodeKeys), ptr(nodeCount),
+                ptr(nodeNext), ptr(nodeMax), ptr(counts));
+    }
+
+    /** {@code range_query}: writes each range's pairs from its offset (one warp a range). */
+    void rangeQuery(int numRanges, CUdeviceptr lo, CUdeviceptr hi, int limit, int numBuckets, CUdeviceptr bucketMax,
+                    CUdeviceptr bucketSamples, int numSamples, CUdeviceptr bucketHead, CUdeviceptr nodeKeys,
+                    CUdeviceptr nodeValues, CUdeviceptr nodeCount, CUdeviceptr nodeNext, CUdeviceptr nodeMax,
                     CUdeviceptr offsets, CUdeviceptr keysOut, CUdeviceptr valuesOut) {
-        launcher.warps("range_query", numRanges, i32(pass), i32(numRanges), ptr(lo), ptr(hi), i32(limit),
-                i32(numBuckets), ptr(bucketMax), ptr(bucketHead), ptr(nodeKeys), ptr(nodeValues), ptr(nodeCount),
-                ptr(nodeNext), ptr(nodeMax), ptr(counts), ptr(offsets), ptr(keysOut), ptr(valuesOut));
+        launcher.warps("range_query", numRanges, i32(numRanges), ptr(lo), ptr(hi), i32(limit), i32(numBuckets),
+                ptr(bucketMax), ptr(bucketSamples), i32(numSamples), ptr(bucketHead), ptr(nodeKeys),
+                ptr(nodeValues), ptr(nodeCount), ptr(nodeNext), ptr(nodeMax), ptr(offsets), ptr(keysOut),
+                ptr(valuesOut));
     }
 
     /** {@code export_pairs}: counts (pass 0) or writes (pass 1) each bucket's pairs from fromKey. */

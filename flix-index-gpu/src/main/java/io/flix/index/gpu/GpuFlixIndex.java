@@ -12,6 +12,7 @@ import static io.flix.index.gpu.KernelContract.SLOT_LONGEST_CHAIN;
 import static io.flix.index.gpu.KernelContract.SLOT_MOST_KEYS_IN_A_BUCKET;
 import static io.flix.index.gpu.KernelContract.SLOT_MOST_NODES_GAINED;
 import static io.flix.index.gpu.KernelContract.SLOT_NODES_IN_USE;
+import static io.flix.index.gpu.KernelContract.SLOT_NODES_NEEDED;
 import static io.flix.index.gpu.KernelContract.SLOT_TOUCHED_ITEMS;
 import static io.flix.index.gpu.KernelContract.SLOT_WIDE_MERGES;
 import static io.flix.index.gpu.KernelContract.WIDE_MERGE_BYTES;
@@ -190,22 +191,28 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
         final int m = steps.checkSortAndDedupe(keys, values, n, keysSorted, hostChecked,
                 () -> pool.growAhead(n, numBuckets));
         final CUdeviceptr batch = steps.dedupedKeys().pointer();
+        trace("upsert sorted, deduped " + m);
         final int items = sliceBatch(batch, m);
+        trace("upsert sliced " + items);
         final CUdeviceptr itemBucket = itemBuckets();
         counters.zeroAll();
         kernels.upsertCount(items, itemBucket, bucketHead.pointer(), pool.nodeKeys(), pool.nodeCount(),
                 pool.nodeNext(), pool.nodeMax(), batch, segStart.pointer(),
                 needNodes.ensure((items + 1L) * Integer.BYTES).pointer(), counters.pointer());
         steps.scanInt(needNodes.buffer(), allocBase.ensure((items + 1L) * Integer.BYTES), items + 1);
-        final long nodesNeeded = steps.readInt(allocBase.buffer(), items);
-        final long[] counted = counters.read(SLOT_BUCKETS_TOUCHED, SLOT_MOST_KEYS_IN_A_BUCKET + 1);
+        stream.copy(counters.at(SLOT_NODES_NEEDED), allocBase.buffer().at(items * (long) Integer.BYTES),
+                Integer.BYTES);
+        final long[] counted = counters.read(SLOT_BUCKETS_TOUCHED, SLOT_NODES_NEEDED + 1);
+        final long nodesNeeded = (int) counted[SLOT_NODES_NEEDED];
         final long touched = counted[SLOT_BUCKETS_TOUCHED];
         final long mostKeysInABucket = counted[SLOT_MOST_KEYS_IN_A_BUCKET];
         // the only allocations that can fail; nothing has changed yet
         final DeviceBuffer wide = wideMerges.ensure((m / WIDE_MERGE_MIN + 1L) * WIDE_MERGE_BYTES);
         pool.ensureFreeNodes(nodesNeeded);
+        trace("upsert counted " + nodesNeeded);
         // the steps above read the keys alone: a large batch's values may have been crossing the bus meanwhile
         final CUdeviceptr batchValues = steps.dedupedValues().pointer();
+        trace("upsert values in order");
         final boolean fewKeysPerBucket = m < LIGHT_KEYS_PER_BUCKET * touched && mostKeysInABucket <= 64;
         if (fewKeysPerBucket) {
             kernels.upsertApplySingle(items, itemBucket, bucketHead.pointer(), pool.nodeKeys(), pool.nodeValues(),
@@ -217,7 +224,8 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
                     pool.nodeCount(), pool.nodeNext(), pool.nodeMax(), pool.freeStack(), pool.freeTop(), batch,
                     batchValues, segStart.pointer(), allocBase.pointer(), counters.pointer(), wide.pointer(),
                     wideCount);
-            final int wideMergeCount = counters.readInt(SLOT_WIDE_MERGES);
+            // a wide merge takes at least WIDE_MERGE_MIN keys of one bucket's slice
+            final int wideMergeCount = mostKeysInABucket < WIDE_MERGE_MIN ? 0 : counters.readInt(SLOT_WIDE_MERGES);
             for (int first = 0; first < wideMergeCount; first += MAX_GRID_Y) {
                 final int jobs = Math.min(MAX_GRID_Y, wideMergeCount - first);
                 final CUdeviceptr jobsAt = wide.at((long) first * WIDE_MERGE_BYTES);
@@ -227,6 +235,7 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
                         pool.nodeCount(), pool.nodeNext(), pool.nodeMax());
             }
         }
+        trace("upsert merged");
         pool.took(nodesNeeded, n);
         // one read for both: each read waits for the device
         final long[] applied = counters.read(SLOT_KEYS_INSERTED, SLOT_MOST_NODES_GAINED + 1);
@@ -373,22 +382,23 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
         cutLongChainsIntoGroups();
     }
 
-    /** One warp a range. */
+    /** One thread a range; a range whose lo is greater than its hi counts {@link KernelContract#RANGE_OUT_OF_ORDER}. */
     @Override
     void countRanges(DeviceBuffer lo, DeviceBuffer hi, int n, int limit, DeviceBuffer rangeCounts) {
         stream.fillInts(rangeCounts.at(n * 8L), 0, 2);
-        kernels.rangeQuery(0, n, lo.pointer(), hi.pointer(), limit, numBuckets, bucketMax.pointer(),
-                bucketHead.pointer(), pool.nodeKeys(), pool.nodeValues(), pool.nodeCount(), pool.nodeNext(),
-                pool.nodeMax(), rangeCounts.pointer(), null, null, null);
+        kernels.rangeCount(n, lo.pointer(), hi.pointer(), limit, numBuckets, bucketMax.pointer(),
+                bucketSamples.pointer(), samplesFor(numBuckets), bucketHead.pointer(), pool.nodeKeys(),
+                pool.nodeCount(), pool.nodeNext(), pool.nodeMax(), rangeCounts.pointer());
     }
 
+    /** One warp a range. */
     @Override
     void fillRanges(DeviceBuffer lo, DeviceBuffer hi, int n, int limit, DeviceBuffer rangeCounts,
                     DeviceBuffer rangeOffsets, DeviceBuffer keysOut, DeviceBuffer valuesOut) {
-        kernels.rangeQuery(1, n, lo.pointer(), hi.pointer(), limit, numBuckets, bucketMax.pointer(),
-                bucketHead.pointer(), pool.nodeKeys(), pool.nodeValues(), pool.nodeCount(), pool.nodeNext(),
-                pool.nodeMax(), rangeCounts.pointer(), rangeOffsets.pointer(), keysOut.pointer(),
-                valuesOut.pointer());
+        kernels.rangeQuery(n, lo.pointer(), hi.pointer(), limit, numBuckets, bucketMax.pointer(),
+                bucketSamples.pointer(), samplesFor(numBuckets), bucketHead.pointer(), pool.nodeKeys(),
+                pool.nodeValues(), pool.nodeCount(), pool.nodeNext(), pool.nodeMax(), rangeOffsets.pointer(),
+                keysOut.pointer(), valuesOut.pointer());
     }
 
     @Override
@@ -585,6 +595,7 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
         ensurePerBucketScratch(b);
         // the old pool is not read: the pairs are in scratch
         pool.resizeFor(usedNodes);
+        trace("layout memory " + usedNodes + " nodes");
         if (m == 0) {
             layoutEmpty();
             return;
@@ -598,6 +609,7 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
         sampleBuckets();
         size = m;
         chains.laidOut();
+        trace("laid out " + m);
     }
 
     /** An empty structure: one bucket without nodes, every node of the pool on the free stack. */

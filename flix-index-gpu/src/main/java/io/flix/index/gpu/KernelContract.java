@@ -26,6 +26,12 @@ final class KernelContract {
     /** sizeof(WideMerge), the record of one such merge. */
     static final int WIDE_MERGE_BYTES = 680;
 
+    /**
+     * range_count's count of a range whose lo is greater than its hi: more pairs than any result holds, so that the
+     * scanned total sends the host to its check of the ranges, which words the error.
+     */
+    static final long RANGE_OUT_OF_ORDER = 1L << 31;
+
     // Counter slots (DeviceCounters): one meaning a slot; "(int)" marks a slot an int counter takes.
 
     // The FliX index's counters (GpuFlixIndex).
@@ -51,7 +57,12 @@ final class KernelContract {
     static final int SLOT_WIDE_MERGES = 9;
     /** lookup_get, lookup_ceiling, lookup_floor (int): first broken sort promise. */
     static final int SLOT_FIRST_UNSORTED = 10;
-    static final int INDEX_COUNTER_SLOTS = 11;
+    /**
+     * (int) The nodes an upsert takes: its scan's total, copied beside the count pass's counters so that one read
+     * brings all of them.
+     */
+    static final int SLOT_NODES_NEEDED = 11;
+    static final int INDEX_COUNTER_SLOTS = 12;
 
     // The batch steps' counters (DeviceSteps).
     /** key_spread: the OR of keys[i] ^ keys[0]. */
