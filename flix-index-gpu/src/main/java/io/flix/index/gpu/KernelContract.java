@@ -57,12 +57,7 @@ final class KernelContract {
     static final int SLOT_WIDE_MERGES = 9;
     /** lookup_get, lookup_ceiling, lookup_floor (int): first broken sort promise. */
     static final int SLOT_FIRST_UNSORTED = 10;
-    /**
-     * (int) The nodes an upsert takes: its scan's total, copied beside the count pass's counters so that one read
-     * brings all of them.
-     */
-    static final int SLOT_NODES_NEEDED = 11;
-    static final int INDEX_COUNTER_SLOTS = 12;
+    static final int INDEX_COUNTER_SLOTS = 11;
 
     // The batch steps' counters (DeviceSteps).
     /** key_spread: the OR of keys[i] ^ keys[0]. */
