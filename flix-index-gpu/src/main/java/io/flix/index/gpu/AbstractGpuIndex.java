@@ -497,7 +497,13 @@ abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResid
         trace("range count");
         final DeviceBuffer rangeOffsets = offsets.ensure((n + 1L) * Long.BYTES);
         steps.scanLong(rangeCounts, rangeOffsets, n + 1);
-        final long total = steps.readLong(rangeOffsets, n);
+        if (hostOffsets.length < n + 1) {
+            hostOffsets = new long[n + 1];
+        }
+        final long[] longOffsets = hostOffsets;
+        // the offsets come back whole, the total with them (one wait)
+        download(rangeOffsets.pointer(), longOffsets, n + 1);
+        final long total = longOffsets[n];
         if (total > Integer.MAX_VALUE - 8) {
             // a range out of order counts more pairs than a result holds
             BatchArgs.checkRangeOrder(lo, hi, n);
@@ -508,12 +514,7 @@ abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResid
                 : new long[pairCapacity(total, n, limitPerRange, loop)];
         final long[] values = reuse != null && reuse.values().length >= total ? reuse.values()
                 : new long[keys.length];
-        if (hostOffsets.length < n + 1) {
-            hostOffsets = new long[n + 1];
-        }
-        final long[] longOffsets = hostOffsets;
-        trace("range arrays " + total);
-        download(rangeOffsets.pointer(), longOffsets, n + 1);
+        trace("range offsets and arrays " + total);
         final int[] csr = reuse != null && reuse.offsets().length == n + 1 ? reuse.offsets() : new int[n + 1];
         final CompletableFuture<Void> narrowed;
         if (n < PARALLEL_NARROW_MIN) {
@@ -555,7 +556,7 @@ abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResid
         } finally {
             narrowed.join(); // never left writing into arrays a later call reuses
         }
-        trace("range offsets");
+        trace("range offsets narrowed");
         return new RangeResult(csr, keys, values);
     }
 
@@ -574,7 +575,10 @@ abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResid
 
     /** Groups of ranges whose pairs are written and brought back in turn, at most. */
     private static final int RANGE_GROUPS = 16;
-    /** Pairs a group of ranges holds at least (fewer pairs come back in one go). */
+    /**
+     * Pairs a group of ranges holds at least (fewer pairs come back in one go): groups of a quarter of that cost a
+     * call of a million pairs more in hand-overs than their overlap gains.
+     */
     private static final long RANGE_GROUP_MIN_PAIRS = 1 << 20;
     /** Ranges from which their offsets are narrowed to ints on several threads. */
     private static final int PARALLEL_NARROW_MIN = 1 << 16;
