@@ -6,8 +6,8 @@ import java.util.stream.IntStream;
 public final class BatchArgs {
 
     /**
-     * Range batches of at least this many ranges are checked on every core: a bulk call's check would otherwise
-     * take about as long as the GPU's count pass. Micro-batches stay on the calling thread.
+     * Range batches of at least this many ranges have their ends checked on every core (the GPU backend checks them
+     * in its count pass instead). Micro-batches stay on the calling thread.
      */
     static final int PARALLEL_CHECK_MIN = 1 << 18;
 
