@@ -227,7 +227,7 @@ abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResid
         }
         updateWithPairs(keys, values, n, keysSorted, batch -> {
             final int m = steps.checkSortAndDedupe(batch, batchValues.buffer(), n, keysSorted, true, null);
-            trace("build sorted, deduped " + m);
+            trace("build sorted, deduped");
             layoutSorted(steps.dedupedKeys(), steps.dedupedValues(), m);
         });
     }

@@ -70,6 +70,26 @@ public final class DeviceBuffer implements AutoCloseable {
             this.granularity = granularity;
             this.reserved = reserved;
         }
+
+        /** Unmaps the last chunk, which ends at address {@code end}; returns its bytes. */
+        long unmapLast(long end) {
+            final int last = chunks.size() - 1;
+            final long size = chunkBytes.remove(last);
+            DeviceMemoryNative.check(DeviceMemoryNative.unmap(end - size, size, chunks.remove(last)), "unmapping");
+            return size;
+        }
+
+        /** Unmaps every chunk, the last first, and frees the addresses; nothing in flight may reach them. */
+        void release() {
+            long end = start;
+            for (long size : chunkBytes) {
+                end += size;
+            }
+            while (!chunks.isEmpty()) {
+                end -= unmapLast(end);
+            }
+            DeviceMemoryNative.check(DeviceMemoryNative.unreserve(start, reserved), "freeing addresses");
+        }
     }
 
     /**
@@ -264,10 +284,7 @@ public final class DeviceBuffer implements AutoCloseable {
      * first, or a kernel still reading the chunk faults (CUDA_ERROR_ILLEGAL_ADDRESS).
      */
     private void unmapLast() {
-        final int last = mapping.chunks.size() - 1;
-        final long size = mapping.chunkBytes.remove(last);
-        final long chunk = mapping.chunks.remove(last);
-        DeviceMemoryNative.check(DeviceMemoryNative.unmap(mapping.start + bytes - size, size, chunk), "unmapping");
+        final long size = mapping.unmapLast(mapping.start + bytes);
         bytes -= size;
         LIVE_BYTES.addAndGet(-size);
         account.release(size);
@@ -362,11 +379,9 @@ public final class DeviceBuffer implements AutoCloseable {
             account.release(bytes + slack);
         } else {
             cuCtxSynchronize(); // see unmapLast
-            while (!mapping.chunks.isEmpty()) {
-                unmapLast();
-            }
-            DeviceMemoryNative.check(DeviceMemoryNative.unreserve(mapping.start, mapping.reserved),
-                    "freeing addresses");
+            mapping.release();
+            LIVE_BYTES.addAndGet(-bytes);
+            account.release(bytes);
         }
         LIVE_ALLOCATIONS.decrementAndGet();
     }
@@ -379,21 +394,7 @@ public final class DeviceBuffer implements AutoCloseable {
         }
         final Mapping m = mapping;
         return new DeviceMemoryLedger.KeptBlock(mappedKind(m.ordinal, m.reserved, m.granularity), bytes, m,
-                () -> freeKeptMapping(m));
-    }
-
-    /** Unmaps a kept mapping's chunks and frees its addresses (nothing in flight reaches them). */
-    private static void freeKeptMapping(Mapping m) {
-        long end = m.start;
-        for (long size : m.chunkBytes) {
-            end += size;
-        }
-        for (int last = m.chunks.size() - 1; last >= 0; last--) {
-            final long size = m.chunkBytes.get(last);
-            end -= size;
-            DeviceMemoryNative.check(DeviceMemoryNative.unmap(end, size, m.chunks.get(last)), "unmapping");
-        }
-        DeviceMemoryNative.check(DeviceMemoryNative.unreserve(m.start, m.reserved), "freeing addresses");
+                m::release);
     }
 
     /** Device bytes currently allocated through this class, by every index in the process. */

@@ -190,7 +190,7 @@ final class DeviceSteps implements AutoCloseable {
         sortedValues.ensure(n * 8L);
         run(whileSorting);
         final int runs = flagLastOfRuns(sortedKeys.buffer(), n, flags);
-        trace.accept("runs flagged " + runs);
+        trace.accept("runs flagged");
         pendingValues = new PendingValues(keys, values, perm, n, checkValues, runs, arrival);
         return runs;
     }
@@ -202,7 +202,7 @@ final class DeviceSteps implements AutoCloseable {
      */
     private void putValuesInOrder(PendingValues p) {
         p.arrival().run();
-        trace.accept("values arrived " + p.n());
+        trace.accept("values arrived");
         if (p.checkValues()) {
             stepCounters.fillInts(STEP_FIRST_RESERVED, STEP_FIRST_RESERVED + 1, Integer.MAX_VALUE);
         }

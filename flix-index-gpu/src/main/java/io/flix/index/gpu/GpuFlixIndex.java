@@ -190,9 +190,9 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
         final int m = steps.checkSortAndDedupe(keys, values, n, keysSorted, hostChecked,
                 () -> pool.growAhead(n, numBuckets));
         final CUdeviceptr batch = steps.dedupedKeys().pointer();
-        trace("upsert sorted, deduped " + m);
+        trace("upsert sorted, deduped");
         final int items = sliceBatch(batch, m);
-        trace("upsert sliced " + items);
+        trace("upsert sliced");
         final CUdeviceptr itemBucket = itemBuckets();
         counters.zeroAll();
         kernels.upsertCount(items, itemBucket, bucketHead.pointer(), pool.nodeKeys(), pool.nodeCount(),
@@ -206,7 +206,7 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
         // the only allocations that can fail; nothing has changed yet
         final DeviceBuffer wide = wideMerges.ensure((m / WIDE_MERGE_MIN + 1L) * WIDE_MERGE_BYTES);
         pool.ensureFreeNodes(nodesNeeded);
-        trace("upsert counted " + nodesNeeded);
+        trace("upsert counted");
         // the steps above read the keys alone: a large batch's values may have been crossing the bus meanwhile
         final CUdeviceptr batchValues = steps.dedupedValues().pointer();
         trace("upsert values in order");
@@ -592,7 +592,7 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
         ensurePerBucketScratch(b);
         // the old pool is not read: the pairs are in scratch
         pool.resizeFor(usedNodes);
-        trace("layout memory " + usedNodes + " nodes");
+        trace("layout memory");
         if (m == 0) {
             layoutEmpty();
             return;
@@ -606,7 +606,7 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
         sampleBuckets();
         size = m;
         chains.laidOut();
-        trace("laid out " + m);
+        trace("laid out");
     }
 
     /** An empty structure: one bucket without nodes, every node of the pool on the free stack. */
