@@ -107,16 +107,20 @@ extern "C" __global__ void gather_values(const i64* __restrict__ values, const u
 
 // flags[i] = 1 where keys[i] is the last of its run of equal keys: after a stable sort that is the key's last
 // occurrence in batch order, the one that wins. *runs counts the flags (once per block), so that a batch without
-// duplicates skips the compaction.
-extern "C" __global__ void flag_last_of_run(const i64* keys, int n, int* flags, int* runs) {
+// duplicates skips the compaction. Where firstUnsorted is not null (a batch the caller promised sorted), the
+// smallest i with keys[i - 1] > keys[i] lowers it, as check_batch does: one pass over the keys for both.
+extern "C" __global__ void flag_last_of_run(const i64* keys, int n, int* flags, int* runs, int* firstUnsorted) {
     __shared__ int blockRuns;
     if (threadIdx.x == 0) blockRuns = 0;
     __syncthreads();
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     int flag = 0;
     if (i < n) {
-        flag = (i == n - 1 || keys[i] != keys[i + 1]) ? 1 : 0;
+        const i64 key = keys[i];
+        const i64 next = i == n - 1 ? key : keys[i + 1];
+        flag = (i == n - 1 || key != next) ? 1 : 0;
         flags[i] = flag;
+        if (firstUnsorted && key > next) atomicMin(firstUnsorted, i + 1);
     }
     const int warpRuns = __popc(__ballot_sync(FULL_MASK, flag));
     if ((threadIdx.x & 31) == 0 && warpRuns) atomicAdd(&blockRuns, warpRuns);
@@ -132,8 +136,9 @@ extern "C" __global__ void flag_last_of_run(const i64* keys, int n, int* flags, 
 // than MAX_DIGIT_RUN (keys clustered below the sorted bits) is left as it is and counted in *longRunCount: the
 // host then sorts the batch fully.
 #define MAX_DIGIT_RUN 32
-extern "C" __global__ void sort_within_digits(i64* keys, i64* values, int n, int beginBit, int* flags,
-                                              int* runCount, int* longRunCount) {
+template <typename Value>
+__device__ __forceinline__ void sort_within_digit_runs(i64* keys, Value* values, int n, int beginBit, int* flags,
+                                                       int* runCount, int* longRunCount) {
     __shared__ int blockRuns;
     if (threadIdx.x == 0) blockRuns = 0;
     __syncthreads();
@@ -152,7 +157,7 @@ extern "C" __global__ void sort_within_digits(i64* keys, i64* values, int n, int
             } else {
                 for (int j = i + 1; j < end; j++) {
                     const i64 key = keys[j];
-                    const i64 val = values ? values[j] : 0;
+                    const Value val = values ? values[j] : 0;
                     int t = j;
                     for (; t > i && keys[t - 1] > key; t--) {  // only greater keys move: stable
                         keys[t] = keys[t - 1];
@@ -175,6 +180,17 @@ extern "C" __global__ void sort_within_digits(i64* keys, i64* values, int n, int
     if ((threadIdx.x & 31) == 0 && runs) atomicAdd(&blockRuns, runs);
     __syncthreads();
     if (threadIdx.x == 0 && blockRuns) atomicAdd(runCount, blockRuns);
+}
+
+extern "C" __global__ void sort_within_digits(i64* keys, i64* values, int n, int beginBit, int* flags,
+                                              int* runCount, int* longRunCount) {
+    sort_within_digit_runs(keys, values, n, beginBit, flags, runCount, longRunCount);
+}
+
+// sort_within_digits with each key's batch position beside it (an update's keys sorted while its values cross).
+extern "C" __global__ void sort_within_digits_positions(i64* keys, unsigned* positions, int n, int beginBit,
+                                                        int* flags, int* runCount, int* longRunCount) {
+    sort_within_digit_runs(keys, positions, n, beginBit, flags, runCount, longRunCount);
 }
 
 // *spread |= keys[i] ^ keys[0] over the batch (grid-stride, one global atomic per block): its highest set bit is

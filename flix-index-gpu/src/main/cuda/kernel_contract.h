@@ -53,7 +53,7 @@ typedef long long i64;
 // The batch steps' counters (DeviceSteps, under both structures).
 #define STEP_KEY_SPREAD 0             // key_spread: the OR of keys[i] ^ keys[0]
 #define STEP_FIRST_RESERVED 1         // key_spread, check_batch, gather_values (int): first reserved value's position
-#define STEP_FIRST_UNSORTED 2         // check_batch (int): first position of a broken sort promise
+#define STEP_FIRST_UNSORTED 2         // check_batch, flag_last_of_run (int): first position of a broken sort promise
 #define STEP_RUNS 3                   // flag_last_of_run, sort_within_digits (int): runs of equal keys
 #define STEP_LONG_DIGIT_RUNS 4        // sort_within_digits (int): runs too long to sort within their digit
 #define STEP_DEDUPED_PAIRS 5          // compact_flagged: pairs kept

@@ -7,6 +7,8 @@ import io.flix.index.FlixConfig;
 import io.flix.index.FlixIndex;
 import io.flix.index.IndexStats;
 
+import java.util.function.Supplier;
+
 import jcuda.driver.CUdeviceptr;
 
 /**
@@ -71,11 +73,13 @@ public final class GpuSortedArrayIndex extends AbstractGpuIndex {
     // Updates
 
     @Override
-    void layoutSorted(DeviceBuffer dedupedKeys, DeviceBuffer dedupedValues, long m) {
+    void layoutSorted(DeviceBuffer dedupedKeys, Supplier<DeviceBuffer> dedupedValues, long m) {
+        // the values arrive and are checked before anything changes
+        final DeviceBuffer pairValues = m == 0 ? null : dedupedValues.get();
         ensureArrays(m);
         if (m > 0) {
             stream.copy(this.keys.pointer(), dedupedKeys.pointer(), m * 8L);
-            stream.copy(this.values.pointer(), dedupedValues.pointer(), m * 8L);
+            stream.copy(this.values.pointer(), pairValues.pointer(), m * 8L);
         }
         size = (int) m;
     }

@@ -19,6 +19,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.locks.Lock;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 import java.util.stream.IntStream;
 
 import jcuda.driver.CUdeviceptr;
@@ -65,10 +66,12 @@ abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResid
     private boolean lastGetPipelined;
 
     /**
-     * Unsorted update batches of at least this many pairs sort their keys while their values cross the bus (where
-     * the copies can upload in the background): below it the sort is short and the extra gather pass not worth it.
+     * Update batches of at least this many pairs send their keys first and do the work on the keys alone (an
+     * unsorted batch's sort, a sorted one's check and runs, the structure's memory) while their values cross the bus
+     * (where the copies can upload in the background): below it that work is short, and an unsorted batch's extra
+     * gather pass not worth it.
      */
-    static final int SORT_WHILE_VALUES_ARRIVE_MIN = 1 << 20;
+    static final int KEYS_FIRST_MIN = 1 << 20;
 
     /**
      * @param budget       the GPU memory budget of the index's allocations ({@link FlixConfig#gpuMemoryBudget()})
@@ -145,8 +148,12 @@ abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResid
     // -------------------------------------------------------------------------------------------------------------
     // The structure's part
 
-    /** Replaces the contents with {@code m} sorted, distinct pairs on the device (none: keys and values null). */
-    abstract void layoutSorted(DeviceBuffer keys, DeviceBuffer values, long m);
+    /**
+     * Replaces the contents with {@code m} sorted, distinct pairs on the device (none: m = 0, keys null). The
+     * values are asked for once the structure's memory is in place: a build's may still be crossing the bus
+     * ({@link DeviceSteps#dedupedValues()}).
+     */
+    abstract void layoutSorted(DeviceBuffer keys, Supplier<DeviceBuffer> values, long m);
 
     /** The upsert of a batch on the device ({@code hostChecked}: the host has checked what BatchArgs checks). */
     abstract void upsertOnDevice(DeviceBuffer keys, DeviceBuffer values, int n, boolean keysSorted,
@@ -228,7 +235,7 @@ abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResid
         updateWithPairs(keys, values, n, keysSorted, batch -> {
             final int m = steps.checkSortAndDedupe(batch, batchValues.buffer(), n, keysSorted, true, null);
             trace("build sorted, deduped");
-            layoutSorted(steps.dedupedKeys(), steps.dedupedValues(), m);
+            layoutSorted(steps.dedupedKeys(), steps::dedupedValues, m);
         });
     }
 
@@ -245,14 +252,14 @@ abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResid
 
     /**
      * Uploads a host batch of pairs into batchKeys and batchValues and runs {@code update} on the keys' buffer, whose
-     * first step sorts and dedupes the batch ({@link DeviceSteps#checkSortAndDedupe}). An unsorted batch of at least
-     * {@link #SORT_WHILE_VALUES_ARRIVE_MIN} pairs, where the copies can upload in the background, sends its keys first
-     * and its values while the device sorts the keys, so the sort hides behind the values' copy; the update returns
+     * first step sorts and dedupes the batch ({@link DeviceSteps#checkSortAndDedupe}). A batch of at least
+     * {@link #KEYS_FIRST_MIN} pairs, where the copies can upload in the background, sends its keys first and its
+     * values while the device works on the keys, so that work hides behind the values' copy; the update returns
      * only once the values have arrived, whatever failed.
      */
     private void updateWithPairs(long[] keys, long[] values, int n, boolean keysSorted,
                                  Consumer<DeviceBuffer> update) {
-        if (keysSorted || n < SORT_WHILE_VALUES_ARRIVE_MIN || !copies.uploadsInBackground()) {
+        if (n < KEYS_FIRST_MIN || !copies.uploadsInBackground()) {
             update.accept(uploadBatch(keys, values, n));
             return;
         }

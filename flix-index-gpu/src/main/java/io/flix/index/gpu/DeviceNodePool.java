@@ -107,21 +107,53 @@ final class DeviceNodePool implements AutoCloseable {
     }
 
     /**
-     * Sizes the pool for a new layout of {@code usedNodes} nodes, contents not kept: the pool is cut to what the
-     * nodes need (memory grows again on demand), so there is no slack after a build and a restructure returns
-     * what the deletes freed.
+     * Pool arrays allocated beside the pool, and their capacity in nodes: {@link #adopt} takes them
+     * in; closing them instead (a layout that failed before) leaves the pool as it was.
      */
-    void resizeFor(int usedNodes) {
+    record PoolArrays(DeviceBuffer[] buffers, int capacity) implements AutoCloseable {
+        @Override
+        public void close() {
+            for (DeviceBuffer b : buffers) {
+                b.close();
+            }
+        }
+    }
+
+    /**
+     * The pool's size for a new layout of {@code usedNodes} nodes, contents not kept: the pool is cut to what the
+     * nodes need (memory grows again on demand), so there is no slack after a build and a restructure returns
+     * what the deletes freed. The arrays are allocated here, beside the pool, which stays as it is until
+     * {@link #adopt}: a layout allocates before it checks what may still fail. Null where the pool's arrays serve.
+     */
+    PoolArrays allocateFor(int usedNodes) {
         final long poolNodes = Math.max(usedNodes, INITIAL_NODES);
         if (poolNodes > capacity) {
-            grow(poolNodes, false);
-        } else if (capacity - poolNodes > poolNodes / 4) {
+            return allocateArrays(poolNodes);
+        }
+        if (capacity - poolNodes > poolNodes / 4) {
             try {
-                grow(poolNodes, false);
+                return allocateArrays(poolNodes);
             } catch (GpuOutOfMemoryException e) {
                 // keep the larger pool: it holds the nodes as well
             }
         }
+        return null;
+    }
+
+    /** Takes in arrays from {@link #allocateFor} (null: keeps its own), freeing its own; their contents are new. */
+    void adopt(PoolArrays fresh) {
+        if (fresh == null) {
+            return;
+        }
+        closeArrays();
+        final DeviceBuffer[] b = fresh.buffers();
+        nodeKeys = b[0];
+        nodeValues = b[1];
+        nodeCount = b[2];
+        nodeNext = b[3];
+        nodeMax = b[4];
+        freeStack = b[5];
+        capacity = fresh.capacity();
     }
 
     /** Nodes {@code [0, usedNodes)} are in use, the others free (after a layout). */
@@ -189,45 +221,54 @@ final class DeviceNodePool implements AutoCloseable {
      * the pool grows in place, else into new buffers, copied.
      */
     void grow(long newCapacity, boolean keep) {
-        if (newCapacity > Integer.MAX_VALUE) {
-            throw new IllegalStateException("the GPU backend addresses at most " + Integer.MAX_VALUE + " nodes, "
-                    + newCapacity + " requested");
-        }
-        final int cap = (int) newCapacity;
-        final String nodes = " (" + cap + " nodes of " + GpuFlixIndex.NODE_SIZE + ")";
         final int oldCapacity = capacity;
         if (keep && oldCapacity > 0 && nodeKeys.growsInPlace()) {
-            growInPlace(cap, nodes);
+            growInPlace(checkedCapacity(newCapacity));
         } else {
-            final DeviceBuffer[] fresh = DeviceBuffer.allocateAll(POOL_ARRAYS.length,
-                    i -> allocatePoolArray(cap, i, POOL_ARRAYS[i] + nodes));
+            final PoolArrays fresh = allocateArrays(newCapacity);
             if (keep && oldCapacity > 0) {
                 final DeviceBuffer[] old = arrays();
                 for (int i = 0; i < old.length - 1; i++) {
-                    kernels.stream().copy(fresh[i].pointer(), old[i].pointer(), oldCapacity * POOL_BYTES_PER_NODE[i]);
+                    kernels.stream().copy(fresh.buffers()[i].pointer(), old[i].pointer(),
+                            oldCapacity * POOL_BYTES_PER_NODE[i]);
                 }
                 if (freeTop > 0) {
-                    kernels.stream().copy(fresh[5].pointer(), freeStack.pointer(), freeTop * 4L);
+                    kernels.stream().copy(fresh.buffers()[5].pointer(), freeStack.pointer(), freeTop * 4L);
                 }
                 kernels.stream().synchronize(); // the copies have read the old arrays
             }
-            closeArrays();
-            nodeKeys = fresh[0];
-            nodeValues = fresh[1];
-            nodeCount = fresh[2];
-            nodeNext = fresh[3];
-            nodeMax = fresh[4];
-            freeStack = fresh[5];
+            adopt(fresh);
         }
+        final int cap = capacity = checkedCapacity(newCapacity);
         if (keep && oldCapacity > 0) {
             kernels.fillFreeStack(freeStack.pointer(), freeTop, oldCapacity, cap - oldCapacity);
             freeTop += cap - oldCapacity;
         }
-        capacity = cap;
+    }
+
+    private static int checkedCapacity(long nodes) {
+        if (nodes > Integer.MAX_VALUE) {
+            throw new IllegalStateException("the GPU backend addresses at most " + Integer.MAX_VALUE + " nodes, "
+                    + nodes + " requested");
+        }
+        return (int) nodes;
+    }
+
+    private static String describe(int cap) {
+        return " (" + cap + " nodes of " + GpuFlixIndex.NODE_SIZE + ")";
+    }
+
+    /** New pool arrays for {@code nodes} nodes, the pool untouched. */
+    private PoolArrays allocateArrays(long nodes) {
+        final int cap = checkedCapacity(nodes);
+        final String what = describe(cap);
+        return new PoolArrays(DeviceBuffer.allocateAll(POOL_ARRAYS.length,
+                i -> allocatePoolArray(cap, i, POOL_ARRAYS[i] + what)), cap);
     }
 
     /** Maps memory behind every pool array; where one cannot grow, the others give theirs back. */
-    private void growInPlace(int cap, String nodes) {
+    private void growInPlace(int cap) {
+        final String nodes = describe(cap);
         final DeviceBuffer[] pool = arrays();
         final long[] before = new long[pool.length];
         int grown = 0;

@@ -57,8 +57,8 @@ final class DeviceSteps implements AutoCloseable {
     /**
      * A batch whose keys are sorted and deduplicated and whose values are not yet: the batch as the caller gave it
      * ({@code keys}, {@code values}), the sort's positions ({@code perm}: null where the batch order is the sorted
-     * order), whether the values are checked for the reserved one, the runs of equal keys, and the wait for the
-     * values' arrival.
+     * order, the keys' own or the caller's promise), whether the values are checked for the reserved one, the runs
+     * of equal keys, and the wait for the values' arrival.
      */
     private record PendingValues(DeviceBuffer keys, DeviceBuffer values, CUdeviceptr perm, int n,
                                  boolean checkValues, int runs, Runnable arrival) {
@@ -161,9 +161,10 @@ final class DeviceSteps implements AutoCloseable {
     }
 
     /**
-     * Says that the values of the next unsorted batch that {@link #checkSortAndDedupe} takes are still crossing the
-     * bus, and how to wait for them ({@code arrival}; null: they are on the device). That call then sorts the keys
-     * with their positions meanwhile ({@link #sortKeysWhileValuesArrive}).
+     * Says that the values of the next batch that {@link #checkSortAndDedupe} takes are still crossing the bus, and
+     * how to wait for them ({@code arrival}; null: they are on the device). That call then does its work on the
+     * keys meanwhile: the sort of an unsorted batch with its positions ({@link #sortKeysWhileValuesArrive}), the
+     * check and the runs of a sorted one.
      */
     void valuesArriving(Runnable arrival) {
         valuesArrival = arrival;
@@ -171,49 +172,75 @@ final class DeviceSteps implements AutoCloseable {
     }
 
     /**
-     * {@link #sortBatch} for a batch whose values are still crossing the bus: the keys are sorted by their varying
-     * bits with their batch positions (stable, CUB) while the values arrive, and the last of each run of equal keys
-     * is flagged; returns the runs. The values are left pending ({@link #putValuesInOrder}), so that the caller's
-     * steps on the keys alone also run while they cross.
+     * {@link #sortBatch} for a batch whose values are still crossing the bus: the keys are sorted with their batch
+     * positions (stable) while the values arrive, as sortBatch sorts (CUB by the top varying bits, then
+     * sort_within_digits, and a full sort where keys cluster below those bits), and the last of each run of equal
+     * keys is flagged; returns the runs. The values are left pending ({@link #putValuesInOrder}), so that the
+     * caller's steps on the keys alone also run while they cross.
      */
     private int sortKeysWhileValuesArrive(DeviceBuffer keys, DeviceBuffer values, boolean checkValues, int n,
                                           DeviceBuffer flags, Runnable arrival, Runnable whileSorting) {
-        final int[] bits = topVaryingBits(keys, n, 64);
+        final int[] bits = topVaryingBits(keys, n, digitSortBits(n));
         CUdeviceptr perm = null;
+        int runs = -1;
         if (bits == null) {
             // one key repeated: the batch order is the sorted order
             stream.copy(sortedKeys.ensure(n * 8L).pointer(), keys.pointer(), n * 8L);
         } else {
             sortWithPositions(keys, n, bits[0], bits[1]);
             perm = positions.pointer();
+            if (bits[0] > 0) {
+                stepCounters.zero(STEP_RUNS, STEP_LONG_DIGIT_RUNS + 1);
+                kernels.sortWithinDigitsPositions(sortedKeys.pointer(), perm, n, bits[0], flags.pointer(),
+                        stepCounters.at(STEP_RUNS), stepCounters.at(STEP_LONG_DIGIT_RUNS));
+                // both passes are queued: the host's work hides behind them, up to the read of their counters
+                run(whileSorting);
+                whileSorting = null;
+                final long[] found = stepCounters.read(STEP_RUNS, STEP_LONG_DIGIT_RUNS + 1);
+                if ((int) found[STEP_LONG_DIGIT_RUNS] == 0) {
+                    runs = (int) found[STEP_RUNS];
+                } else {
+                    sortWithPositions(keys, n, 0, 64);
+                }
+            }
         }
         sortedValues.ensure(n * 8L);
         run(whileSorting);
-        final int runs = flagLastOfRuns(sortedKeys.buffer(), n, flags);
+        if (runs < 0) {
+            runs = flagLastOfRuns(sortedKeys.buffer(), n, flags);
+        }
         trace.accept("runs flagged");
         pendingValues = new PendingValues(keys, values, perm, n, checkValues, runs, arrival);
         return runs;
     }
 
     /**
-     * Waits for pending values to arrive, then gather_values puts them in the keys' order, checking them for the
-     * reserved value where asked (reported before the caller changes anything with them), and the last value of
-     * each run of equal keys is kept, beside its key, where the batch had duplicates.
+     * Waits for pending values to arrive, then gather_values puts them in the keys' order (values in order already
+     * stay where they are), checking them for the reserved value where asked (reported before the caller changes
+     * anything with them), and the last value of each run of equal keys is kept, beside its key, where the batch
+     * had duplicates.
      */
     private void putValuesInOrder(PendingValues p) {
         p.arrival().run();
         trace.accept("values arrived");
+        final boolean inOrder = p.perm() == null;
         if (p.checkValues()) {
             stepCounters.fillInts(STEP_FIRST_RESERVED, STEP_FIRST_RESERVED + 1, Integer.MAX_VALUE);
         }
-        kernels.gatherValues(p.values().pointer(), p.perm(), p.n(), sortedValues.pointer(),
-                p.checkValues() ? stepCounters.at(STEP_FIRST_RESERVED) : null);
+        if (!inOrder) {
+            kernels.gatherValues(p.values().pointer(), p.perm(), p.n(), sortedValues.pointer(),
+                    p.checkValues() ? stepCounters.at(STEP_FIRST_RESERVED) : null);
+        } else if (p.checkValues()) {
+            kernels.checkBatch(p.keys().pointer(), p.values().pointer(), p.n(), 0,
+                    stepCounters.at(STEP_FIRST_RESERVED), null);
+        }
         if (p.checkValues() && stepCounters.readInt(STEP_FIRST_RESERVED) != Integer.MAX_VALUE) {
-            DeviceBatchFaults.report(p.keys(), p.values(), p.n(), false);
+            DeviceBatchFaults.report(p.keys(), p.values(), p.n(), inOrder);
         }
         if (p.runs() < p.n()) {
             // the keys are compacted already; the same flags and positions place their values
-            kernels.compactFlagged(sortedKeys.pointer(), sortedValues.pointer(), runFlags.pointer(),
+            kernels.compactFlagged(inOrder ? p.keys().pointer() : sortedKeys.pointer(),
+                    inOrder ? p.values().pointer() : sortedValues.pointer(), runFlags.pointer(),
                     runPositions.pointer(), p.n(), dedupedKeys.pointer(), dedupedValues.pointer(),
                     stepCounters.at(STEP_DEDUPED_PAIRS));
         }
@@ -248,8 +275,38 @@ final class DeviceSteps implements AutoCloseable {
     /** flags[i] = 1 where sorted keys[i] is the last of its run of equal keys; returns the runs. */
     private int flagLastOfRuns(DeviceBuffer keys, int n, DeviceBuffer flags) {
         stepCounters.zero(STEP_RUNS, STEP_RUNS + 1);
-        kernels.flagLastOfRun(keys.pointer(), n, flags.pointer(), stepCounters.at(STEP_RUNS));
+        kernels.flagLastOfRun(keys.pointer(), n, flags.pointer(), stepCounters.at(STEP_RUNS), null);
         return stepCounters.readInt(STEP_RUNS);
+    }
+
+    /**
+     * flagLastOfRuns for a batch promised sorted, with the device checks in the same wait where {@code check}: the
+     * promise (in the flag pass) and the values (where not null) for the reserved one. {@code whileFlagging} (may
+     * be null) runs on the host meanwhile. A fault is worded for the whole batch, its values waited for first
+     * where they are still crossing ({@code arrival}, null where they are on the device).
+     */
+    private int checkAndFlagSortedRuns(DeviceBuffer keys, DeviceBuffer values, int n, DeviceBuffer flags,
+                                       boolean check, Runnable arrival, Runnable whileFlagging) {
+        stepCounters.zero(STEP_RUNS, STEP_RUNS + 1);
+        if (!check) {
+            kernels.flagLastOfRun(keys.pointer(), n, flags.pointer(), stepCounters.at(STEP_RUNS), null);
+            run(whileFlagging);
+            return stepCounters.readInt(STEP_RUNS);
+        }
+        stepCounters.fillInts(STEP_FIRST_RESERVED, STEP_FIRST_UNSORTED + 1, Integer.MAX_VALUE);
+        if (arrival == null && values != null) {
+            kernels.checkBatch(keys.pointer(), values.pointer(), n, 0, stepCounters.at(STEP_FIRST_RESERVED), null);
+        }
+        kernels.flagLastOfRun(keys.pointer(), n, flags.pointer(), stepCounters.at(STEP_RUNS),
+                stepCounters.at(STEP_FIRST_UNSORTED));
+        run(whileFlagging);
+        final long[] found = stepCounters.read(STEP_FIRST_RESERVED, STEP_RUNS + 1);
+        if ((int) found[STEP_FIRST_RESERVED] != Integer.MAX_VALUE
+                || (int) found[STEP_FIRST_UNSORTED] != Integer.MAX_VALUE) {
+            run(arrival);
+            DeviceBatchFaults.report(keys, values, n, true);
+        }
+        return (int) found[STEP_RUNS];
     }
 
     /**
@@ -327,9 +384,13 @@ final class DeviceSteps implements AutoCloseable {
         final DeviceBuffer flags = runFlags.ensure(n * 4L);
         final int runs;
         if (keysSorted) {
-            checkOnDevice(keys, values, n, true, hostChecked);
-            run(whileSorting);
-            runs = flagLastOfRuns(keys, n, flags);
+            final Runnable arrival = valuesArrival;
+            valuesArrival = null;
+            final boolean check = deviceChecks(n, hostChecked);
+            runs = checkAndFlagSortedRuns(keys, values, n, flags, check, arrival, whileSorting);
+            if (arrival != null) {
+                pendingValues = new PendingValues(keys, values, null, n, check, runs, arrival);
+            }
         } else if (valuesArrival != null) {
             final Runnable arrival = valuesArrival;
             valuesArrival = null;

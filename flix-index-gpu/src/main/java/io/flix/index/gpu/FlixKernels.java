@@ -58,9 +58,12 @@ final class FlixKernels {
         launcher.threads("gather_values", n, ptr(values), ptr(perm), i32(n), ptr(out), ptr(firstReserved));
     }
 
-    /** {@code flag_last_of_run}: flags the last key of each run of equal keys and counts the runs. */
-    void flagLastOfRun(CUdeviceptr keys, int n, CUdeviceptr flags, CUdeviceptr runs) {
-        launcher.threads("flag_last_of_run", n, ptr(keys), i32(n), ptr(flags), ptr(runs));
+    /**
+     * {@code flag_last_of_run}: flags the last key of each run of equal keys and counts the runs; where
+     * firstUnsorted is not null, finds the first broken sort promise as well.
+     */
+    void flagLastOfRun(CUdeviceptr keys, int n, CUdeviceptr flags, CUdeviceptr runs, CUdeviceptr firstUnsorted) {
+        launcher.threads("flag_last_of_run", n, ptr(keys), i32(n), ptr(flags), ptr(runs), ptr(firstUnsorted));
     }
 
     /** {@code sort_within_digits}: sorts the runs of keys equal in the bits a digit sort left unsorted. */
@@ -68,6 +71,13 @@ final class FlixKernels {
                           CUdeviceptr runCount, CUdeviceptr longRunCount) {
         launcher.threads("sort_within_digits", n, ptr(keys), ptr(values), i32(n), i32(beginBit), ptr(flags),
                 ptr(runCount), ptr(longRunCount));
+    }
+
+    /** {@code sort_within_digits_positions}: sort_within_digits with each key's batch position beside it. */
+    void sortWithinDigitsPositions(CUdeviceptr keys, CUdeviceptr positions, int n, int beginBit, CUdeviceptr flags,
+                                   CUdeviceptr runCount, CUdeviceptr longRunCount) {
+        launcher.threads("sort_within_digits_positions", n, ptr(keys), ptr(positions), i32(n), i32(beginBit),
+                ptr(flags), ptr(runCount), ptr(longRunCount));
     }
 
     /** {@code key_spread}: the bits in which the keys differ (grid-stride); checks the values where not null. */

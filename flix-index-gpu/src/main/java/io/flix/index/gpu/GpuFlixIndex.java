@@ -23,6 +23,8 @@ import io.flix.index.FlixConfig;
 import io.flix.index.GpuTuning;
 import io.flix.index.IndexStats;
 
+import java.util.function.Supplier;
+
 import jcuda.driver.CUdeviceptr;
 
 /**
@@ -432,7 +434,7 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
             layoutSorted(null, null, 0);
         } else {
             final long n = exportToDevice(Long.MIN_VALUE, size);
-            layoutSorted(outKeys.buffer(), outValues.buffer(), n);
+            layoutSorted(outKeys.buffer(), outValues::buffer, n);
         }
         return before - pool.nodesInUse();
     }
@@ -577,7 +579,7 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
 
     /** Lays the sorted, distinct pairs out one node per bucket at the initial fill. */
     @Override
-    void layoutSorted(DeviceBuffer keys, DeviceBuffer values, long m) {
+    void layoutSorted(DeviceBuffer keys, Supplier<DeviceBuffer> values, long m) {
         final long buckets = Math.max(1, (m + keysPerBuiltNode - 1) / keysPerBuiltNode);
         if (buckets > Integer.MAX_VALUE - 1) {
             throw new IllegalArgumentException(m + " keys need " + buckets + " buckets, more than the GPU backend "
@@ -590,14 +592,25 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
             growBuckets(b);
         }
         ensurePerBucketScratch(b);
-        // the old pool is not read: the pairs are in scratch
-        pool.resizeFor(usedNodes);
+        final DeviceNodePool.PoolArrays fresh = pool.allocateFor(usedNodes);
         trace("layout memory");
+        final DeviceBuffer pairValues;
+        try {
+            // a build's values may still be crossing: they arrive and are checked before anything changes
+            pairValues = m == 0 ? null : values.get();
+        } catch (RuntimeException e) {
+            if (fresh != null) {
+                fresh.close();
+            }
+            throw e;
+        }
+        // the old pool is not read: the pairs are in scratch
+        pool.adopt(fresh);
         if (m == 0) {
             layoutEmpty();
             return;
         }
-        kernels.buildNodes(keys.pointer(), values.pointer(), m, keysPerBuiltNode, b, pool.nodeKeys(),
+        kernels.buildNodes(keys.pointer(), pairValues.pointer(), m, keysPerBuiltNode, b, pool.nodeKeys(),
                 pool.nodeValues());
         kernels.buildBuckets(keys.pointer(), m, keysPerBuiltNode, b, bucketMax.pointer(), bucketHead.pointer(),
                 pool.nodeCount(), pool.nodeNext(), pool.nodeMax());

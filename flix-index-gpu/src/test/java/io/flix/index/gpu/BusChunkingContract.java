@@ -16,6 +16,7 @@ import io.flix.index.RangeResult;
 
 import java.util.Arrays;
 import java.util.SplittableRandom;
+import java.util.TreeMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -322,6 +323,76 @@ public abstract class BusChunkingContract {
             index.get(keys, n, out, false);
             assertArrayEquals(expected, out, "the last value of each key, build");
         }
+    }
+
+    /**
+     * A large sorted update sends its keys first, and the device checks them and finds their runs while the values
+     * cross the bus: the last value of each run of equal keys wins (runs at the start, across a piece's seam and at
+     * the end), for upsert and build; a reserved value, alone or beside a broken promise, is reported as the host
+     * words it, with the index as it was.
+     */
+    @Test
+    void aLargeSortedUpdateWhoseValuesCrossAfterItsKeysTakesTheLastValueOfEachKeyAndChangesNothingOnAFault() {
+        final int n = 8 * PIECE + 1;
+        assertTrue(n >= AbstractGpuIndex.KEYS_FIRST_MIN, "the batch sends its keys first");
+        final long[] keys = new long[n];
+        for (int i = 0; i < n; i++) {
+            keys[i] = (i - n / 2) * 5L;
+        }
+        for (int at : new int[] {1, 2, PIECE, PIECE + 1, n - 1}) {
+            keys[at] = keys[at - 1];
+        }
+        final long[] values = new long[n];
+        for (int i = 0; i < n; i++) {
+            values[i] = valueOf(keys[i]) ^ i; // which occurrence won shows
+        }
+        final TreeMap<Long, Long> built = new TreeMap<>();
+        for (int i = 0; i < n; i++) {
+            built.put(keys[i], values[i]);
+        }
+        final long[] present = tens(1000);
+        final TreeMap<Long, Long> upserted = new TreeMap<>();
+        for (long k : present) {
+            upserted.put(k, k);
+        }
+        upserted.putAll(built);
+        final long[] reservedFirst = values.clone();
+        reservedFirst[3] = FlixIndex.NOT_FOUND;
+        final long[] reservedLast = values.clone();
+        reservedLast[n - 2] = FlixIndex.NOT_FOUND;
+        final long[] unsortedKeys = swapped(keys, 5 * PIECE + 11);
+        final String structure = getClass().getSimpleName();
+        try (FlixIndex index = open()) {
+            index.build(present, present, present.length, true);
+            for (long[][] bad : new long[][][] {{keys, reservedFirst}, {keys, reservedLast},
+                {unsortedKeys, reservedLast}}) {
+                final IllegalArgumentException expected = assertThrows(IllegalArgumentException.class,
+                        () -> BatchArgs.checkPairs(bad[0], bad[1], n, true));
+                final IllegalArgumentException upsert = assertThrows(IllegalArgumentException.class,
+                        () -> index.upsert(bad[0], bad[1], n, true));
+                assertEquals(expected.getMessage(), upsert.getMessage(), structure + " upsert");
+                final IllegalArgumentException build = assertThrows(IllegalArgumentException.class,
+                        () -> index.build(bad[0], bad[1], n, true));
+                assertEquals(expected.getMessage(), build.getMessage(), structure + " build");
+                assertEquals(present.length, index.size(), structure + ": the index is as it was");
+                final long[] out = new long[present.length];
+                index.get(present, present.length, out, true);
+                assertArrayEquals(present, out, structure + ": the index is as it was");
+            }
+            index.upsert(keys, values, n, true);
+            assertHolds(index, upserted, structure + " upsert");
+            index.build(keys, values, n, true);
+            assertHolds(index, built, structure + " build");
+        }
+    }
+
+    private static void assertHolds(FlixIndex index, TreeMap<Long, Long> oracle, String what) {
+        assertEquals(oracle.size(), index.size(), what + ": size");
+        final long[] k = oracle.keySet().stream().mapToLong(Long::longValue).toArray();
+        final long[] v = oracle.values().stream().mapToLong(Long::longValue).toArray();
+        final long[] out = new long[k.length];
+        index.get(k, k.length, out, true);
+        assertArrayEquals(v, out, what + ": the last value of each key");
     }
 
     private static long[] swapped(long[] sorted, int at) {

@@ -25,6 +25,8 @@ import jcuda.Pointer;
 
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The GPU backend against the {@link TreeMapOracle}: every operation on random batches (fixed seeds), extremes,
@@ -339,21 +341,24 @@ class GpuFlixIndexTest {
      * log2(n) + 4 varying bits, sort_within_digits finishes runs of about one key); keys clustered below those
      * bits (runs of several keys, sorted in place); keys clustered so densely that runs pass 32 (a full sort
      * follows); one key repeated (no sort). Each batch repeats keys with new values (the last wins) and is applied
-     * to a built index and an oracle, then half of its keys are deleted unsorted.
+     * to a built index and an oracle, then half of its keys are deleted unsorted. At 2^20 pairs (KEYS_FIRST_MIN)
+     * the keys cross first and are sorted with their batch positions while the values cross.
      */
-    @Test
-    void unsortedUpdateBatchesMatchTheOracleOnEverySortPath() {
+    @ParameterizedTest(name = "n = {0}")
+    @ValueSource(ints = {1 << 17, AbstractGpuIndex.KEYS_FIRST_MIN})
+    void unsortedUpdateBatchesMatchTheOracleOnEverySortPath(int n) {
         assumeGpu();
         final SplittableRandom rnd = new SplittableRandom(31);
-        final int n = 1 << 17;  // log2(n) + 4 = 21: CUB sorts 24 bits, here bits 31..54
+        // log2(n) + 4 is 21 or 24: CUB sorts 24 bits, here bits 31..54
+        final int quarterBits = Integer.numberOfTrailingZeros(n) - 2;
         final long[] uniform = new long[n];
         final long[] shortRuns = new long[n];
         final long[] longRuns = new long[n];
         final long[] oneKey = new long[n];
         for (int i = 0; i < n; i++) {
             uniform[i] = rnd.nextLong();
-            // bits 31..54 take 2^15 values for 2^17 keys: runs of about four keys
-            shortRuns[i] = ((long) rnd.nextInt(1 << 15) << 40) | rnd.nextLong(1L << 31);
+            // bits 31..54 take n / 4 values: runs of about four keys
+            shortRuns[i] = ((long) rnd.nextInt(n >> 2) << (55 - quarterBits)) | rnd.nextLong(1L << 31);
             // bits 31..54 take four values: runs of about 2^15 keys
             longRuns[i] = ((long) rnd.nextInt(4) << 53) | rnd.nextLong(1L << 31);
             oneKey[i] = -12345;
