@@ -32,7 +32,9 @@ import java.util.function.Function;
  * @param inPlaceMinNodes          pools of at least this many nodes grow in place (where growInPlace); at least 0
  * @param growWhileSorting         the pool grows ahead, by a guess, while the device sorts an upsert's batch
  *                                 (where it grows in place); false: only after the count pass knows the need
- * @param trace                    each step synchronises and prints its time to stderr (profiling; slows batches)
+ * @param trace                    each step is timed on the host and, by an event on the index's stream, on the
+ *                                 device, without waiting for it; a call's steps are printed to stderr when the
+ *                                 next call begins (profiling)
  * @param registerHeap             host arrays cross the bus straight from and into the Java heap, which the first
  *                                 index to open registers with the driver (once per process), where the heap can
  *                                 never shrink ({@code -Xms} = {@code -Xmx}) under G1, Parallel or Serial; else, or

@@ -16,7 +16,6 @@ import static io.flix.index.gpu.KernelContract.SLOT_TOUCHED_ITEMS;
 import static io.flix.index.gpu.KernelContract.SLOT_WIDE_MERGES;
 import static io.flix.index.gpu.KernelContract.WIDE_MERGE_BYTES;
 import static io.flix.index.gpu.KernelContract.WIDE_MERGE_MIN;
-import static jcuda.driver.JCudaDriver.cuCtxSynchronize;
 
 import io.flix.index.Backend;
 import io.flix.index.FlixConfig;
@@ -117,7 +116,8 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
     /** When chains are measured, cut into groups or flattened by a restructure. */
     private final ChainPolicy chains;
 
-    private long traceMark;
+    /** The steps of the calls, where the tuning traces (else null). */
+    private StepTimeline timeline;
 
     private GpuFlixIndex(FlixConfig config, GpuTuning tuning, GpuRuntime.DeviceContext device) {
         super(device, config.gpuMemoryBudget(), INDEX_COUNTER_SLOTS, tuning.registerHeap());
@@ -523,7 +523,11 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
         for (Scratch perBucket : new Scratch[] {segStart, needNodes, allocBase}) {
             perBucket.ensure((buckets + 1L) * Integer.BYTES);
         }
-        bucketSamples.ensure(samplesFor(buckets) * 8L);
+        final DeviceBuffer samples = bucketSamples.buffer();
+        if (bucketSamples.ensure(samplesFor(buckets) * 8L) != samples && samples != null) {
+            // grown empty: the index's lookups read the samples until the buckets change, and a call may still fail
+            sampleBuckets();
+        }
     }
 
     private static int samplesFor(int buckets) {
@@ -658,6 +662,10 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
 
     @Override
     void releaseStructure() {
+        if (timeline != null) {
+            timeline.close();
+            timeline = null;
+        }
         pool.close();
         if (bucketMax != null) {
             bucketMax.close();
@@ -670,19 +678,22 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
     void enter() {
         super.enter();
         if (tuning.trace()) {
-            cuCtxSynchronize();
-            traceMark = System.nanoTime();
+            timeline().begin("call");
         }
     }
 
     @Override
     void trace(String step) {
         if (tuning != null && tuning.trace()) { // null while the base class constructs
-            cuCtxSynchronize();
-            final long now = System.nanoTime();
-            System.err.printf("  [flix.gpu] %-22s %9.3f ms%n", step, (now - traceMark) / 1e6);
-            traceMark = now;
+            timeline().mark(step);
         }
+    }
+
+    private StepTimeline timeline() {
+        if (timeline == null) {
+            timeline = new StepTimeline(stream, System.err);
+        }
+        return timeline;
     }
 
     /** Turns the automatic restructure of long chains on or off (benchmarks that build long chains on purpose). */

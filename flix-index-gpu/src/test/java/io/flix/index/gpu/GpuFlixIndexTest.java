@@ -18,8 +18,13 @@ import io.flix.index.RangeResult;
 import io.flix.index.SortedPairs;
 import io.flix.index.TreeMapOracle;
 
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.SplittableRandom;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import jcuda.Pointer;
 
@@ -386,6 +391,51 @@ class GpuFlixIndexTest {
                 oracle.delete(half, half.length);
                 assertSameContents(oracle, gpu, names[b] + ": delete");
             }
+        }
+    }
+
+    /**
+     * A traced index times each step without waiting for the device and prints a call's steps, with their host and
+     * device milliseconds since the call began, once the next call begins: every step of a build shows, and within
+     * a call neither time goes back.
+     */
+    @Test
+    void aTracedIndexPrintsEachCallsStepsWithHostAndDeviceTimes() {
+        assumeGpu();
+        final int n = 1 << 16;
+        final long[][] pairs = randomPairs(new SplittableRandom(5), n, Long.MAX_VALUE);
+        final PrintStream err = System.err;
+        final ByteArrayOutputStream captured = new ByteArrayOutputStream();
+        try {
+            System.setErr(new PrintStream(captured, true, StandardCharsets.UTF_8));
+            try (GpuFlixIndex gpu = openGpu(GpuTuning.DEFAULTS.withTrace(true))) {
+                gpu.build(pairs[0], pairs[1], n);
+                gpu.get(pairs[0], n, new long[n], false);
+            }
+        } finally {
+            System.setErr(err);
+        }
+        final String text = captured.toString(StandardCharsets.UTF_8);
+        final Pattern step = Pattern.compile("  \\[flix\\.gpu]   (.+?) +(\\d+\\.\\d{3}) +(\\d+\\.\\d{3})");
+        final java.util.List<String> seen = new java.util.ArrayList<>();
+        double host = 0;
+        double device = 0;
+        for (String line : text.split("\n")) {
+            final Matcher m = step.matcher(line);
+            if (m.matches()) {
+                final double h = Double.parseDouble(m.group(2));
+                final double d = Double.parseDouble(m.group(3));
+                assertTrue(h >= host && d >= device, "times within a call go forward: " + line + "\n" + text);
+                host = h;
+                device = d;
+                seen.add(m.group(1));
+            } else if (line.startsWith("  [flix.gpu] ")) {
+                host = 0; // a call's header line
+                device = 0;
+            }
+        }
+        for (String expected : new String[] {"upload " + n, "build sorted, deduped", "layout memory", "laid out"}) {
+            assertTrue(seen.contains(expected), expected + " among the steps printed:\n" + text);
         }
     }
 
