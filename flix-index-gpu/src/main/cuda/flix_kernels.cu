@@ -92,17 +92,18 @@ extern "C" __global__ void iota_u32(unsigned* out, int n) {
     if (i < n) out[i] = (unsigned)i;
 }
 
-// out[i] = values[perm[i]] (perm null: values[i]): an update batch's values in the order its keys were sorted into,
-// gathered once they have arrived (the keys were sorted with their positions meanwhile). Where firstReserved is not
-// null, the smallest batch position of a reserved value lowers it.
+// out[i] = values[perm[i]] where perm[i] is in [lo, hi): an update batch's values in the order its keys were sorted
+// into (the keys were sorted with their positions while the values crossed), gathered a part of the copy at a time
+// as the parts arrive. Where firstReserved is not null, the smallest batch position of a reserved value lowers it.
 extern "C" __global__ void gather_values(const i64* __restrict__ values, const unsigned* __restrict__ perm, int n,
-                                         i64* __restrict__ out, int* firstReserved) {
+                                         int lo, int hi, i64* __restrict__ out, int* firstReserved) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    const unsigned from = perm ? perm[i] : (unsigned)i;
+    const int from = (int)perm[i];
+    if (from < lo || from >= hi) return;
     const i64 v = values[from];
     out[i] = v;
-    if (firstReserved && v == NOT_FOUND) atomicMin(firstReserved, (int)from);
+    if (firstReserved && v == NOT_FOUND) atomicMin(firstReserved, from);
 }
 
 // flags[i] = 1 where keys[i] is the last of its run of equal keys: after a stable sort that is the key's last

@@ -268,7 +268,7 @@ abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResid
         copies.upload(keys, n, k.pointer());
         final HostArrayCopies.Arrival arrival = copies.uploadInBackground(values, n, v.pointer());
         trace("upload keys, values under way " + n);
-        steps.valuesArriving(arrival::await);
+        steps.valuesArriving(arrival);
         RuntimeException failure = null;
         try {
             update.accept(k);

@@ -47,7 +47,7 @@ final class DeviceSteps implements AutoCloseable {
      * Waits for the values of the batch being updated, still crossing the bus ({@link #valuesArriving}); null where
      * they are on the device.
      */
-    private Runnable valuesArrival;
+    private HostArrayCopies.Arrival valuesArrival;
     /**
      * The values of the last {@link #checkSortAndDedupe}'s batch where they were still crossing the bus: put in
      * the keys' order by the first {@link #dedupedValues()}; null where they are in order already.
@@ -61,7 +61,7 @@ final class DeviceSteps implements AutoCloseable {
      * of equal keys, and the wait for the values' arrival.
      */
     private record PendingValues(DeviceBuffer keys, DeviceBuffer values, CUdeviceptr perm, int n,
-                                 boolean checkValues, int runs, Runnable arrival) {
+                                 boolean checkValues, int runs, HostArrayCopies.Arrival arrival) {
     }
 
     /**
@@ -166,7 +166,7 @@ final class DeviceSteps implements AutoCloseable {
      * keys meanwhile: the sort of an unsorted batch with its positions ({@link #sortKeysWhileValuesArrive}), the
      * check and the runs of a sorted one.
      */
-    void valuesArriving(Runnable arrival) {
+    void valuesArriving(HostArrayCopies.Arrival arrival) {
         valuesArrival = arrival;
         pendingValues = null;
     }
@@ -179,7 +179,8 @@ final class DeviceSteps implements AutoCloseable {
      * caller's steps on the keys alone also run while they cross.
      */
     private int sortKeysWhileValuesArrive(DeviceBuffer keys, DeviceBuffer values, boolean checkValues, int n,
-                                          DeviceBuffer flags, Runnable arrival, Runnable whileSorting) {
+                                          DeviceBuffer flags, HostArrayCopies.Arrival arrival,
+                                          Runnable whileSorting) {
         final int[] bits = topVaryingBits(keys, n, digitSortBits(n));
         CUdeviceptr perm = null;
         int runs = -1;
@@ -215,25 +216,34 @@ final class DeviceSteps implements AutoCloseable {
     }
 
     /**
-     * Waits for pending values to arrive, then gather_values puts them in the keys' order (values in order already
-     * stay where they are), checking them for the reserved value where asked (reported before the caller changes
-     * anything with them), and the last value of each run of equal keys is kept, beside its key, where the batch
-     * had duplicates.
+     * Waits for pending values to arrive, and gather_values puts them in the keys' order (values in order already
+     * stay where they are): part by part as the parts of the copy land, so that only the last part's share is left
+     * once the last has. The values are checked for the reserved one where asked (reported before the caller
+     * changes anything with them), and the last value of each run of equal keys is kept, beside its key, where the
+     * batch had duplicates.
      */
     private void putValuesInOrder(PendingValues p) {
-        p.arrival().run();
-        trace.accept("values arrived");
         final boolean inOrder = p.perm() == null;
         if (p.checkValues()) {
             stepCounters.fillInts(STEP_FIRST_RESERVED, STEP_FIRST_RESERVED + 1, Integer.MAX_VALUE);
         }
-        if (!inOrder) {
-            kernels.gatherValues(p.values().pointer(), p.perm(), p.n(), sortedValues.pointer(),
-                    p.checkValues() ? stepCounters.at(STEP_FIRST_RESERVED) : null);
-        } else if (p.checkValues()) {
-            kernels.checkBatch(p.keys().pointer(), p.values().pointer(), p.n(), 0,
-                    stepCounters.at(STEP_FIRST_RESERVED), null);
+        final HostArrayCopies.Arrival arrival = p.arrival();
+        long from = 0;
+        for (int k = 0; k < arrival.parts(); k++) {
+            arrival.awaitPart(k);
+            final long to = arrival.partEnd(k, p.n());
+            if (!inOrder) {
+                kernels.gatherValues(p.values().pointer(), p.perm(), p.n(), from, to, sortedValues.pointer(),
+                        p.checkValues() ? stepCounters.at(STEP_FIRST_RESERVED) : null);
+            } else if (p.checkValues()) {
+                // a fault's place is found again on the host: the part's own positions serve as a mark
+                kernels.checkBatch(p.values().at(from * 8), p.values().at(from * 8), (int) (to - from), 0,
+                        stepCounters.at(STEP_FIRST_RESERVED), null);
+            }
+            from = to;
         }
+        arrival.await();
+        trace.accept("values arrived");
         if (p.checkValues() && stepCounters.readInt(STEP_FIRST_RESERVED) != Integer.MAX_VALUE) {
             DeviceBatchFaults.report(p.keys(), p.values(), p.n(), inOrder);
         }
@@ -286,7 +296,8 @@ final class DeviceSteps implements AutoCloseable {
      * where they are still crossing ({@code arrival}, null where they are on the device).
      */
     private int checkAndFlagSortedRuns(DeviceBuffer keys, DeviceBuffer values, int n, DeviceBuffer flags,
-                                       boolean check, Runnable arrival, Runnable whileFlagging) {
+                                       boolean check, HostArrayCopies.Arrival arrival,
+                                       Runnable whileFlagging) {
         stepCounters.zero(STEP_RUNS, STEP_RUNS + 1);
         if (!check) {
             kernels.flagLastOfRun(keys.pointer(), n, flags.pointer(), stepCounters.at(STEP_RUNS), null);
@@ -303,7 +314,9 @@ final class DeviceSteps implements AutoCloseable {
         final long[] found = stepCounters.read(STEP_FIRST_RESERVED, STEP_RUNS + 1);
         if ((int) found[STEP_FIRST_RESERVED] != Integer.MAX_VALUE
                 || (int) found[STEP_FIRST_UNSORTED] != Integer.MAX_VALUE) {
-            run(arrival);
+            if (arrival != null) {
+                arrival.await();
+            }
             DeviceBatchFaults.report(keys, values, n, true);
         }
         return (int) found[STEP_RUNS];
@@ -384,7 +397,7 @@ final class DeviceSteps implements AutoCloseable {
         final DeviceBuffer flags = runFlags.ensure(n * 4L);
         final int runs;
         if (keysSorted) {
-            final Runnable arrival = valuesArrival;
+            final HostArrayCopies.Arrival arrival = valuesArrival;
             valuesArrival = null;
             final boolean check = deviceChecks(n, hostChecked);
             runs = checkAndFlagSortedRuns(keys, values, n, flags, check, arrival, whileSorting);
@@ -392,7 +405,7 @@ final class DeviceSteps implements AutoCloseable {
                 pendingValues = new PendingValues(keys, values, null, n, check, runs, arrival);
             }
         } else if (valuesArrival != null) {
-            final Runnable arrival = valuesArrival;
+            final HostArrayCopies.Arrival arrival = valuesArrival;
             valuesArrival = null;
             runs = sortKeysWhileValuesArrive(keys, values, deviceChecks(n, hostChecked), n, flags, arrival,
                     whileSorting);

@@ -157,7 +157,28 @@ final class DirectCopies implements HostArrayCopies {
             copies.close();
             throw e;
         }
-        return copies::close;
+        // a part a segment: its copy's future
+        return new Arrival() {
+            @Override
+            public void await() {
+                copies.close();
+            }
+
+            @Override
+            public int parts() {
+                return copies.started.size();
+            }
+
+            @Override
+            public long partEnd(int k, long count) {
+                return Math.min(count, (k + 1L) * SEGMENT_LONGS);
+            }
+
+            @Override
+            public void awaitPart(int k) {
+                join(copies.started.get(k));
+            }
+        };
     }
 
     @Override

@@ -53,9 +53,14 @@ final class FlixKernels {
         launcher.threads("iota_u32", n, ptr(out), i32(n));
     }
 
-    /** {@code gather_values}: an update batch's values in its sorted keys' order, checked for the reserved one. */
-    void gatherValues(CUdeviceptr values, CUdeviceptr perm, int n, CUdeviceptr out, CUdeviceptr firstReserved) {
-        launcher.threads("gather_values", n, ptr(values), ptr(perm), i32(n), ptr(out), ptr(firstReserved));
+    /**
+     * {@code gather_values}: an update batch's values from batch positions [from, to) to their places in its sorted
+     * keys' order, checked for the reserved one.
+     */
+    void gatherValues(CUdeviceptr values, CUdeviceptr perm, int n, long from, long to, CUdeviceptr out,
+                      CUdeviceptr firstReserved) {
+        launcher.threads("gather_values", n, ptr(values), ptr(perm), i32(n), i32((int) from), i32((int) to),
+                ptr(out), ptr(firstReserved));
     }
 
     /**

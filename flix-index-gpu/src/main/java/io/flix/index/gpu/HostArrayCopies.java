@@ -51,11 +51,30 @@ interface HostArrayCopies extends AutoCloseable {
     void lookup(long[] queries, int n, CUdeviceptr queriesOnDevice, ChunkWork work, CUdeviceptr[] resultsOnDevice,
                 long[][] results);
 
-    /** A copy to the device under way ({@link #uploadInBackground}). */
+    /**
+     * A copy to the device under way ({@link #uploadInBackground}), in parts that arrive in order: part k is the
+     * longs {@code [partEnd(k - 1), partEnd(k))} (from 0 for the first), so that a reader can take each part as it
+     * lands.
+     */
     @FunctionalInterface
     interface Arrival {
         /** Returns once the copy is done (at once if it is), throwing its failure; may be called again. */
         void await();
+
+        /** Parts of the copy: one unless the copy says otherwise. */
+        default int parts() {
+            return 1;
+        }
+
+        /** Where part k ends, for k below {@link #parts()}; the last part ends at the copy's end ({@code n}). */
+        default long partEnd(int k, long n) {
+            return n;
+        }
+
+        /** Returns once part k has arrived, throwing its failure; may be called again. */
+        default void awaitPart(int k) {
+            await();
+        }
     }
 
     /** Whether {@link #uploadInBackground} returns before its copy is done (else it copies first). */

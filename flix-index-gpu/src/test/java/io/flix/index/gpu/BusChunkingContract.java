@@ -327,19 +327,20 @@ public abstract class BusChunkingContract {
 
     /**
      * A large sorted update sends its keys first, and the device checks them and finds their runs while the values
-     * cross the bus: the last value of each run of equal keys wins (runs at the start, across a piece's seam and at
-     * the end), for upsert and build; a reserved value, alone or beside a broken promise, is reported as the host
-     * words it, with the index as it was.
+     * cross the bus, in more than one part: the last value of each run of equal keys wins (runs at the start,
+     * across a piece's seam, across the seam of the copy's parts and at the end), for upsert and build; a reserved
+     * value in the first or the last part, alone or beside a broken promise, is reported as the host words it, with
+     * the index as it was.
      */
     @Test
     void aLargeSortedUpdateWhoseValuesCrossAfterItsKeysTakesTheLastValueOfEachKeyAndChangesNothingOnAFault() {
-        final int n = 8 * PIECE + 1;
+        final int n = 40 * PIECE + 7; // more than one part of DirectCopies.SEGMENT_LONGS
         assertTrue(n >= AbstractGpuIndex.KEYS_FIRST_MIN, "the batch sends its keys first");
         final long[] keys = new long[n];
         for (int i = 0; i < n; i++) {
             keys[i] = (i - n / 2) * 5L;
         }
-        for (int at : new int[] {1, 2, PIECE, PIECE + 1, n - 1}) {
+        for (int at : new int[] {1, 2, PIECE, PIECE + 1, DirectCopies.SEGMENT_LONGS, n - 1}) {
             keys[at] = keys[at - 1];
         }
         final long[] values = new long[n];
