@@ -217,10 +217,10 @@ final class DeviceSteps implements AutoCloseable {
 
     /**
      * Waits for pending values to arrive, and gather_values puts them in the keys' order (values in order already
-     * stay where they are): part by part as the parts of the copy land, so that only the last part's share is left
-     * once the last has. The values are checked for the reserved one where asked (reported before the caller
-     * changes anything with them), and the last value of each run of equal keys is kept, beside its key, where the
-     * batch had duplicates.
+     * stay where they are): the parts of the copy that have landed in one pass, then the others as they land, so
+     * that little is left once the last has (a pass reads all of the positions: parts landed together go together).
+     * The values are checked for the reserved one where asked (reported before the caller changes anything with
+     * them), and the last value of each run of equal keys is kept, beside its key, where the batch had duplicates.
      */
     private void putValuesInOrder(PendingValues p) {
         final boolean inOrder = p.perm() == null;
@@ -231,6 +231,10 @@ final class DeviceSteps implements AutoCloseable {
         long from = 0;
         for (int k = 0; k < arrival.parts(); k++) {
             arrival.awaitPart(k);
+            while (k + 1 < arrival.parts() && arrival.partArrived(k + 1)) {
+                k++;
+                arrival.awaitPart(k); // its failure, if it failed
+            }
             final long to = arrival.partEnd(k, p.n());
             if (!inOrder) {
                 kernels.gatherValues(p.values().pointer(), p.perm(), p.n(), from, to, sortedValues.pointer(),

@@ -178,6 +178,11 @@ final class DirectCopies implements HostArrayCopies {
             public void awaitPart(int k) {
                 join(copies.started.get(k));
             }
+
+            @Override
+            public boolean partArrived(int k) {
+                return copies.started.get(k).isDone();
+            }
         };
     }
 

@@ -591,17 +591,18 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
         }
         final int b = (int) buckets;
         final int usedNodes = m == 0 ? 0 : b;
-        // grow first: nothing changes if memory runs out
-        if (b > bucketCapacity) {
-            growBuckets(b);
-        }
-        ensurePerBucketScratch(b);
+        // grow first: nothing changes if memory runs out. The pool's arrays are allocated while a build's values may
+        // still be crossing; they arrive and are checked before anything changes, and the steps that free memory
+        // (a free waits for every copy under way) come after them.
         final DeviceNodePool.PoolArrays fresh = pool.allocateFor(usedNodes);
         trace("layout memory");
         final DeviceBuffer pairValues;
         try {
-            // a build's values may still be crossing: they arrive and are checked before anything changes
             pairValues = m == 0 ? null : values.get();
+            if (b > bucketCapacity) {
+                growBuckets(b);
+            }
+            ensurePerBucketScratch(b);
         } catch (RuntimeException e) {
             if (fresh != null) {
                 fresh.close();

@@ -75,6 +75,11 @@ interface HostArrayCopies extends AutoCloseable {
         default void awaitPart(int k) {
             await();
         }
+
+        /** Whether part k has arrived (or failed: {@link #awaitPart} throws), without waiting. */
+        default boolean partArrived(int k) {
+            return false;
+        }
     }
 
     /** Whether {@link #uploadInBackground} returns before its copy is done (else it copies first). */
