@@ -107,8 +107,8 @@ final class DeviceNodePool implements AutoCloseable {
     }
 
     /**
-     * Pool arrays allocated beside the pool, and their capacity in nodes: {@link #adopt} takes them
-     * in; closing them instead (a layout that failed before) leaves the pool as it was.
+     * Pool arrays allocated beside the pool, and their capacity in nodes: {@link #adopt} takes them in; closing them
+     * instead (a layout that failed before) leaves the pool as it was.
      */
     record PoolArrays(DeviceBuffer[] buffers, int capacity) implements AutoCloseable {
         @Override
