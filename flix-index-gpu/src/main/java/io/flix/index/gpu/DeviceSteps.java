@@ -228,20 +228,20 @@ final class DeviceSteps implements AutoCloseable {
             stepCounters.fillInts(STEP_FIRST_RESERVED, STEP_FIRST_RESERVED + 1, Integer.MAX_VALUE);
         }
         final HostArrayCopies.Arrival arrival = p.arrival();
-        long from = 0;
+        int from = 0;
         for (int k = 0; k < arrival.parts(); k++) {
             arrival.awaitPart(k);
             while (k + 1 < arrival.parts() && arrival.partArrived(k + 1)) {
                 k++;
                 arrival.awaitPart(k); // its failure, if it failed
             }
-            final long to = arrival.partEnd(k, p.n());
+            final int to = (int) arrival.partEnd(k, p.n());
             if (!inOrder) {
                 kernels.gatherValues(p.values().pointer(), p.perm(), p.n(), from, to, sortedValues.pointer(),
                         p.checkValues() ? stepCounters.at(STEP_FIRST_RESERVED) : null);
             } else if (p.checkValues()) {
                 // a fault's place is found again on the host: the part's own positions serve as a mark
-                kernels.checkBatch(p.values().at(from * 8), p.values().at(from * 8), (int) (to - from), 0,
+                kernels.checkBatch(p.values().at(from * 8L), p.values().at(from * 8L), to - from, 0,
                         stepCounters.at(STEP_FIRST_RESERVED), null);
             }
             from = to;

@@ -54,13 +54,13 @@ final class FlixKernels {
     }
 
     /**
-     * {@code gather_values}: an update batch's values from batch positions [from, to) to their places in its sorted
+     * {@code gather_values}: an update batch's values from batch positions [lo, hi) to their places in its sorted
      * keys' order, checked for the reserved one.
      */
-    void gatherValues(CUdeviceptr values, CUdeviceptr perm, int n, long from, long to, CUdeviceptr out,
+    void gatherValues(CUdeviceptr values, CUdeviceptr perm, int n, int lo, int hi, CUdeviceptr out,
                       CUdeviceptr firstReserved) {
-        launcher.threads("gather_values", n, ptr(values), ptr(perm), i32(n), i32((int) from), i32((int) to),
-                ptr(out), ptr(firstReserved));
+        launcher.threads("gather_values", n, ptr(values), ptr(perm), i32(n), i32(lo), i32(hi), ptr(out),
+                ptr(firstReserved));
     }
 
     /**
