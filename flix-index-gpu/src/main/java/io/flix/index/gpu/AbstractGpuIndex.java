@@ -66,12 +66,18 @@ abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResid
     private boolean lastGetPipelined;
 
     /**
-     * Update batches of at least this many pairs send their keys first and do the work on the keys alone (an
-     * unsorted batch's sort, a sorted one's check and runs, the structure's memory) while their values cross the bus
-     * (where the copies can upload in the background): below it that work is short, and an unsorted batch's extra
-     * gather pass not worth it.
+     * Unsorted update batches of at least this many pairs send their keys first and do the work on the keys alone
+     * (the sort, the structure's memory) while their values cross the bus (where the copies can upload in the
+     * background): below it that work is short, and the extra gather pass not worth it.
      */
-    static final int KEYS_FIRST_MIN = 1 << 20;
+    static final int UNSORTED_KEYS_FIRST_MIN = 1 << 20;
+
+    /**
+     * Sorted update batches send their keys first from this many pairs: their work on the keys alone (the check,
+     * the runs, the structure's memory) is shorter, and below it the values' copy of its own cost restores more
+     * than it hid (docs/results/gpu-keys-first-h200-2026-11-24.md).
+     */
+    static final int SORTED_KEYS_FIRST_MIN = 1 << 23;
 
     /**
      * @param budget       the GPU memory budget of the index's allocations ({@link FlixConfig#gpuMemoryBudget()})
@@ -252,14 +258,14 @@ abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResid
 
     /**
      * Uploads a host batch of pairs into batchKeys and batchValues and runs {@code update} on the keys' buffer, whose
-     * first step sorts and dedupes the batch ({@link DeviceSteps#checkSortAndDedupe}). A batch of at least
-     * {@link #KEYS_FIRST_MIN} pairs, where the copies can upload in the background, sends its keys first and its
-     * values while the device works on the keys, so that work hides behind the values' copy; the update returns
-     * only once the values have arrived, whatever failed.
+     * first step sorts and dedupes the batch ({@link DeviceSteps#checkSortAndDedupe}). A large batch ({@link
+     * #UNSORTED_KEYS_FIRST_MIN}, {@link #SORTED_KEYS_FIRST_MIN}), where the copies can upload in the background,
+     * sends its keys first and its values while the device works on the keys, so that work hides behind the values'
+     * copy; the update returns only once the values have arrived, whatever failed.
      */
     private void updateWithPairs(long[] keys, long[] values, int n, boolean keysSorted,
                                  Consumer<DeviceBuffer> update) {
-        if (n < KEYS_FIRST_MIN || !copies.uploadsInBackground()) {
+        if (n < (keysSorted ? SORTED_KEYS_FIRST_MIN : UNSORTED_KEYS_FIRST_MIN) || !copies.uploadsInBackground()) {
             update.accept(uploadBatch(keys, values, n));
             return;
         }

@@ -16,7 +16,6 @@ import io.flix.index.RangeResult;
 
 import java.util.Arrays;
 import java.util.SplittableRandom;
-import java.util.TreeMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -334,8 +333,7 @@ public abstract class BusChunkingContract {
      */
     @Test
     void aLargeSortedUpdateWhoseValuesCrossAfterItsKeysTakesTheLastValueOfEachKeyAndChangesNothingOnAFault() {
-        final int n = 40 * PIECE + 7; // more than one part of DirectCopies.SEGMENT_LONGS
-        assertTrue(n >= AbstractGpuIndex.KEYS_FIRST_MIN, "the batch sends its keys first");
+        final int n = AbstractGpuIndex.SORTED_KEYS_FIRST_MIN + 7; // parts of DirectCopies.SEGMENT_LONGS: three
         final long[] keys = new long[n];
         for (int i = 0; i < n; i++) {
             keys[i] = (i - n / 2) * 5L;
@@ -347,16 +345,9 @@ public abstract class BusChunkingContract {
         for (int i = 0; i < n; i++) {
             values[i] = valueOf(keys[i]) ^ i; // which occurrence won shows
         }
-        final TreeMap<Long, Long> built = new TreeMap<>();
-        for (int i = 0; i < n; i++) {
-            built.put(keys[i], values[i]);
-        }
         final long[] present = tens(1000);
-        final TreeMap<Long, Long> upserted = new TreeMap<>();
-        for (long k : present) {
-            upserted.put(k, k);
-        }
-        upserted.putAll(built);
+        final long[][] built = merged(new long[0], keys, values, n);
+        final long[][] upserted = merged(present, keys, values, n);
         final long[] reservedFirst = values.clone();
         reservedFirst[3] = FlixIndex.NOT_FOUND;
         final long[] reservedLast = values.clone();
@@ -387,13 +378,41 @@ public abstract class BusChunkingContract {
         }
     }
 
-    private static void assertHolds(FlixIndex index, TreeMap<Long, Long> oracle, String what) {
-        assertEquals(oracle.size(), index.size(), what + ": size");
-        final long[] k = oracle.keySet().stream().mapToLong(Long::longValue).toArray();
-        final long[] v = oracle.values().stream().mapToLong(Long::longValue).toArray();
-        final long[] out = new long[k.length];
-        index.get(k, k.length, out, true);
-        assertArrayEquals(v, out, what + ": the last value of each key");
+    /**
+     * The oracle of a sorted batch upserted into an index of {@code present} keys (each its own value): every key
+     * once, ascending, with the batch's last value for it where the batch has it.
+     */
+    private static long[][] merged(long[] present, long[] keys, long[] values, int n) {
+        final long[] outKeys = new long[present.length + n];
+        final long[] outValues = new long[present.length + n];
+        int m = 0;
+        int p = 0;
+        for (int i = 0; i < n; i++) {
+            if (i + 1 < n && keys[i + 1] == keys[i]) {
+                continue; // a later occurrence wins
+            }
+            for (; p < present.length && present[p] <= keys[i]; p++) {
+                if (present[p] < keys[i]) {
+                    outKeys[m] = present[p];
+                    outValues[m++] = present[p];
+                }
+            }
+            outKeys[m] = keys[i];
+            outValues[m++] = values[i];
+        }
+        for (; p < present.length; p++) {
+            outKeys[m] = present[p];
+            outValues[m++] = present[p];
+        }
+        return new long[][] {Arrays.copyOf(outKeys, m), Arrays.copyOf(outValues, m)};
+    }
+
+    private static void assertHolds(FlixIndex index, long[][] oracle, String what) {
+        final int m = oracle[0].length;
+        assertEquals(m, index.size(), what + ": size");
+        final long[] out = new long[m];
+        index.get(oracle[0], m, out, true);
+        assertArrayEquals(oracle[1], out, what + ": the last value of each key");
     }
 
     private static long[] swapped(long[] sorted, int at) {

@@ -346,11 +346,11 @@ class GpuFlixIndexTest {
      * log2(n) + 4 varying bits, sort_within_digits finishes runs of about one key); keys clustered below those
      * bits (runs of several keys, sorted in place); keys clustered so densely that runs pass 32 (a full sort
      * follows); one key repeated (no sort). Each batch repeats keys with new values (the last wins) and is applied
-     * to a built index and an oracle, then half of its keys are deleted unsorted. At 2^20 pairs (KEYS_FIRST_MIN)
-     * the keys cross first and are sorted with their batch positions while the values cross.
+     * to a built index and an oracle, then half of its keys are deleted unsorted. At 2^20 pairs
+     * (UNSORTED_KEYS_FIRST_MIN) the keys cross first and are sorted with their batch positions while the values cross.
      */
     @ParameterizedTest(name = "n = {0}")
-    @ValueSource(ints = {1 << 17, AbstractGpuIndex.KEYS_FIRST_MIN})
+    @ValueSource(ints = {1 << 17, AbstractGpuIndex.UNSORTED_KEYS_FIRST_MIN})
     void unsortedUpdateBatchesMatchTheOracleOnEverySortPath(int n) {
         assumeGpu();
         final SplittableRandom rnd = new SplittableRandom(31);
