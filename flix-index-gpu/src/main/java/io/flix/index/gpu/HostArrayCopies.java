@@ -52,9 +52,9 @@ interface HostArrayCopies extends AutoCloseable {
                 long[][] results);
 
     /**
-     * A copy to the device under way ({@link #uploadInBackground}), in parts that arrive in order: part k is the
-     * longs {@code [partEnd(k - 1), partEnd(k))} (from 0 for the first), so that a reader can take each part as it
-     * lands.
+     * A copy to the device under way ({@link #uploadInBackground}), in parts numbered in the array's order: part k
+     * is the longs {@code [partEnd(k - 1), partEnd(k))} (from 0 for the first), so that a reader can take each part
+     * as it lands. Parts may land in any order.
      */
     @FunctionalInterface
     interface Arrival {
