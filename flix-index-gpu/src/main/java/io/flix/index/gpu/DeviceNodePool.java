@@ -222,10 +222,11 @@ final class DeviceNodePool implements AutoCloseable {
      */
     void grow(long newCapacity, boolean keep) {
         final int oldCapacity = capacity;
+        final int cap = checkedCapacity(newCapacity);
         if (keep && oldCapacity > 0 && nodeKeys.growsInPlace()) {
-            growInPlace(checkedCapacity(newCapacity));
+            growInPlace(cap);
         } else {
-            final PoolArrays fresh = allocateArrays(newCapacity);
+            final PoolArrays fresh = allocateArrays(cap);
             if (keep && oldCapacity > 0) {
                 final DeviceBuffer[] old = arrays();
                 for (int i = 0; i < old.length - 1; i++) {
@@ -239,7 +240,7 @@ final class DeviceNodePool implements AutoCloseable {
             }
             adopt(fresh);
         }
-        final int cap = capacity = checkedCapacity(newCapacity);
+        capacity = cap;
         if (keep && oldCapacity > 0) {
             kernels.fillFreeStack(freeStack.pointer(), freeTop, oldCapacity, cap - oldCapacity);
             freeTop += cap - oldCapacity;

@@ -122,41 +122,76 @@ final class DeviceSteps implements AutoCloseable {
     }
 
     /**
-     * Sorts a batch, stably, into {@link #sortedKeys()} (and its values, where not null, into the sorted values):
-     * CUB sorts it by its top varying bits only, a few more than log2(n) (half the passes of a full sort for
-     * random 64-bit keys), and {@code sort_within_digits} finishes the short runs of keys equal in those bits.
-     * Where keys cluster below those bits, a full sort follows. {@code flags} (where not null) then marks the last
-     * of each run of equal keys; returns the number of such runs (0 where flags is null). {@code checkValues}: the
-     * pass that finds the varying bits also checks the values for the reserved one (and reports it).
+     * Sorts a batch, stably, into {@link #sortedKeys()} (and its values, where not null, into the sorted values)
+     * ({@link #digitSort}); returns the number of runs of equal keys (0 where flags is null). {@code checkValues}:
+     * the pass that finds the varying bits also checks the values for the reserved one (and reports it).
      * {@code whileSorting} (may be null) runs on the host while the device sorts.
      */
     private int sortBatch(DeviceBuffer keys, DeviceBuffer values, boolean checkValues, int n, DeviceBuffer flags,
                           Runnable whileSorting) {
         final int[] bits = varyingBitsOrReport(keys, checkValues ? values : null, n, digitSortBits(n));
-        if (bits == null) {
-            // one key repeated: the batch order is the sorted order
-            stream.copy(sortedKeys.ensure(n * 8L).pointer(), keys.pointer(), n * 8L);
-            if (values != null) {
-                stream.copy(sortedValues.ensure(n * 8L).pointer(), values.pointer(), n * 8L);
+        return digitSort(n, bits, flags, new SortPasses() {
+            @Override
+            public void asIs() {
+                stream.copy(sortedKeys.ensure(n * 8L).pointer(), keys.pointer(), n * 8L);
+                if (values != null) {
+                    stream.copy(sortedValues.ensure(n * 8L).pointer(), values.pointer(), n * 8L);
+                }
             }
-            run(whileSorting);
-            return flags == null ? 0 : flagLastOfRuns(sortedKeys.buffer(), n, flags);
+
+            @Override
+            public void byBits(int beginBit, int endBit) {
+                cubSort(keys, values, n, beginBit, endBit);
+            }
+
+            @Override
+            public void withinDigits(int beginBit, CUdeviceptr flagsOrNull, CUdeviceptr runs, CUdeviceptr longRuns) {
+                kernels.sortWithinDigits(sortedKeys.pointer(), values == null ? null : sortedValues.pointer(), n,
+                        beginBit, flagsOrNull, runs, longRuns);
+            }
+        }, whileSorting);
+    }
+
+    /** The passes of one stable sort into {@link #sortedKeys()}, with what travels beside the keys. */
+    private interface SortPasses {
+        /** The batch as it is: its keys are all equal. */
+        void asIs();
+
+        /** CUB's sort by key bits {@code [beginBit, endBit)}. */
+        void byBits(int beginBit, int endBit);
+
+        /** sort_within_digits: the runs of keys equal from {@code beginBit} up, sorted within. */
+        void withinDigits(int beginBit, CUdeviceptr flagsOrNull, CUdeviceptr runs, CUdeviceptr longRuns);
+    }
+
+    /**
+     * The sort of a batch whose top varying bits are {@code bits} ({@link #varyingBitsOrReport}; null: one key
+     * repeated, the batch order is the sorted order): CUB sorts it by those bits only, a few more than log2(n)
+     * (half the passes of a full sort for random 64-bit keys), and {@code sort_within_digits} finishes the short
+     * runs of keys equal in those bits. Where keys cluster below those bits, a full sort follows. {@code flags}
+     * (where not null) then marks the last of each run of equal keys; returns the number of such runs (0 where
+     * flags is null). {@code whileSorting} (may be null) runs on the host while the device sorts.
+     */
+    private int digitSort(int n, int[] bits, DeviceBuffer flags, SortPasses passes, Runnable whileSorting) {
+        if (bits == null) {
+            passes.asIs();
+        } else {
+            passes.byBits(bits[0], bits[1]);
+            if (bits[0] > 0) {
+                stepCounters.zero(STEP_RUNS, STEP_LONG_DIGIT_RUNS + 1);
+                passes.withinDigits(bits[0], pointerOf(flags), stepCounters.at(STEP_RUNS),
+                        stepCounters.at(STEP_LONG_DIGIT_RUNS));
+                // both passes are queued: the host's work hides behind them, up to the read of their counters
+                run(whileSorting);
+                final long[] found = stepCounters.read(STEP_RUNS, STEP_LONG_DIGIT_RUNS + 1);
+                if ((int) found[STEP_LONG_DIGIT_RUNS] == 0) {
+                    return (int) found[STEP_RUNS];
+                }
+                passes.byBits(0, 64);
+                return flags == null ? 0 : flagLastOfRuns(sortedKeys.buffer(), n, flags);
+            }
         }
-        cubSort(keys, values, n, bits[0], bits[1]);
-        if (bits[0] == 0) {
-            run(whileSorting);
-            return flags == null ? 0 : flagLastOfRuns(sortedKeys.buffer(), n, flags);
-        }
-        stepCounters.zero(STEP_RUNS, STEP_LONG_DIGIT_RUNS + 1);
-        kernels.sortWithinDigits(sortedKeys.pointer(), values == null ? null : sortedValues.pointer(), n, bits[0],
-                pointerOf(flags), stepCounters.at(STEP_RUNS), stepCounters.at(STEP_LONG_DIGIT_RUNS));
-        // both passes are queued: the host's work hides behind them, up to the read of their counters
         run(whileSorting);
-        final long[] found = stepCounters.read(STEP_RUNS, STEP_LONG_DIGIT_RUNS + 1);
-        if ((int) found[STEP_LONG_DIGIT_RUNS] == 0) {
-            return (int) found[STEP_RUNS];
-        }
-        cubSort(keys, values, n, 0, 64);
         return flags == null ? 0 : flagLastOfRuns(sortedKeys.buffer(), n, flags);
     }
 
@@ -173,45 +208,39 @@ final class DeviceSteps implements AutoCloseable {
 
     /**
      * {@link #sortBatch} for a batch whose values are still crossing the bus: the keys are sorted with their batch
-     * positions (stable) while the values arrive, as sortBatch sorts (CUB by the top varying bits, then
-     * sort_within_digits, and a full sort where keys cluster below those bits), and the last of each run of equal
-     * keys is flagged; returns the runs. The values are left pending ({@link #putValuesInOrder}), so that the
-     * caller's steps on the keys alone also run while they cross.
+     * positions (stable) while the values arrive ({@link #digitSort}), and the last of each run of equal keys is
+     * flagged; returns the runs. The values are left pending ({@link #putValuesInOrder}), so that the caller's steps
+     * on the keys alone also run while they cross.
      */
     private int sortKeysWhileValuesArrive(DeviceBuffer keys, DeviceBuffer values, boolean checkValues, int n,
                                           DeviceBuffer flags, HostArrayCopies.Arrival arrival,
                                           Runnable whileSorting) {
         final int[] bits = topVaryingBits(keys, n, digitSortBits(n));
-        CUdeviceptr perm = null;
-        int runs = -1;
-        if (bits == null) {
-            // one key repeated: the batch order is the sorted order
-            stream.copy(sortedKeys.ensure(n * 8L).pointer(), keys.pointer(), n * 8L);
-        } else {
-            sortWithPositions(keys, n, bits[0], bits[1]);
-            perm = positions.pointer();
-            if (bits[0] > 0) {
-                stepCounters.zero(STEP_RUNS, STEP_LONG_DIGIT_RUNS + 1);
-                kernels.sortWithinDigitsPositions(sortedKeys.pointer(), perm, n, bits[0], flags.pointer(),
-                        stepCounters.at(STEP_RUNS), stepCounters.at(STEP_LONG_DIGIT_RUNS));
-                // both passes are queued: the host's work hides behind them, up to the read of their counters
-                run(whileSorting);
-                whileSorting = null;
-                final long[] found = stepCounters.read(STEP_RUNS, STEP_LONG_DIGIT_RUNS + 1);
-                if ((int) found[STEP_LONG_DIGIT_RUNS] == 0) {
-                    runs = (int) found[STEP_RUNS];
-                } else {
-                    sortWithPositions(keys, n, 0, 64);
-                }
+        final int runs = digitSort(n, bits, flags, new SortPasses() {
+            @Override
+            public void asIs() {
+                stream.copy(sortedKeys.ensure(n * 8L).pointer(), keys.pointer(), n * 8L);
             }
-        }
-        sortedValues.ensure(n * 8L);
-        run(whileSorting);
-        if (runs < 0) {
-            runs = flagLastOfRuns(sortedKeys.buffer(), n, flags);
-        }
+
+            @Override
+            public void byBits(int beginBit, int endBit) {
+                sortWithPositions(keys, n, beginBit, endBit);
+            }
+
+            @Override
+            public void withinDigits(int beginBit, CUdeviceptr flagsOrNull, CUdeviceptr runCount,
+                                     CUdeviceptr longRuns) {
+                kernels.sortWithinDigitsPositions(sortedKeys.pointer(), positions.pointer(), n, beginBit, flagsOrNull,
+                        runCount, longRuns);
+            }
+        }, () -> {
+            sortedValues.ensure(n * 8L);
+            run(whileSorting);
+        });
         trace.accept("runs flagged");
-        pendingValues = new PendingValues(keys, values, perm, n, checkValues, runs, arrival);
+        // one key repeated: the batch order is the sorted order
+        pendingValues = new PendingValues(keys, values, bits == null ? null : positions.pointer(), n, checkValues,
+                runs, arrival);
         return runs;
     }
 
@@ -288,9 +317,7 @@ final class DeviceSteps implements AutoCloseable {
 
     /** flags[i] = 1 where sorted keys[i] is the last of its run of equal keys; returns the runs. */
     private int flagLastOfRuns(DeviceBuffer keys, int n, DeviceBuffer flags) {
-        stepCounters.zero(STEP_RUNS, STEP_RUNS + 1);
-        kernels.flagLastOfRun(keys.pointer(), n, flags.pointer(), stepCounters.at(STEP_RUNS), null);
-        return stepCounters.readInt(STEP_RUNS);
+        return checkAndFlagSortedRuns(keys, null, n, flags, false, null, null);
     }
 
     /**
@@ -303,18 +330,19 @@ final class DeviceSteps implements AutoCloseable {
                                        boolean check, HostArrayCopies.Arrival arrival,
                                        Runnable whileFlagging) {
         stepCounters.zero(STEP_RUNS, STEP_RUNS + 1);
-        if (!check) {
-            kernels.flagLastOfRun(keys.pointer(), n, flags.pointer(), stepCounters.at(STEP_RUNS), null);
-            run(whileFlagging);
-            return stepCounters.readInt(STEP_RUNS);
-        }
-        stepCounters.fillInts(STEP_FIRST_RESERVED, STEP_FIRST_UNSORTED + 1, Integer.MAX_VALUE);
-        if (arrival == null && values != null) {
-            kernels.checkBatch(keys.pointer(), values.pointer(), n, 0, stepCounters.at(STEP_FIRST_RESERVED), null);
+        if (check) {
+            stepCounters.fillInts(STEP_FIRST_RESERVED, STEP_FIRST_UNSORTED + 1, Integer.MAX_VALUE);
+            if (arrival == null && values != null) {
+                kernels.checkBatch(keys.pointer(), values.pointer(), n, 0, stepCounters.at(STEP_FIRST_RESERVED),
+                        null);
+            }
         }
         kernels.flagLastOfRun(keys.pointer(), n, flags.pointer(), stepCounters.at(STEP_RUNS),
-                stepCounters.at(STEP_FIRST_UNSORTED));
+                check ? stepCounters.at(STEP_FIRST_UNSORTED) : null);
         run(whileFlagging);
+        if (!check) {
+            return stepCounters.readInt(STEP_RUNS);
+        }
         final long[] found = stepCounters.read(STEP_FIRST_RESERVED, STEP_RUNS + 1);
         if ((int) found[STEP_FIRST_RESERVED] != Integer.MAX_VALUE
                 || (int) found[STEP_FIRST_UNSORTED] != Integer.MAX_VALUE) {

@@ -54,9 +54,19 @@ final class HeapRegistration {
             return false;
         }
         registeredBytes = range[1];
-        outcome = String.format("registered %.1f GiB in %d ms", range[1] / (double) (1L << 30),
-                (System.nanoTime() - start) / 1_000_000);
+        outcome = String.format("registered %.1f GiB in %d ms; %s", range[1] / (double) (1L << 30),
+                (System.nanoTime() - start) / 1_000_000, pages(vmFlag("UseTransparentHugePages")
+                        || vmFlag("UseLargePages")));
         return true;
+    }
+
+    /**
+     * What the heap's pages mean for its copies: from a heap in huge pages the device reads large batches faster
+     * (docs/gpu-tuning.md), so a heap in small pages says how to ask for them.
+     */
+    static String pages(boolean hugePages) {
+        return hugePages ? "the heap in huge pages"
+                : "the heap in small pages: -XX:+UseTransparentHugePages moves large batches faster";
     }
 
     /**
@@ -94,6 +104,16 @@ final class HeapRegistration {
 
     private static List<String> collectorNames() {
         return ManagementFactory.getGarbageCollectorMXBeans().stream().map(GarbageCollectorMXBean::getName).toList();
+    }
+
+    /** A boolean flag of this JVM; false where this JVM has no such flag. */
+    private static boolean vmFlag(String name) {
+        try {
+            return Boolean.parseBoolean(ManagementFactory.getPlatformMXBean(HotSpotDiagnosticMXBean.class)
+                    .getVMOption(name).getValue());
+        } catch (IllegalArgumentException e) {
+            return false;
+        }
     }
 
     /** A heap size flag of this JVM, in bytes. */

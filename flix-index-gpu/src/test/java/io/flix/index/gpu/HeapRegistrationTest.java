@@ -31,6 +31,14 @@ class HeapRegistrationTest {
     }
 
     @Test
+    void aHeapInSmallPagesSaysHowToAskForHugeOnes() {
+        assertTrue(HeapRegistration.pages(false).contains("-XX:+UseTransparentHugePages"),
+                HeapRegistration.pages(false));
+        assertTrue(HeapRegistration.pages(true).contains("huge pages")
+                && !HeapRegistration.pages(true).contains("-XX:"), HeapRegistration.pages(true));
+    }
+
+    @Test
     void otherCollectorsAreRefusedNamingThem() {
         for (List<String> collectors : List.of(List.of("ZGC Cycles", "ZGC Pauses"),
                 List.of("Shenandoah Cycles", "Shenandoah Pauses"), List.of("G1 Young Generation", "Unknown"),
