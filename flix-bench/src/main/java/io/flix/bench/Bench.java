@@ -123,7 +123,7 @@ public final class Bench {
 
     private Bench(BenchOptions options) {
         this.options = options;
-        this.busBench = new BusBench(options.seed());
+        this.busBench = new BusBench(options.seed(), options.quick() ? 1 : BusBench.WARM_UP_CALLS);
     }
 
     public static void main(String[] args) throws IOException {

@@ -13,6 +13,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.SplittableRandom;
+import java.util.function.Consumer;
 import java.util.function.IntFunction;
 import java.util.stream.IntStream;
 
@@ -64,9 +65,12 @@ final class BusBench {
     private final List<Row> rows = new ArrayList<>();
     private PinnedCopyRate.Rates rates;
     private final long seed;
+    private final int warmUpCalls;
 
-    BusBench(long seed) {
+    /** @param warmUpCalls a row's unreported calls at most ({@link #WARM_UP_CALLS}; at least one is made) */
+    BusBench(long seed, int warmUpCalls) {
         this.seed = seed;
+        this.warmUpCalls = warmUpCalls;
     }
 
     List<Row> rows() {
@@ -98,27 +102,14 @@ final class BusBench {
             final long[] sortedValues = WorkloadKeys.valuesOf(sortedKeys);
             final long[] out = new long[n];
             final int calls = callsFor(n);
-            final double[] fresh = new double[calls + 1];
-            for (int c = 0; c <= calls; c++) {
-                try (FlixIndex index = open.apply(n)) {
-                    final long start = System.nanoTime();
-                    index.build(keys, values, n);
-                    fresh[c] = (System.nanoTime() - start) / 1e6;
-                    check(index.size() == n, label, "size after build " + index.size() + ", not " + n);
-                }
-            }
-            record(label, backend, device, gpu, "bus", "build", n, Arrays.copyOfRange(fresh, 1, calls + 1), 16L * n,
-                    0);
-            for (int c = 0; c <= calls; c++) {
-                try (FlixIndex index = open.apply(n)) {
-                    final long start = System.nanoTime();
-                    index.build(sortedKeys, sortedValues, n, true);
-                    fresh[c] = (System.nanoTime() - start) / 1e6;
-                    check(index.size() == n, label, "size after restore " + index.size() + ", not " + n);
-                }
-            }
-            record(label, backend, device, gpu, "bus", "restore", n, Arrays.copyOfRange(fresh, 1, calls + 1),
-                    16L * n, 0);
+            record(label, backend, device, gpu, "bus", "build", n, intoNewIndexes(open, n, calls, index -> {
+                index.build(keys, values, n);
+                check(index.size() == n, label, "size after build " + index.size() + ", not " + n);
+            }), 16L * n, 0);
+            record(label, backend, device, gpu, "bus", "restore", n, intoNewIndexes(open, n, calls, index -> {
+                index.build(sortedKeys, sortedValues, n, true);
+                check(index.size() == n, label, "size after restore " + index.size() + ", not " + n);
+            }), 16L * n, 0);
             try (FlixIndex index = open.apply(n)) {
                 add(label, backend, device, gpu, "bus", "rebuild", n, calls, 16L * n, 0,
                         () -> index.build(keys, values, n));
@@ -206,9 +197,45 @@ final class BusBench {
 
     // ---------------------------------------------------------------------------------------------------------------
 
+    /**
+     * Calls a row makes before its timed calls, unreported, by default: at most this many, and none more once {@link
+     * #WARM_UP_NANOS} have passed, but at least one (its first-call allocations). A job calls its index thousands of
+     * times, so the JVM has compiled the calls' host code; a row's first calls run it interpreted.
+     */
+    static final int WARM_UP_CALLS = 40;
+    static final long WARM_UP_NANOS = 100_000_000L;
+
+    private void warmUp(Runnable call) {
+        final long until = System.nanoTime() + WARM_UP_NANOS;
+        int made = 0;
+        do {
+            call.run();
+            made++;
+        } while (made < warmUpCalls && System.nanoTime() < until);
+    }
+
+    /** The times of {@code calls} timed calls of {@code call}, each on an index just opened (after a warm-up). */
+    private double[] intoNewIndexes(IntFunction<FlixIndex> open, int n, int calls,
+                                           Consumer<FlixIndex> call) {
+        warmUp(() -> {
+            try (FlixIndex index = open.apply(n)) {
+                call.accept(index);
+            }
+        });
+        final double[] ms = new double[calls];
+        for (int c = 0; c < calls; c++) {
+            try (FlixIndex index = open.apply(n)) {
+                final long start = System.nanoTime();
+                call.accept(index);
+                ms[c] = (System.nanoTime() - start) / 1e6;
+            }
+        }
+        return ms;
+    }
+
     private void add(String label, String backend, String device, boolean gpu, String section, String operation,
                      int keys, int calls, long bytesIn, long bytesOut, Runnable call) {
-        call.run(); // unreported: first-call allocations
+        warmUp(call);
         final double[] ms = new double[calls];
         for (int c = 0; c < calls; c++) {
             final long start = System.nanoTime();
