@@ -271,8 +271,8 @@ abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResid
         }
         final DeviceBuffer k = batchKeys.ensure(n * 8L);
         final DeviceBuffer v = batchValues.ensure(n * 8L);
-        copies.upload(keys, n, k.pointer());
-        final HostArrayCopies.Arrival arrival = copies.uploadInBackground(values, n, v.pointer());
+        final HostArrayCopies.Arrival arrival = copies.uploadThenInBackground(keys, k.pointer(), values, v.pointer(),
+                n);
         trace("upload keys, values under way " + n);
         steps.valuesArriving(arrival);
         RuntimeException failure = null;

@@ -50,6 +50,13 @@ final class DirectCopies implements HostArrayCopies {
     private static final int THREADS_A_DIRECTION = 4;
     private static final ExecutorService UP = pool("flix-gpu-copy-up");
     private static final ExecutorService DOWN = pool("flix-gpu-copy-down");
+    /** How long a wait for a copy spins before it parks ({@link #join}). */
+    private static final long SPIN_NANOS = 200_000L;
+    /**
+     * How long a copy thread spins for the copy it goes after ({@link #uploadThenInBackground}): a segment's copy, 0.6
+     * ms at the bus's rate, and some more.
+     */
+    private static final long AFTER_SPIN_NANOS = 1_000_000L;
     /** Parts whose downloads may wait at once, each for an event of its own. */
     private static final int READY_EVENTS = 32;
     /**
@@ -154,15 +161,36 @@ final class DirectCopies implements HostArrayCopies {
         return true;
     }
 
+    /**
+     * The first array goes up on the calling thread where it is one segment, the second's copies are handed to the
+     * copy threads before it and start once it has arrived: a thread woken while the first crosses starts the second
+     * at once (a thread woken after it would leave the bus idle meanwhile). A larger first array goes up on the copy
+     * threads, the second's copies handed over after it.
+     */
     @Override
-    public Arrival uploadInBackground(long[] src, int n, CUdeviceptr dst) {
-        final Copies copies = new Copies(false);
+    public Arrival uploadThenInBackground(long[] first, CUdeviceptr firstDst, long[] then, CUdeviceptr thenDst,
+                                          int n) {
+        final boolean firstInline = n <= SEGMENT_LONGS;
+        final CompletableFuture<Void> firstArrived = new CompletableFuture<>();
+        final Copies copies = new Copies(false, firstInline ? firstArrived : null);
         try {
-            copies.up(src, 0, n, dst);
+            if (firstInline) {
+                copies.up(then, 0, n, thenDst);
+                upload(first, n, firstDst);
+            } else {
+                upload(first, n, firstDst);
+                copies.up(then, 0, n, thenDst);
+            }
         } catch (RuntimeException e) {
-            copies.close();
+            firstArrived.complete(null);
+            try {
+                copies.close();
+            } catch (RuntimeException suppressed) {
+                e.addSuppressed(suppressed);
+            }
             throw e;
         }
+        firstArrived.complete(null);
         // a part a segment: its copy's future
         return new Arrival() {
             @Override
@@ -303,12 +331,19 @@ final class DirectCopies implements HostArrayCopies {
     private final class Copies implements AutoCloseable {
         /** Whether the copies run on the calling thread: a small call, whose hand-over would cost more. */
         private final boolean inline;
+        /** What the copy threads wait for before they copy (null: nothing). */
+        private final CompletableFuture<Void> after;
         private final List<CompletableFuture<Void>> started = new ArrayList<>();
         /** Per part: its downloads, done when all are; an event is recorded again only after those of its last part. */
         private final List<List<CompletableFuture<Void>>> partDownloads = new ArrayList<>();
 
         Copies(boolean inline) {
+            this(inline, null);
+        }
+
+        Copies(boolean inline, CompletableFuture<Void> after) {
             this.inline = inline;
+            this.after = after;
         }
 
         /** Starts a part: an event recorded after the compute stream's work so far, for its downloads to wait on. */
@@ -354,6 +389,9 @@ final class DirectCopies implements HostArrayCopies {
                     part = CompletableFuture.completedFuture(null);
                 } else {
                     part = CompletableFuture.runAsync(() -> {
+                        if (after != null) {
+                            join(after, AFTER_SPIN_NANOS);
+                        }
                         device.makeCurrent();
                         copy.run(start, length);
                     }, threads);
@@ -394,6 +432,18 @@ final class DirectCopies implements HostArrayCopies {
     }
 
     private static void join(CompletableFuture<Void> f) {
+        join(f, SPIN_NANOS);
+    }
+
+    /**
+     * Waits for {@code f}, spinning up to {@code spinNanos} before it parks: a parked thread takes tens of
+     * microseconds to wake, as long as a small call's copy takes on the bus.
+     */
+    private static void join(CompletableFuture<Void> f, long spinNanos) {
+        final long until = System.nanoTime() + spinNanos;
+        while (!f.isDone() && System.nanoTime() < until) {
+            Thread.onSpinWait();
+        }
         try {
             f.join();
         } catch (CompletionException e) {

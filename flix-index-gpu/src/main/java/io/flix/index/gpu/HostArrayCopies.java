@@ -52,7 +52,7 @@ interface HostArrayCopies extends AutoCloseable {
                 long[][] results);
 
     /**
-     * A copy to the device under way ({@link #uploadInBackground}), in parts numbered in the array's order: part k
+     * A copy to the device under way ({@link #uploadThenInBackground}), in parts numbered in the array's order: part k
      * is the longs {@code [partEnd(k - 1), partEnd(k))} (from 0 for the first), so that a reader can take each part
      * as it lands. Parts may land in any order.
      */
@@ -82,17 +82,20 @@ interface HostArrayCopies extends AutoCloseable {
         }
     }
 
-    /** Whether {@link #uploadInBackground} returns before its copy is done (else it copies first). */
+    /** Whether {@link #uploadThenInBackground} returns before its second copy is done (else it copies both first). */
     default boolean uploadsInBackground() {
         return false;
     }
 
     /**
-     * Starts copying {@code src[0, n)} to {@code dst} and returns; the source must not change and {@code dst} must
-     * not be read until the arrival's {@link Arrival#await} has returned. Here: copies first.
+     * Copies {@code first[0, n)} to {@code firstDst} and returns once it has arrived, with {@code then[0, n)} under
+     * way to {@code thenDst} behind it; {@code then} must not change and {@code thenDst} must not be read until the
+     * arrival's {@link Arrival#await} has returned, which must be called whatever happens. Here: copies both first.
      */
-    default Arrival uploadInBackground(long[] src, int n, CUdeviceptr dst) {
-        upload(src, n, dst);
+    default Arrival uploadThenInBackground(long[] first, CUdeviceptr firstDst, long[] then, CUdeviceptr thenDst,
+                                           int n) {
+        upload(first, n, firstDst);
+        upload(then, n, thenDst);
         return () -> {
         };
     }
