@@ -109,9 +109,8 @@ JNIEXPORT jint JNICALL Java_io_flix_index_gpu_HostArrayDma_toHost(JNIEnv* env, j
     return copyHeld(env, dst, from, count, src, stream, false);
 }
 
-// A get of queries[from, from + count) into values[from, from + count) (count: chunkEnds' last) as one pipeline
-// issued from here, with no host wait between its steps: chunk k is [from + chunkEnds[k - 1], from + chunkEnds[k])
-// (chunkEnds ascending, from 0 before the first); chunk by chunk, the queries go up on the in stream, lookup_get_any_order
+// A get of queries[from, from + count) into values[from, from + count) as one pipeline issued from here, with no
+// host wait between its steps: chunk by chunk of `chunkLongs`, the queries go up on the in stream, lookup_get_any_order
 // answers them once they are there (on the compute stream and the alternate lookup stream in turn), and the answers
 // come back on the out stream once they are written, so chunk k + 1 goes up while chunk k is looked up and chunk
 // k - 1 comes back; a window of one chunk runs on the compute stream alone. Where the sort promise is checked
@@ -119,19 +118,13 @@ JNIEXPORT jint JNICALL Java_io_flix_index_gpu_HostArrayDma_toHost(JNIEnv* env, j
 // are held still from the first copy until every copy issued has ended, whatever failed. `args`: the GET_ slots of
 // kernel_contract.h. Returns the first failure's CUresult.
 JNIEXPORT jint JNICALL Java_io_flix_index_gpu_HostArrayDma_getWindow(JNIEnv* env, jclass, jlongArray queries,
-                                                                    jlongArray values, jint from,
-                                                                    jintArray chunkEnds, jlongArray args,
+                                                                    jlongArray values, jint from, jint count,
+                                                                    jint chunkLongs, jlongArray args,
                                                                     jlongArray sortCheck) {
     const Driver& d = driver();
     if (!d.loaded) return CUDA_ERROR_NOT_FOUND;
-    const jsize chunks = env->GetArrayLength(chunkEnds);
-    if (chunks == 0) return CUDA_SUCCESS;
-    if (chunks > GET_MAX_CHUNKS) return CUDA_ERROR_INVALID_VALUE;
-    jint ends[GET_MAX_CHUNKS];
-    env->GetIntArrayRegion(chunkEnds, 0, chunks, ends);
-    for (jsize k = 0; k < chunks; k++) {
-        if (ends[k] <= (k == 0 ? 0 : ends[k - 1])) return CUDA_ERROR_INVALID_VALUE;
-    }
+    if (count <= 0) return CUDA_SUCCESS;
+    if (chunkLongs <= 0) return CUDA_ERROR_INVALID_VALUE;
     jlong a[GET_SLOTS];
     env->GetLongArrayRegion(args, 0, GET_SLOTS, a);
     const CUstream in = (CUstream)a[GET_STREAM_IN];
@@ -159,8 +152,9 @@ JNIEXPORT jint JNICALL Java_io_flix_index_gpu_HostArrayDma_getWindow(JNIEnv* env
     jlong* v = q ? (jlong*)env->GetPrimitiveArrayCritical(values, nullptr) : nullptr;
     jlong* check = v && firstUnsorted ? (jlong*)env->GetPrimitiveArrayCritical(sortCheck, nullptr) : nullptr;
     CUresult r = !q || !v || (firstUnsorted && !check) ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_SUCCESS;
+    const long long end = (long long)from + count;
     // one chunk: everything on the compute stream, with no hop between streams
-    const bool oneStream = chunks == 1;
+    const bool oneStream = count <= chunkLongs;
     const CUstream up = oneStream ? compute : in;
     const CUstream down = oneStream ? compute : out;
     if (r == CUDA_SUCCESS && !oneStream) {
@@ -170,12 +164,14 @@ JNIEXPORT jint JNICALL Java_io_flix_index_gpu_HostArrayDma_getWindow(JNIEnv* env
         if (r == CUDA_SUCCESS) r = d.wait(in, computed, 0);
         if (r == CUDA_SUCCESS) r = d.wait(alternate, computed, 0);
     }
-    for (jsize chunk = 0; r == CUDA_SUCCESS && chunk < chunks; chunk++) {
+    long long length = 0;
+    long long chunk = 0;
+    for (long long at = from; r == CUDA_SUCCESS && at < end; at += length, chunk++) {
         // a lookup launch of one chunk fills the device about once: the next chunk's, on the other stream, starts
         // as this one's last threads finish
         const CUstream lookupOn = oneStream || chunk % 2 == 0 ? compute : alternate;
-        const long long at = (long long)from + (chunk == 0 ? 0 : ends[chunk - 1]);
-        int n = ends[chunk] - (chunk == 0 ? 0 : ends[chunk - 1]);
+        length = end - at < chunkLongs ? end - at : chunkLongs;
+        int n = (int)length;
         const size_t bytes = (size_t)n * sizeof(jlong);
         CUdeviceptr chunkQueries = (CUdeviceptr)a[GET_QUERIES] + (CUdeviceptr)at * sizeof(jlong);
         CUdeviceptr chunkValues = (CUdeviceptr)a[GET_VALUES] + (CUdeviceptr)at * sizeof(jlong);

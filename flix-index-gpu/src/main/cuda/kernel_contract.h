@@ -82,4 +82,3 @@ typedef long long i64;
 #define GET_NUM_SAMPLES 18
 #define GET_STREAM_LOOKUP_ALTERNATE 19  // every other chunk's lookup, so that one chunk's starts while another's ends
 #define GET_SLOTS 20
-#define GET_MAX_CHUNKS 128            // chunks of one pipelined get window, at most

@@ -71,12 +71,6 @@ final class DirectCopies implements HostArrayCopies {
      */
     static final int GET_CHUNK_MIN_LONGS = 1 << 17;
     static final int GET_CHUNK_MAX_LONGS = 1 << 18;
-    /**
-     * Windows of at least this many chunks start and end with a half chunk ({@link #getChunkEnds}): the bus carries
-     * one direction alone until the first answers come back and after the last queries have gone up, for a chunk's
-     * time each; a half chunk halves both and still takes longer on the bus than its driver calls on the host.
-     */
-    static final int GET_RAMP_MIN_CHUNKS = 4;
 
     private final GpuRuntime.DeviceContext device;
     private final DeviceStream compute;
@@ -250,34 +244,6 @@ final class DirectCopies implements HostArrayCopies {
         return Math.max(GET_CHUNK_MIN_LONGS, Math.min(GET_CHUNK_MAX_LONGS, (count + target - 1) / target));
     }
 
-    /**
-     * Where the chunks of a pipelined get's window of {@code count} longs end (relative to its start, ascending, the
-     * last {@code count}): chunks of {@link #getChunkLongs}, the last one the rest; a window of {@link
-     * #GET_RAMP_MIN_CHUNKS} chunks or more starts and ends with a half chunk. Empty for an empty window.
-     */
-    static int[] getChunkEnds(int count) {
-        if (count <= 0) {
-            return new int[0];
-        }
-        final int chunk = getChunkLongs(count);
-        final boolean ramp = count >= (long) GET_RAMP_MIN_CHUNKS * chunk;
-        final int edge = ramp ? chunk / 2 : 0;
-        final int middleEnd = count - edge;
-        final int middle = middleEnd - edge;
-        final int[] ends = new int[(ramp ? 2 : 0) + (middle + chunk - 1) / chunk];
-        int k = 0;
-        if (ramp) {
-            ends[k++] = edge;
-        }
-        for (int at = edge; at < middleEnd; at = ends[k - 1]) {
-            ends[k++] = Math.min(middleEnd, at + chunk);
-        }
-        if (ramp) {
-            ends[k++] = count;
-        }
-        return ends;
-    }
-
     @Override
     public boolean pipelinesGets() {
         return true;
@@ -288,8 +254,8 @@ final class DirectCopies implements HostArrayCopies {
         get.writeTo(getArgs, checkSort);
         for (int from = 0; from < n; from += GET_WINDOW_LONGS) {
             final int count = Math.min(GET_WINDOW_LONGS, n - from);
-            DeviceMemoryNative.check(HostArrayDma.getWindow(queries, values, from, getChunkEnds(count), getArgs,
-                    sortCheck), "pipelined get");
+            DeviceMemoryNative.check(HostArrayDma.getWindow(queries, values, from, count, getChunkLongs(count),
+                    getArgs, sortCheck), "pipelined get");
         }
         // the check's int is the low half; the kernel only lowers it from Integer.MAX_VALUE
         return checkSort && (int) sortCheck[0] != Integer.MAX_VALUE;

@@ -22,13 +22,12 @@ final class HostArrayDma {
     static native int toHost(long src, long[] dst, int from, int count, long stream);
 
     /**
-     * Gets {@code queries[from, from + chunkEnds[last])} into {@code values} at the same place: a pipeline of chunks,
-     * chunk k ending at {@code from + chunkEnds[k]} (ascending), each going up, looked up ({@code
-     * lookup_get_any_order}) and coming back while the next goes up, issued in this one call; returns when the
-     * answers are in place. Where {@code args} asks for the sort check,
+     * Gets {@code queries[from, from + count)} into {@code values} at the same place: a pipeline of chunks of up to
+     * {@code chunkLongs}, each going up, looked up ({@code lookup_get_any_order}) and coming back while the next goes
+     * up, issued in this one call; returns when the answers are in place. Where {@code args} asks for the sort check,
      * its int comes back into {@code sortCheck[0]}'s low half. Holds the arrays still throughout. {@code args}: the
      * handles and device arrays, in the slots {@link KernelContract}'s GET_ constants name.
      */
-    static native int getWindow(long[] queries, long[] values, int from, int[] chunkEnds, long[] args,
+    static native int getWindow(long[] queries, long[] values, int from, int count, int chunkLongs, long[] args,
                                 long[] sortCheck);
 }

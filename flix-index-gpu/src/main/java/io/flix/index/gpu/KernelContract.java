@@ -106,8 +106,6 @@ final class KernelContract {
     /** Every other chunk's lookup, so that one chunk's starts while another's ends. */
     static final int GET_STREAM_LOOKUP_ALTERNATE = 19;
     static final int GET_SLOTS = 20;
-    /** Chunks of one pipelined get window, at most. */
-    static final int GET_MAX_CHUNKS = 128;
 
     private KernelContract() {
     }

@@ -211,16 +211,16 @@ public abstract class BusChunkingContract {
     }
 
     /**
-     * A get straight from the heap runs in chunks that need not start at a piece (a half chunk, then chunks of a
-     * sixteenth of the batch here): a broken promise between two such chunks, which the host's seam check does not
-     * see, is found by the device all the same.
+     * A get straight from the heap runs in chunks that need not start at a piece (a sixteenth of the batch here): a
+     * broken promise between two such chunks, which the host's seam check does not see, is found by the device all
+     * the same.
      */
     @Test
     void aBrokenSortPromiseBetweenTwoChunksOfAPipelinedGetIsReportedAsTheHostWordsIt() {
         final int n = 20 * PIECE + 3;
-        final int[] chunkEnds = DirectCopies.getChunkEnds(n);
+        final int chunk = DirectCopies.getChunkLongs(n);
         final long[] sorted = IntStream.range(0, n).mapToLong(i -> i * 3L).toArray();
-        for (int seam : new int[] {chunkEnds[0], chunkEnds[1], chunkEnds[chunkEnds.length - 2]}) {
+        for (int seam : new int[] {chunk, 2 * chunk}) {
             assertTrue(seam % PIECE != 0, "the seam is not a piece's: the host does not check it");
             final long[] keys = swapped(sorted, seam - 1);
             final IllegalArgumentException expected = assertThrows(IllegalArgumentException.class,
