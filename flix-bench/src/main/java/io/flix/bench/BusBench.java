@@ -215,8 +215,7 @@ final class BusBench {
     }
 
     /** The times of {@code calls} timed calls of {@code call}, each on an index just opened (after a warm-up). */
-    private double[] intoNewIndexes(IntFunction<FlixIndex> open, int n, int calls,
-                                           Consumer<FlixIndex> call) {
+    private double[] intoNewIndexes(IntFunction<FlixIndex> open, int n, int calls, Consumer<FlixIndex> call) {
         warmUp(() -> {
             try (FlixIndex index = open.apply(n)) {
                 call.accept(index);
