@@ -252,7 +252,7 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
 
     @Override
     void deleteOnDevice(DeviceBuffer keys, int n, boolean keysSorted, boolean hostChecked) {
-        steps.checkOnDevice(keys, n, keysSorted, hostChecked);
+        steps.checkOnDevice(keys, null, n, keysSorted, hostChecked);
         if (size == 0) {
             return;
         }

@@ -94,7 +94,8 @@ interface HostArrayCopies extends AutoCloseable {
      */
     default Arrival uploadThenInBackground(long[] first, CUdeviceptr firstDst, long[] then, CUdeviceptr thenDst,
                                            int n) {
-        uploadAll(new long[][] {first, then}, n, new CUdeviceptr[] {firstDst, thenDst});
+        upload(first, n, firstDst);
+        upload(then, n, thenDst);
         return () -> {
         };
     }
