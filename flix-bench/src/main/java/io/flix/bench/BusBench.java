@@ -66,6 +66,8 @@ final class BusBench {
     private PinnedCopyRate.Rates rates;
     private final long seed;
     private final int warmUpCalls;
+    /** False during the JVM's warm-up passes: rows are made and checked, not recorded. */
+    private boolean reporting = true;
 
     /** @param warmUpCalls a row's unreported calls at most ({@link #WARM_UP_CALLS}; at least one is made) */
     BusBench(long seed, int warmUpCalls) {
@@ -91,55 +93,76 @@ final class BusBench {
     // ---------------------------------------------------------------------------------------------------------------
     // bus
 
-    /** Runs the size sweep on indexes that {@code open} makes; {@code gpu}: rows carry the bus bound. */
+    /**
+     * Runs the size sweep on indexes that {@code open} makes; {@code gpu}: rows carry the bus bound. Unless the
+     * warm-up is off ({@code --quick}), the first size's rows run unreported until {@link #JVM_WARM_UP_NANOS} have
+     * passed: the JVM compiles the calls' host code over its first seconds, and a row's own warm-up calls are too
+     * few for that. A job calls its index for hours.
+     */
     void sizes(String label, String backend, String device, boolean gpu, IntFunction<FlixIndex> open, int[] sizes) {
-        for (int n : sizes) {
-            final SplittableRandom random = new SplittableRandom(seed * 7919 + n);
-            final long[] keys = distinctKeys(n, random);
-            final long[] values = WorkloadKeys.valuesOf(keys);
-            final long[] sortedKeys = keys.clone();
-            Arrays.parallelSort(sortedKeys);
-            final long[] sortedValues = WorkloadKeys.valuesOf(sortedKeys);
-            final long[] out = new long[n];
-            final int calls = callsFor(n);
-            record(label, backend, device, gpu, "bus", "build", n, intoNewIndexes(open, n, calls, index -> {
-                index.build(keys, values, n);
-                check(index.size() == n, label, "size after build " + index.size() + ", not " + n);
-            }), 16L * n, 0);
-            record(label, backend, device, gpu, "bus", "restore", n, intoNewIndexes(open, n, calls, index -> {
-                index.build(sortedKeys, sortedValues, n, true);
-                check(index.size() == n, label, "size after restore " + index.size() + ", not " + n);
-            }), 16L * n, 0);
-            try (FlixIndex index = open.apply(n)) {
-                add(label, backend, device, gpu, "bus", "rebuild", n, calls, 16L * n, 0,
-                        () -> index.build(keys, values, n));
-                check(index.size() == n, label, "size after build " + index.size() + ", not " + n);
-                add(label, backend, device, gpu, "bus", "get_sorted", n, calls, 8L * n, 8L * n,
-                        () -> index.get(sortedKeys, n, out, true));
-                checkValues(label, "get_sorted", sortedKeys, out, n);
-                add(label, backend, device, gpu, "bus", "get_unsorted", n, calls, 8L * n, 8L * n,
-                        () -> index.get(keys, n, out, false));
-                checkValues(label, "get_unsorted", keys, out, n);
-                add(label, backend, device, gpu, "bus", "upsert", n, calls, 16L * n, 0,
-                        () -> index.upsert(keys, values, n));
-                check(index.size() == n, label, "size after upsert " + index.size() + ", not " + n);
-                final int ranges = Math.max(1, n / RANGE_KEYS);
-                final long[] lo = new long[ranges];
-                final long[] hi = new long[ranges];
-                final int[] first = new int[ranges];
-                for (int i = 0; i < ranges; i++) {
-                    final int f = random.nextInt(n);
-                    first[i] = f;
-                    lo[i] = f == 0 ? Long.MIN_VALUE : sortedKeys[f - 1] + 1;
-                    hi[i] = sortedKeys[Math.min(n - 1, f + RANGE_KEYS - 1)];
-                }
-                final long pairs = IntStream.range(0, ranges).mapToLong(i -> Math.min(RANGE_KEYS, n - first[i])).sum();
-                final RangeResult[] result = new RangeResult[1];
-                add(label, backend, device, gpu, "bus", "range", ranges, calls, 16L * ranges,
-                        16L * pairs + 4L * (ranges + 1),
-                        () -> result[0] = index.range(lo, hi, ranges, RANGE_KEYS, result[0]));
-                checkRanges(label, sortedKeys, sortedValues, first, result[0]);
+        if (warmUpCalls > 1 && sizes.length > 0) {
+            final long until = System.nanoTime() + JVM_WARM_UP_NANOS;
+            reporting = false;
+            try {
+                do {
+                    size(label, backend, device, gpu, open, sizes[0]);
+                } while (System.nanoTime() < until);
+            } finally {
+                reporting = true;
             }
+        }
+        for (int n : sizes) {
+            size(label, backend, device, gpu, open, n);
+        }
+    }
+
+    /** The rows of one size. */
+    private void size(String label, String backend, String device, boolean gpu, IntFunction<FlixIndex> open, int n) {
+        final SplittableRandom random = new SplittableRandom(seed * 7919 + n);
+        final long[] keys = distinctKeys(n, random);
+        final long[] values = WorkloadKeys.valuesOf(keys);
+        final long[] sortedKeys = keys.clone();
+        Arrays.parallelSort(sortedKeys);
+        final long[] sortedValues = WorkloadKeys.valuesOf(sortedKeys);
+        final long[] out = new long[n];
+        final int calls = callsFor(n);
+        record(label, backend, device, gpu, "bus", "build", n, intoNewIndexes(open, n, calls, index -> {
+            index.build(keys, values, n);
+            check(index.size() == n, label, "size after build " + index.size() + ", not " + n);
+        }), 16L * n, 0);
+        record(label, backend, device, gpu, "bus", "restore", n, intoNewIndexes(open, n, calls, index -> {
+            index.build(sortedKeys, sortedValues, n, true);
+            check(index.size() == n, label, "size after restore " + index.size() + ", not " + n);
+        }), 16L * n, 0);
+        try (FlixIndex index = open.apply(n)) {
+            add(label, backend, device, gpu, "bus", "rebuild", n, calls, 16L * n, 0,
+                    () -> index.build(keys, values, n));
+            check(index.size() == n, label, "size after build " + index.size() + ", not " + n);
+            add(label, backend, device, gpu, "bus", "get_sorted", n, calls, 8L * n, 8L * n,
+                    () -> index.get(sortedKeys, n, out, true));
+            checkValues(label, "get_sorted", sortedKeys, out, n);
+            add(label, backend, device, gpu, "bus", "get_unsorted", n, calls, 8L * n, 8L * n,
+                    () -> index.get(keys, n, out, false));
+            checkValues(label, "get_unsorted", keys, out, n);
+            add(label, backend, device, gpu, "bus", "upsert", n, calls, 16L * n, 0,
+                    () -> index.upsert(keys, values, n));
+            check(index.size() == n, label, "size after upsert " + index.size() + ", not " + n);
+            final int ranges = Math.max(1, n / RANGE_KEYS);
+            final long[] lo = new long[ranges];
+            final long[] hi = new long[ranges];
+            final int[] first = new int[ranges];
+            for (int i = 0; i < ranges; i++) {
+                final int f = random.nextInt(n);
+                first[i] = f;
+                lo[i] = f == 0 ? Long.MIN_VALUE : sortedKeys[f - 1] + 1;
+                hi[i] = sortedKeys[Math.min(n - 1, f + RANGE_KEYS - 1)];
+            }
+            final long pairs = IntStream.range(0, ranges).mapToLong(i -> Math.min(RANGE_KEYS, n - first[i])).sum();
+            final RangeResult[] result = new RangeResult[1];
+            add(label, backend, device, gpu, "bus", "range", ranges, calls, 16L * ranges,
+                    16L * pairs + 4L * (ranges + 1),
+                    () -> result[0] = index.range(lo, hi, ranges, RANGE_KEYS, result[0]));
+            checkRanges(label, sortedKeys, sortedValues, first, result[0]);
         }
     }
 
@@ -204,6 +227,8 @@ final class BusBench {
      */
     static final int WARM_UP_CALLS = 40;
     static final long WARM_UP_NANOS = 100_000_000L;
+    /** How long the bus sweep's first size runs unreported before its rows are timed ({@link #sizes}). */
+    static final long JVM_WARM_UP_NANOS = 3_000_000_000L;
 
     private void warmUp(Runnable call) {
         final long until = System.nanoTime() + WARM_UP_NANOS;
@@ -247,6 +272,9 @@ final class BusBench {
     /** Adds the row of the calls timed {@code ms}: their median. */
     private void record(String label, String backend, String device, boolean gpu, String section, String operation,
                         int keys, double[] ms, long bytesIn, long bytesOut) {
+        if (!reporting) {
+            return;
+        }
         final int calls = ms.length;
         Arrays.sort(ms);
         final double bound = gpu ? measureBus().boundMillis(bytesIn, bytesOut) : Double.NaN;
@@ -258,9 +286,9 @@ final class BusBench {
                 gpu ? String.format(Locale.ROOT, "  %.2fx the bus bound", row.medianMs() / bound) : "");
     }
 
-    /** Calls per row: enough for a median at small sizes, a few at the largest. */
+    /** Calls per row: enough for a steady median at small sizes, a few at the largest. */
     private static int callsFor(int n) {
-        return Math.max(5, Math.min(11, (1 << 25) / Math.max(1, n)));
+        return Math.max(5, Math.min(41, (1 << 26) / Math.max(1, n)));
     }
 
     /** {@code n} distinct keys over the whole {@code long} range, in random order (a bijective mix of a counter). */

@@ -111,7 +111,7 @@ public final class GpuSortedArrayIndex extends AbstractGpuIndex {
 
     @Override
     void deleteOnDevice(DeviceBuffer batchK, int n, boolean keysSorted, boolean hostChecked) {
-        steps.checkOnDevice(batchK, null, n, keysSorted, hostChecked);
+        steps.checkOnDevice(batchK, n, keysSorted, hostChecked);
         if (size == 0) {
             return;
         }
@@ -143,7 +143,7 @@ public final class GpuSortedArrayIndex extends AbstractGpuIndex {
     @Override
     void lookupOnDevice(int mode, DeviceBuffer queries, int n, boolean keysSorted, boolean hostChecked,
                         DeviceBuffer keysResult, DeviceBuffer valuesResult) {
-        steps.checkOnDevice(queries, null, n, keysSorted, hostChecked);
+        steps.checkOnDevice(queries, n, keysSorted, hostChecked);
         arrayKernels.saLookup(mode, pointerOf(keys), pointerOf(values), size, queries.pointer(), n,
                 pointerOf(keysResult), valuesResult.pointer());
     }

@@ -90,7 +90,7 @@ abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResid
                      boolean registerHeap) {
         super(Backend.GPU, false);
         this.device = device;
-        this.memory = device.memory.account(budget);
+        this.memory = device.memory.indexAccount(budget);
         this.batchKeys = scratch("batch keys");
         this.batchValues = scratch("batch values");
         this.outKeys = scratch("result keys");
@@ -669,6 +669,7 @@ abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResid
         counters.close();
         stream.close();
         hostOffsets = new long[0];
+        memory.releasePutOff(); // a constructor that failed has not ended the account
     }
 
     // -------------------------------------------------------------------------------------------------------------

@@ -113,7 +113,7 @@ public final class DeviceBuffer implements AutoCloseable {
             try {
                 cuMemAlloc(p, size);
             } catch (CudaException e) {
-                if (!isOutOfMemory(e) || account.ledger().freeAllKept() == 0) {
+                if (!isOutOfMemory(e) || account.releasePutOff() + account.ledger().freeAllKept() == 0) {
                     throw e;
                 }
                 cuMemAlloc(p, size);
@@ -243,7 +243,8 @@ public final class DeviceBuffer implements AutoCloseable {
         final long[] chunk = new long[1];
         try {
             int code = DeviceMemoryNative.map(mapping.start + bytes, size, mapping.ordinal, chunk);
-            if (code == DeviceMemoryNative.OUT_OF_MEMORY && account.ledger().freeAllKept() > 0) {
+            if (code == DeviceMemoryNative.OUT_OF_MEMORY
+                    && account.releasePutOff() + account.ledger().freeAllKept() > 0) {
                 code = DeviceMemoryNative.map(mapping.start + bytes, size, mapping.ordinal, chunk);
             }
             if (code == DeviceMemoryNative.OUT_OF_MEMORY) {
@@ -367,9 +368,33 @@ public final class DeviceBuffer implements AutoCloseable {
             return;
         }
         closed = true;
-        if (view) {
+        if (!view && !putOff()) {
+            release();
+        }
+    }
+
+    /**
+     * Closes this buffer once the work queued on {@code stream} is done with it: at once where its release is put
+     * off (its memory stays reserved until its index closes), else after waiting for that work.
+     */
+    void closeAfter(DeviceStream stream) {
+        if (closed) {
             return;
         }
+        closed = true;
+        if (!view && !putOff()) {
+            stream.synchronize();
+            release();
+        }
+    }
+
+    /** Puts off the release of a small plain buffer that an open index dropped ({@link DeviceMemoryLedger}). */
+    private boolean putOff() {
+        return mapping == null && !account.ended() && account.putOff(bytes + slack, this::release);
+    }
+
+    /** Gives the memory back: kept for the next index where the account has ended, else freed. */
+    private void release() {
         if (account.keep(kept())) {
             // its index has ended: the next index's allocation takes it
             LIVE_BYTES.addAndGet(-(bytes + slack));

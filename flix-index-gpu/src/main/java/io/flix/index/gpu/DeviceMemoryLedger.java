@@ -3,7 +3,9 @@ package io.flix.index.gpu;
 import io.flix.index.GpuMemoryBudget;
 
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.Iterator;
+import java.util.List;
 import java.util.Locale;
 
 /**
@@ -21,6 +23,10 @@ import java.util.Locale;
  * as a free does. Kept bytes count towards every budget as the indexes' own do, so a budget bounds what the process
  * holds; a reservation that would pass a budget, or an allocation that the device refuses, frees kept memory first
  * (oldest first).
+ *
+ * <p>An open index's small blocks that it drops (the arrays of an empty layout that its first build replaces, a
+ * scratch buffer outgrown) are put off until it closes ({@link Account#putOff}): freeing memory while the index is
+ * open waits for the whole device, and a layout drops several small arrays at once.
  */
 final class DeviceMemoryLedger {
 
@@ -64,7 +70,15 @@ final class DeviceMemoryLedger {
 
     /** An account that reserves in this ledger within {@code budget}. */
     Account account(GpuMemoryBudget budget) {
-        return new Account(budget, budget.limitOn(deviceBytes));
+        return new Account(budget, budget.limitOn(deviceBytes), false);
+    }
+
+    /**
+     * An index's account, which it {@linkplain Account#end ends} when it closes: it may put off the release of the
+     * small blocks it drops until then ({@link Account#putOff}).
+     */
+    Account indexAccount(GpuMemoryBudget budget) {
+        return new Account(budget, budget.limitOn(deviceBytes), true);
     }
 
     /** Bytes the indexes hold: reserved and not released, the kept bytes not counted. */
@@ -196,15 +210,23 @@ final class DeviceMemoryLedger {
         return bytes + " bytes";
     }
 
+    /** The most bytes an open account puts off freeing ({@link Account#putOff}). */
+    static final long PUT_OFF_LIMIT = 4L << 20;
+
     /** One index's (or one caller's) way into the ledger, held to its budget. */
     final class Account {
         private final GpuMemoryBudget budget;
         private final long limit;
+        private final boolean endedByItsIndex;
         private volatile boolean ended;
+        /** The releases of the blocks put off, and their bytes. Guarded by this account. */
+        private final List<Runnable> putOff = new ArrayList<>();
+        private long putOffBytes;
 
-        private Account(GpuMemoryBudget budget, long limit) {
+        private Account(GpuMemoryBudget budget, long limit, boolean endedByItsIndex) {
             this.budget = budget;
             this.limit = limit;
+            this.endedByItsIndex = endedByItsIndex;
         }
 
         /**
@@ -213,7 +235,14 @@ final class DeviceMemoryLedger {
          * @throws DeviceMemoryBudgetExceededException where the bytes in use would pass this account's budget
          */
         long reserve(long bytes, String what) {
-            return DeviceMemoryLedger.this.reserve(bytes, limit, budget, what);
+            try {
+                return DeviceMemoryLedger.this.reserve(bytes, limit, budget, what);
+            } catch (DeviceMemoryBudgetExceededException e) {
+                if (releasePutOff() == 0) {
+                    throw e;
+                }
+                return DeviceMemoryLedger.this.reserve(bytes, limit, budget, what);
+            }
         }
 
         /** Releases {@code bytes} this account reserved; returns the ledger's bytes in use after. */
@@ -227,6 +256,44 @@ final class DeviceMemoryLedger {
          */
         void end() {
             ended = true;
+            releasePutOff();
+        }
+
+        /**
+         * Puts off the release of a block of {@code bytes} that this open account reserved and its index dropped,
+         * until the account ends (its memory then kept for the next index) or needs room; the block stays reserved
+         * meanwhile, and no device work reaches it before it is released. False where the account is not an index's
+         * ({@link #indexAccount}), has ended or has put off {@link #PUT_OFF_LIMIT} bytes: the caller releases it now.
+         */
+        synchronized boolean putOff(long bytes, Runnable release) {
+            if (!endedByItsIndex || ended || bytes < 0 || putOffBytes + bytes > PUT_OFF_LIMIT) {
+                return false;
+            }
+            putOff.add(release);
+            putOffBytes += bytes;
+            return true;
+        }
+
+        /** Bytes put off and not yet released. */
+        synchronized long bytesPutOff() {
+            return putOffBytes;
+        }
+
+        /**
+         * Runs the releases put off (each frees its block, or keeps it where the account has ended); returns their
+         * bytes. A reservation past the budget, and an allocation the device refuses, run them first.
+         */
+        long releasePutOff() {
+            final List<Runnable> releases;
+            final long bytes;
+            synchronized (this) {
+                releases = List.copyOf(putOff);
+                bytes = putOffBytes;
+                putOff.clear();
+                putOffBytes = 0;
+            }
+            releases.forEach(Runnable::run);
+            return bytes;
         }
 
         boolean ended() {

@@ -126,7 +126,7 @@ final class DeviceNodePool implements AutoCloseable {
      * {@link #adopt}: a layout allocates before it checks what may still fail. Null where the pool's arrays serve.
      */
     PoolArrays allocateFor(int usedNodes) {
-        final long poolNodes = Math.max(usedNodes, INITIAL_NODES);
+        final int poolNodes = Math.max(usedNodes, INITIAL_NODES);
         if (poolNodes > capacity) {
             return allocateArrays(poolNodes);
         }
@@ -225,6 +225,7 @@ final class DeviceNodePool implements AutoCloseable {
         final int cap = checkedCapacity(newCapacity);
         if (keep && oldCapacity > 0 && nodeKeys.growsInPlace()) {
             growInPlace(cap);
+            capacity = cap;
         } else {
             final PoolArrays fresh = allocateArrays(cap);
             if (keep && oldCapacity > 0) {
@@ -240,7 +241,6 @@ final class DeviceNodePool implements AutoCloseable {
             }
             adopt(fresh);
         }
-        capacity = cap;
         if (keep && oldCapacity > 0) {
             kernels.fillFreeStack(freeStack.pointer(), freeTop, oldCapacity, cap - oldCapacity);
             freeTop += cap - oldCapacity;
@@ -259,9 +259,8 @@ final class DeviceNodePool implements AutoCloseable {
         return " (" + cap + " nodes of " + GpuFlixIndex.NODE_SIZE + ")";
     }
 
-    /** New pool arrays for {@code nodes} nodes, the pool untouched. */
-    private PoolArrays allocateArrays(long nodes) {
-        final int cap = checkedCapacity(nodes);
+    /** New pool arrays for {@code cap} nodes, the pool untouched. */
+    private PoolArrays allocateArrays(int cap) {
         final String what = describe(cap);
         return new PoolArrays(DeviceBuffer.allocateAll(POOL_ARRAYS.length,
                 i -> allocatePoolArray(cap, i, POOL_ARRAYS[i] + what)), cap);

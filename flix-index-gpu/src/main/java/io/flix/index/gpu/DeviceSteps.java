@@ -512,21 +512,18 @@ final class DeviceSteps implements AutoCloseable {
     }
 
     /**
-     * The device half of the checks: reserved values (where values != null) and a broken sort promise. Where the
-     * host has checked already ({@code hostChecked}), small batches are not checked again. A fault found here is
-     * worded by BatchArgs on a host copy of the batch (a rare path).
+     * The device half of a key batch's checks (deletes, lookups): a broken sort promise (pair batches are checked
+     * by {@link #checkSortAndDedupe}). Where the host has checked already ({@code hostChecked}), small batches are
+     * not checked again. A fault found here is worded by BatchArgs on a host copy of the batch (a rare path).
      */
-    void checkOnDevice(DeviceBuffer keys, DeviceBuffer values, int n, boolean keysSorted, boolean hostChecked) {
-        if (!deviceChecks(n, hostChecked) || (values == null && !keysSorted)) {
+    void checkOnDevice(DeviceBuffer keys, int n, boolean keysSorted, boolean hostChecked) {
+        if (!deviceChecks(n, hostChecked) || !keysSorted) {
             return;
         }
-        stepCounters.fillInts(STEP_FIRST_RESERVED, STEP_FIRST_UNSORTED + 1, Integer.MAX_VALUE);
-        kernels.checkBatch(keys.pointer(), pointerOf(values), n, keysSorted ? 1 : 0,
-                stepCounters.at(STEP_FIRST_RESERVED), stepCounters.at(STEP_FIRST_UNSORTED));
-        final long[] found = stepCounters.read(STEP_FIRST_RESERVED, STEP_FIRST_UNSORTED + 1);
-        if ((int) found[STEP_FIRST_RESERVED] != Integer.MAX_VALUE
-                || (int) found[STEP_FIRST_UNSORTED] != Integer.MAX_VALUE) {
-            DeviceBatchFaults.report(keys, values, n, keysSorted);
+        stepCounters.fillInts(STEP_FIRST_UNSORTED, STEP_FIRST_UNSORTED + 1, Integer.MAX_VALUE);
+        kernels.checkBatch(keys.pointer(), null, n, 1, null, stepCounters.at(STEP_FIRST_UNSORTED));
+        if (stepCounters.readInt(STEP_FIRST_UNSORTED) != Integer.MAX_VALUE) {
+            DeviceBatchFaults.report(keys, null, n, true);
         }
     }
 

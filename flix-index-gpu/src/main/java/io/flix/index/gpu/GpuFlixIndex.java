@@ -252,7 +252,7 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
 
     @Override
     void deleteOnDevice(DeviceBuffer keys, int n, boolean keysSorted, boolean hostChecked) {
-        steps.checkOnDevice(keys, null, n, keysSorted, hostChecked);
+        steps.checkOnDevice(keys, n, keysSorted, hostChecked);
         if (size == 0) {
             return;
         }
@@ -652,9 +652,8 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
             // keep the current buckets valid: a later failure in the same call must leave the index intact
             stream.copy(max.pointer(), bucketMax.pointer(), numBuckets * 8L);
             stream.copy(head.pointer(), bucketHead.pointer(), numBuckets * 4L);
-            stream.synchronize(); // the copies have read the old arrays
-            bucketMax.close();
-            bucketHead.close();
+            bucketMax.closeAfter(stream);
+            bucketHead.closeAfter(stream);
         }
         bucketMax = max;
         bucketHead = head;

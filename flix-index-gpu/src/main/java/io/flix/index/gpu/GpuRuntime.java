@@ -144,6 +144,11 @@ final class GpuRuntime {
             return ((RawFunction) function(kernel)).address();
         }
 
+        /** The raw handle of a kernel of another fatbin resource, for native code that launches it. */
+        long functionAddress(String fatbinResource, String kernel) {
+            return ((RawFunction) function(fatbinResource, kernel)).address();
+        }
+
         /** A kernel of another fatbin resource, loaded into this context on first use. */
         synchronized CUfunction function(String fatbinResource, String kernel) {
             return extraFunctions.computeIfAbsent(fatbinResource + "/" + kernel, k -> {
@@ -156,7 +161,7 @@ final class GpuRuntime {
                     }
                     return loaded;
                 });
-                final CUfunction f = new CUfunction();
+                final CUfunction f = new RawFunction();
                 cuModuleGetFunction(f, m, kernel);
                 return f;
             });

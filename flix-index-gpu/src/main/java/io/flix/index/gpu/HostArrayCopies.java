@@ -94,8 +94,7 @@ interface HostArrayCopies extends AutoCloseable {
      */
     default Arrival uploadThenInBackground(long[] first, CUdeviceptr firstDst, long[] then, CUdeviceptr thenDst,
                                            int n) {
-        upload(first, n, firstDst);
-        upload(then, n, thenDst);
+        uploadAll(new long[][] {first, then}, n, new CUdeviceptr[] {firstDst, thenDst});
         return () -> {
         };
     }

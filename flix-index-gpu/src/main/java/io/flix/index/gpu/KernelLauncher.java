@@ -1,22 +1,24 @@
 package io.flix.index.gpu;
 
-import static jcuda.driver.JCudaDriver.cuLaunchKernel;
-
 import java.util.function.Consumer;
 
-import jcuda.Pointer;
+import jcuda.CudaException;
 import jcuda.driver.CUdeviceptr;
-import jcuda.driver.CUfunction;
+import jcuda.driver.CUresult;
 
 /**
  * Launches the kernels of one fatbin in blocks of {@link KernelContract#BLOCK_THREADS} threads on the current
  * index's stream ({@link DeviceStream}). Only the typed launch classes ({@link FlixKernels}, {@link SortedArrayKernels}) call it:
- * they name each kernel and marshal its parameters with {@link #ptr}, {@link #i32} and {@link #i64}.
+ * they name each kernel and pass its parameters through {@link #ptr}, {@link #i32} and {@link #i64}, as raw 64-bit
+ * values that the native launch ({@code src/main/cuda/flix_launch_jni.cu}) hands to the driver: a kernel's 32-bit
+ * parameter reads the low half of its value.
  */
 final class KernelLauncher {
 
     private static final int BLOCK = KernelContract.BLOCK_THREADS;
     private static final int WARP = 32;
+    /** As {@code MAX_PARAMETERS} of flix_launch_jni.cu. */
+    private static final int MAX_PARAMETERS = 24;
 
     private final GpuRuntime.DeviceContext device;
     /** The fatbin resource; null for flix_kernels.fatbin, which every device context loads. */
@@ -37,7 +39,7 @@ final class KernelLauncher {
     }
 
     /** One thread per item; nothing where there are none. */
-    void threads(String kernel, long threads, Pointer... parameters) {
+    void threads(String kernel, long threads, long... parameters) {
         if (threads <= 0) {
             return;
         }
@@ -45,39 +47,45 @@ final class KernelLauncher {
         if (blocks > Integer.MAX_VALUE) {
             throw new IllegalStateException(kernel + ": " + threads + " threads exceed one launch");
         }
-        cuLaunchKernel(function(kernel), (int) blocks, 1, 1, BLOCK, 1, 1, 0, stream.stream(), Pointer.to(parameters),
-                null);
-        trace.accept(kernel);
+        grid(kernel, (int) blocks, 1, parameters);
     }
 
     /** One warp per item. */
-    void warps(String kernel, long warps, Pointer... parameters) {
+    void warps(String kernel, long warps, long... parameters) {
         threads(kernel, warps * WARP, parameters);
     }
 
     /** A grid of {@code gridX} by {@code gridY} blocks. */
-    void grid(String kernel, int gridX, int gridY, Pointer... parameters) {
-        cuLaunchKernel(function(kernel), gridX, gridY, 1, BLOCK, 1, 1, 0, stream.stream(), Pointer.to(parameters),
-                null);
+    void grid(String kernel, int gridX, int gridY, long... parameters) {
+        if (parameters.length > MAX_PARAMETERS) {
+            throw new IllegalArgumentException(kernel + ": " + parameters.length + " parameters, more than the "
+                    + MAX_PARAMETERS + " a launch passes");
+        }
+        final long function = fatbin == null ? device.functionAddress(kernel)
+                : device.functionAddress(fatbin, kernel);
+        final int code = launch(function, gridX, gridY, BLOCK, stream.address(), parameters);
+        if (code != CUresult.CUDA_SUCCESS) {
+            throw new CudaException(CUresult.stringFor(code) + " launching " + kernel);
+        }
         trace.accept(kernel);
     }
 
-    private CUfunction function(String kernel) {
-        return fatbin == null ? device.function(kernel) : device.function(fatbin, kernel);
-    }
-
     /** A pointer parameter; null passes a null device pointer (a kernel's optional array). */
-    static Pointer ptr(CUdeviceptr p) {
-        return Pointer.to(p == null ? new CUdeviceptr() : p);
+    static long ptr(CUdeviceptr p) {
+        return p == null ? 0L : DeviceBuffer.addressOf(p);
     }
 
     /** An {@code int} parameter. */
-    static Pointer i32(int v) {
-        return Pointer.to(new int[] {v});
+    static long i32(int v) {
+        return v;
     }
 
     /** An {@code i64} ({@code long long}) parameter. */
-    static Pointer i64(long v) {
-        return Pointer.to(new long[] {v});
+    static long i64(long v) {
+        return v;
     }
+
+    /** Launches {@code function}; returns the CUresult. The device's context must be current. */
+    private static native int launch(long function, int gridX, int gridY, int blockX, long stream,
+                                     long[] parameters);
 }

@@ -8,6 +8,7 @@ import static jcuda.driver.JCudaDriver.cuEventSynchronize;
 
 import java.io.PrintStream;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 import jcuda.driver.CUevent;
@@ -38,18 +39,25 @@ final class StepTimeline implements AutoCloseable {
     /** Prints the last call's steps, then starts a new call's. */
     void begin(String call) {
         print();
-        mark(call);
+        record(call);
     }
 
-    /** The step just issued or passed. */
+    /** The step just issued or passed (steps before any call, as a constructor's, go under a header of their own). */
     void mark(String step) {
+        if (marked == 0) {
+            record("outside a call");
+        }
+        record(step);
+    }
+
+    private void record(String step) {
         if (marked == events.size()) {
             final CUevent e = new CUevent();
             cuEventCreate(e, CUevent_flags.CU_EVENT_DEFAULT);
             events.add(e);
         }
         if (marked == hostNanos.length) {
-            hostNanos = java.util.Arrays.copyOf(hostNanos, marked * 2);
+            hostNanos = Arrays.copyOf(hostNanos, marked * 2);
         }
         cuEventRecord(events.get(marked), stream.stream());
         hostNanos[marked] = System.nanoTime();

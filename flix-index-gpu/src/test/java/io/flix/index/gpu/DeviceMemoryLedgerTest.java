@@ -449,4 +449,65 @@ class DeviceMemoryLedgerTest {
             pool.shutdownNow();
         }
     }
+
+    // -------------------------------------------------------------------------------------------------------------
+    // Releases an open index puts off
+
+    /** An index's account holding {@code bytes}; each put-off release gives back its own bytes, as a buffer's does. */
+    private static DeviceMemoryLedger.Account indexHolding(DeviceMemoryLedger ledger, GpuMemoryBudget budget,
+                                                           long bytes) {
+        final DeviceMemoryLedger.Account account = ledger.indexAccount(budget);
+        account.reserve(bytes, "bucket heads");
+        return account;
+    }
+
+    @Test
+    void anOpenIndexPutsOffReleasesUntilItsAccountEndsAndTheBytesStayReservedMeanwhile() {
+        final DeviceMemoryLedger ledger = new DeviceMemoryLedger(DEVICE, 1000);
+        final DeviceMemoryLedger.Account index = indexHolding(ledger, GpuMemoryBudget.NONE, 300);
+        final List<String> released = new ArrayList<>();
+        assertTrue(index.putOff(100, () -> released.add("empty pool")));
+        assertTrue(index.putOff(50, () -> released.add("one bucket")));
+        assertEquals(150, index.bytesPutOff());
+        assertEquals(300, ledger.bytesInUse(), "reserved until released");
+        assertTrue(released.isEmpty());
+        index.end();
+        assertEquals(List.of("empty pool", "one bucket"), released, "released once, in order, when it ends");
+        assertEquals(0, index.bytesPutOff());
+        assertFalse(index.putOff(10, () -> released.add("late")), "an ended account releases at once");
+        index.releasePutOff();
+        assertEquals(2, released.size());
+    }
+
+    @Test
+    void onlyAnIndexAccountPutsOffAndOnlyUpToTheLimit() {
+        final DeviceMemoryLedger ledger = new DeviceMemoryLedger(DEVICE, 1L << 40);
+        final DeviceMemoryLedger.Account caller = ledger.account(GpuMemoryBudget.NONE);
+        caller.reserve(100, "a caller's device array");
+        assertFalse(caller.putOff(100, () -> { }), "a caller's account never ends: nothing would release it");
+        final DeviceMemoryLedger.Account index = indexHolding(ledger, GpuMemoryBudget.NONE,
+                DeviceMemoryLedger.PUT_OFF_LIMIT + 1);
+        assertFalse(index.putOff(DeviceMemoryLedger.PUT_OFF_LIMIT + 1, () -> { }), "past the limit");
+        assertTrue(index.putOff(DeviceMemoryLedger.PUT_OFF_LIMIT, () -> { }));
+        assertFalse(index.putOff(1, () -> { }), "the limit is of all the bytes put off");
+        assertEquals(DeviceMemoryLedger.PUT_OFF_LIMIT, index.bytesPutOff());
+    }
+
+    @Test
+    void aReservationPastTheBudgetReleasesWhatWasPutOffFirst() {
+        final DeviceMemoryLedger ledger = new DeviceMemoryLedger(DEVICE, 1000);
+        final DeviceMemoryLedger.Account index = indexHolding(ledger, GpuMemoryBudget.ofBytes(500), 400);
+        final List<String> released = new ArrayList<>();
+        assertTrue(index.putOff(300, () -> {
+            released.add("outgrown scratch");
+            index.release(300);
+        }));
+        assertEquals(400, index.reserve(300, "grown scratch"), "room made by the release put off");
+        assertEquals(List.of("outgrown scratch"), released);
+        assertEquals(0, index.bytesPutOff());
+        final DeviceMemoryBudgetExceededException e = assertThrows(DeviceMemoryBudgetExceededException.class,
+                () -> index.reserve(101, "node keys"));
+        assertEquals(400, e.bytesInUse(), "refused once nothing is left to release");
+        assertEquals(1, released.size());
+    }
 }
