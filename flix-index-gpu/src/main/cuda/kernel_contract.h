@@ -48,7 +48,8 @@ typedef long long i64;
 #define SLOT_TOUCHED_ITEMS 8          // compact_touched (int): work items of a batch sliced by touched bucket
 #define SLOT_WIDE_MERGES 9            // upsert_apply (int): wide merges recorded
 #define SLOT_FIRST_UNSORTED 10        // lookup_get, lookup_ceiling, lookup_floor (int): first broken sort promise
-#define INDEX_COUNTER_SLOTS 11
+#define SLOT_NODES_NEEDED 11          // upsert (int): nodes the batch needs, the count scan's total copied here
+#define INDEX_COUNTER_SLOTS 12
 
 // The batch steps' counters (DeviceSteps, under both structures).
 #define STEP_KEY_SPREAD 0             // key_spread: the OR of keys[i] ^ keys[0]

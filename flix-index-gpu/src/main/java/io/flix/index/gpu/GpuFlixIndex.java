@@ -11,6 +11,7 @@ import static io.flix.index.gpu.KernelContract.SLOT_KEYS_INSERTED;
 import static io.flix.index.gpu.KernelContract.SLOT_LONGEST_CHAIN;
 import static io.flix.index.gpu.KernelContract.SLOT_MOST_KEYS_IN_A_BUCKET;
 import static io.flix.index.gpu.KernelContract.SLOT_MOST_NODES_GAINED;
+import static io.flix.index.gpu.KernelContract.SLOT_NODES_NEEDED;
 import static io.flix.index.gpu.KernelContract.SLOT_NODES_IN_USE;
 import static io.flix.index.gpu.KernelContract.SLOT_TOUCHED_ITEMS;
 import static io.flix.index.gpu.KernelContract.SLOT_WIDE_MERGES;
@@ -201,8 +202,11 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
                 pool.nodeNext(), pool.nodeMax(), batch, segStart.pointer(),
                 needNodes.ensure((items + 1L) * Integer.BYTES).pointer(), counters.pointer());
         steps.scanInt(needNodes.buffer(), allocBase.ensure((items + 1L) * Integer.BYTES), items + 1);
-        final long nodesNeeded = steps.readInt(allocBase.buffer(), items);
-        final long[] counted = counters.read(SLOT_BUCKETS_TOUCHED, SLOT_MOST_KEYS_IN_A_BUCKET + 1);
+        // the scan's total beside the count pass's counters: one read, which waits for the device
+        stream.copy(counters.at(SLOT_NODES_NEEDED), allocBase.buffer().at(items * (long) Integer.BYTES),
+                Integer.BYTES);
+        final long[] counted = counters.read(SLOT_BUCKETS_TOUCHED, SLOT_NODES_NEEDED + 1);
+        final long nodesNeeded = counted[SLOT_NODES_NEEDED];
         final long touched = counted[SLOT_BUCKETS_TOUCHED];
         final long mostKeysInABucket = counted[SLOT_MOST_KEYS_IN_A_BUCKET];
         // the only allocations that can fail; nothing has changed yet

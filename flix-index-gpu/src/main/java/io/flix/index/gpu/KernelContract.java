@@ -57,7 +57,9 @@ final class KernelContract {
     static final int SLOT_WIDE_MERGES = 9;
     /** lookup_get, lookup_ceiling, lookup_floor (int): first broken sort promise. */
     static final int SLOT_FIRST_UNSORTED = 10;
-    static final int INDEX_COUNTER_SLOTS = 11;
+    /** upsert (int): nodes the batch needs, the count scan's total copied beside the count pass's counters. */
+    static final int SLOT_NODES_NEEDED = 11;
+    static final int INDEX_COUNTER_SLOTS = 12;
 
     // The batch steps' counters (DeviceSteps).
     /** key_spread: the OR of keys[i] ^ keys[0]. */
