@@ -3,8 +3,8 @@
 #   NAME.fatbin        - kernels, loaded through the CUDA driver API (flix_kernels.cu: the index's;
 #                        flix-bench's sorted_array_kernels.cu: the paper's sorted-array baseline)
 #   libflixnative.so   - all *_jni.cu files together: the JNI bridges for CUB's radix sort and scan (static CUDA
-#                        runtime); the driver's virtual memory calls and the Java heap's registration and direct
-#                        copies (looked up in libcuda.so.1 at run time, cuda_driver.h)
+#                        runtime); the driver's virtual memory calls, the Java heap's registration and direct
+#                        copies, and the kernel launches (looked up in libcuda.so.1 at run time, cuda_driver.h)
 # Machine code for sm_80, sm_86, sm_89, sm_90 and compute_90 PTX (JIT-compiled by newer drivers).
 # Without nvcc 12+ (or, for the JNI bridges, the JDK's JNI headers) it prints why and builds nothing: the GPU
 # backend then reports itself unavailable and Backend.AUTO takes the CPU.

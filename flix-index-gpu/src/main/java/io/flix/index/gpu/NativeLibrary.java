@@ -8,7 +8,8 @@ import java.nio.file.StandardCopyOption;
 
 /**
  * The project's JNI library, {@code libflixnative.so}, built from {@code src/main/cuda/*_jni.cu}: the bridges
- * {@link CubNative} (CUB's sorts and scans) and {@link DeviceMemoryNative} (the driver's virtual memory calls).
+ * {@link CubNative} (CUB's sorts and scans), {@link DeviceMemoryNative} (the driver's virtual memory calls),
+ * {@link HostArrayDma} (copies straight between Java arrays and the device) and {@link KernelLauncher}'s launches.
  */
 final class NativeLibrary {
 
