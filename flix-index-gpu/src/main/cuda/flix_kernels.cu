@@ -1133,6 +1133,14 @@ extern "C" __global__ void delete_apply(int numItems, const int* itemBucket, int
 // offsets, then range_query, one warp a range, writes the pairs from them. Both find a range's first bucket (the
 // first whose max is >= lo) in the bucket samples (L2-resident), then in the one line of bucketMax they point to.
 
+// ends[g] = offsets[n g / groups] for g <= groups: where each of `groups` equal groups of ranges starts in the
+// scanned offsets (ends[groups]: the pairs of all of them), read by the host in one go instead of every offset.
+extern "C" __global__ void range_group_ends(const i64* offsets, int n, int groups, i64* ends) {
+    const int g = blockIdx.x * blockDim.x + threadIdx.x;
+    if (g > groups) return;
+    ends[g] = offsets[(i64)n * g / groups];
+}
+
 extern "C" __global__ void range_count(int numRanges, const i64* lo, const i64* hi, int limit, int numBuckets,
                                        const i64* bucketMax, const i64* bucketSamples, int numSamples,
                                        const int* bucketHead, const i64* nodeKeys, const int* nodeCount,

@@ -17,6 +17,7 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.locks.Lock;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
@@ -63,6 +64,8 @@ abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResid
     final Scratch outValues;
     final Scratch counts;
     final Scratch offsets;
+    /** Where each group of a range call's ranges starts in the offsets, and the total. */
+    private final Scratch rangeGroupEnds;
     private boolean lastGetPipelined;
 
     /**
@@ -97,6 +100,7 @@ abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResid
         this.outValues = scratch("result values");
         this.counts = scratch("counts");
         this.offsets = scratch("offsets");
+        this.rangeGroupEnds = scratch("range group ends");
         this.stream = new DeviceStream();
         this.kernels = new FlixKernels(device, stream, this::trace);
         DeviceSteps s = null;
@@ -510,13 +514,12 @@ abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResid
         trace("range count");
         final DeviceBuffer rangeOffsets = offsets.ensure((n + 1L) * Long.BYTES);
         steps.scanLong(rangeCounts, rangeOffsets, n + 1);
-        if (hostOffsets.length < n + 1) {
-            hostOffsets = new long[n + 1];
-        }
-        final long[] longOffsets = hostOffsets;
-        // the offsets come back whole, the total with them (one wait)
-        download(rangeOffsets.pointer(), longOffsets, n + 1);
-        final long total = longOffsets[n];
+        // where the largest number of groups starts, and the total: one small read; the offsets come back behind it
+        final long[] groupEnds = new long[RANGE_GROUPS + 1];
+        kernels.rangeGroupEnds(rangeOffsets.pointer(), n, RANGE_GROUPS, rangeGroupEnds.ensure(groupEnds.length * 8L)
+                .pointer());
+        stream.read(rangeGroupEnds.pointer(), groupEnds, groupEnds.length);
+        final long total = groupEnds[RANGE_GROUPS];
         if (total > Integer.MAX_VALUE - 8) {
             // a range out of order counts more pairs than a result holds
             BatchArgs.checkRangeOrder(lo, hi, n);
@@ -527,19 +530,20 @@ abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResid
                 : new long[pairCapacity(total, n, limitPerRange, loop)];
         final long[] values = reuse != null && reuse.values().length >= total ? reuse.values()
                 : new long[keys.length];
-        trace("range offsets and arrays " + total);
-        final int[] csr = reuse != null && reuse.offsets().length == n + 1 ? reuse.offsets() : new int[n + 1];
-        final CompletableFuture<Void> narrowed;
-        if (n < PARALLEL_NARROW_MIN) {
-            for (int i = 0; i <= n; i++) {
-                csr[i] = (int) longOffsets[i];
-            }
-            narrowed = CompletableFuture.completedFuture(null);
-        } else {
-            // narrowed on other threads while the pairs come back
-            narrowed = CompletableFuture.runAsync(() -> IntStream.range(0, n + 1).parallel()
-                    .forEach(i -> csr[i] = (int) longOffsets[i]));
+        trace("range total and arrays " + total);
+        if (hostOffsets.length < n + 1) {
+            hostOffsets = new long[n + 1];
         }
+        final long[] longOffsets = hostOffsets;
+        final int[] csr = reuse != null && reuse.offsets().length == n + 1 ? reuse.offsets() : new int[n + 1];
+        final HostArrayCopies.Arrival offsetsArrival = copies.downloadInBackground(rangeOffsets.pointer(),
+                longOffsets, n + 1);
+        // narrowed on other threads while the pairs come back, once the offsets have
+        final CompletableFuture<Void> narrowed = n < PARALLEL_NARROW_MIN ? null
+                : CompletableFuture.runAsync(() -> {
+                    offsetsArrival.await();
+                    IntStream.range(0, n + 1).parallel().forEach(i -> csr[i] = (int) longOffsets[i]);
+                });
         try {
             if (total > 0) {
                 // the pairs are written a group of ranges at a time, each group's coming back while the next is
@@ -548,12 +552,14 @@ abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResid
                 final DeviceBuffer his = batchValues.buffer();
                 final DeviceBuffer keysOut = outKeys.ensure(total * 8);
                 final DeviceBuffer valuesOut = outValues.ensure(total * 8);
-                final int groups = (int) Math.max(1, Math.min(RANGE_GROUPS, total / RANGE_GROUP_MIN_PAIRS));
+                final int groups = Integer.highestOneBit((int) Math.max(1, Math.min(RANGE_GROUPS,
+                        total / RANGE_GROUP_MIN_PAIRS)));
                 final long[] starts = new long[groups + 1];
                 final int[] first = new int[groups + 1];
                 for (int g = 0; g <= groups; g++) {
+                    // group g of `groups` begins where group g * (RANGE_GROUPS / groups) of RANGE_GROUPS does
                     first[g] = (int) ((long) n * g / groups);
-                    starts[g] = longOffsets[first[g]];
+                    starts[g] = groupEnds[g * (RANGE_GROUPS / groups)];
                 }
                 copies.produceAndDownload(starts, g -> {
                     final int from = first[g];
@@ -566,8 +572,20 @@ abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResid
                 }, new CUdeviceptr[] {keysOut.pointer(), valuesOut.pointer()}, new long[][] {keys, values});
                 trace("range pairs in " + groups + " groups");
             }
-        } finally {
-            narrowed.join(); // never left writing into arrays a later call reuses
+        } catch (RuntimeException e) {
+            // never left writing into arrays a later call reuses
+            try {
+                awaitOffsets(offsetsArrival, narrowed);
+            } catch (RuntimeException suppressed) {
+                e.addSuppressed(suppressed);
+            }
+            throw e;
+        }
+        awaitOffsets(offsetsArrival, narrowed);
+        if (narrowed == null) {
+            for (int i = 0; i <= n; i++) {
+                csr[i] = (int) longOffsets[i];
+            }
         }
         trace("range offsets narrowed");
         return new RangeResult(csr, keys, values);
@@ -586,7 +604,7 @@ abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResid
                 total + total / 8)));
     }
 
-    /** Groups of ranges whose pairs are written and brought back in turn, at most. */
+    /** Groups of ranges whose pairs are written and brought back in turn, at most (a power of two). */
     private static final int RANGE_GROUPS = 16;
     /**
      * Pairs a group of ranges holds at least (fewer pairs come back in one go): groups of a quarter of that cost a
@@ -597,6 +615,22 @@ abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResid
     private static final int PARALLEL_NARROW_MIN = 1 << 16;
     /** The range offsets as the device scans them (longs), reused between calls. */
     private long[] hostOffsets = new long[0];
+
+    /**
+     * Waits for a range call's offsets: their copy, and their narrowing where it runs on other threads (not null);
+     * throws a failure of either as it was.
+     */
+    private static void awaitOffsets(HostArrayCopies.Arrival copy, CompletableFuture<Void> narrowed) {
+        if (narrowed == null) {
+            copy.await();
+            return;
+        }
+        try {
+            narrowed.join();
+        } catch (CompletionException e) {
+            throw e.getCause() instanceof RuntimeException cause ? cause : e;
+        }
+    }
 
     @Override
     protected final int exportFromLocked(long fromKey, long[] keysOut, long[] valuesOut) {

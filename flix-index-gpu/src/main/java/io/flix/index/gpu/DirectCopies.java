@@ -224,6 +224,23 @@ final class DirectCopies implements HostArrayCopies {
         }
     }
 
+    /** The copy runs on a copy thread, after the compute stream's work issued before this call. */
+    @Override
+    public Arrival downloadInBackground(CUdeviceptr src, long[] dst, int n) {
+        final Copies copies = new Copies(false);
+        try {
+            copies.down(src, dst, 0, n, copies.computed());
+        } catch (RuntimeException e) {
+            try {
+                copies.close();
+            } catch (RuntimeException suppressed) {
+                e.addSuppressed(suppressed);
+            }
+            throw e;
+        }
+        return copies::close;
+    }
+
     @Override
     public void produceAndDownload(long[] starts, IntConsumer produce, CUdeviceptr[] srcs, long[][] dsts) {
         final int parts = starts.length - 1;

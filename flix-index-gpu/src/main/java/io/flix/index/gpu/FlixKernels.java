@@ -260,6 +260,11 @@ final class FlixKernels {
                 ptr(counters));
     }
 
+    /** {@code range_group_ends}: where each of {@code groups} equal groups of ranges starts in the offsets. */
+    void rangeGroupEnds(CUdeviceptr offsets, int n, int groups, CUdeviceptr ends) {
+        launcher.threads("range_group_ends", groups + 1L, ptr(offsets), i32(n), i32(groups), ptr(ends));
+    }
+
     /** {@code range_count}: each range's pairs, at most limit (one thread a range). */
     void rangeCount(int numRanges, CUdeviceptr lo, CUdeviceptr hi, int limit, int numBuckets, CUdeviceptr bucketMax,
                     CUdeviceptr bucketSamples, int numSamples, CUdeviceptr bucketHead, CUdeviceptr nodeKeys,

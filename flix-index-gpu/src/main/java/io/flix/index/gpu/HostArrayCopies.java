@@ -37,6 +37,18 @@ interface HostArrayCopies extends AutoCloseable {
     void downloadAll(CUdeviceptr[] srcs, long[][] dsts, int n);
 
     /**
+     * Copies {@code n} longs from {@code src} into {@code dst[0, n)} after the compute stream's work so far, and
+     * returns before they are in place where the copies run in the background: {@code dst} must not be read nor
+     * {@code src} changed until the arrival's {@link Arrival#await} has returned, which must be called whatever
+     * happens. Here: copies first.
+     */
+    default Arrival downloadInBackground(CUdeviceptr src, long[] dst, int n) {
+        download(src, dst, n);
+        return () -> {
+        };
+    }
+
+    /**
      * Produces a result in parts and brings each part back while the next is produced: {@code produce} issues part
      * k on the compute stream, whose longs {@code [starts[k], starts[k + 1])} of each {@code srcs[i]} then go into
      * {@code dsts[i]} at the same place. Returns when the results are in place.
@@ -52,7 +64,7 @@ interface HostArrayCopies extends AutoCloseable {
                 long[][] results);
 
     /**
-     * A copy to the device under way ({@link #uploadThenInBackground}), in parts numbered in the array's order: part k
+     * A copy under way ({@link #uploadThenInBackground}, {@link #downloadInBackground}), in parts numbered in the array's order: part k
      * is the longs {@code [partEnd(k - 1), partEnd(k))} (from 0 for the first), so that a reader can take each part
      * as it lands. Parts may land in any order.
      */
