@@ -493,9 +493,10 @@ abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResid
     }
 
     /**
-     * A count pass, a scan of the counts into CSR offsets, a fill pass; the pairs and offsets come back in pieces
-     * through pinned staging, into the arrays of {@code reuse} where they are large enough (a large result's new
-     * arrays cost more to allocate and zero than to fill). {@code loop}: the caller reuses results (the overload
+     * A count pass, a scan of the counts into CSR offsets, one small read (the total and where each group of ranges
+     * starts), a fill pass a group; the pairs come back group by group and the offsets behind them, into the arrays
+     * of {@code reuse} where they are large enough (a large result's new arrays cost more to allocate and zero than
+     * to fill). {@code loop}: the caller reuses results (the overload
      * with {@code reuse}, null on a loop's first call), so new arrays get room for the next call.
      */
     private RangeResult rangeInto(long[] lo, long[] hi, int n, int limitPerRange, RangeResult reuse, boolean loop) {
