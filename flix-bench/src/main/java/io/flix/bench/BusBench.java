@@ -138,12 +138,7 @@ final class BusBench {
             add(label, backend, device, gpu, "bus", "rebuild", n, calls, 16L * n, 0,
                     () -> index.build(keys, values, n));
             check(index.size() == n, label, "size after build " + index.size() + ", not " + n);
-            add(label, backend, device, gpu, "bus", "get_sorted", n, calls, 8L * n, 8L * n,
-                    () -> index.get(sortedKeys, n, out, true));
-            checkValues(label, "get_sorted", sortedKeys, out, n);
-            add(label, backend, device, gpu, "bus", "get_unsorted", n, calls, 8L * n, 8L * n,
-                    () -> index.get(keys, n, out, false));
-            checkValues(label, "get_unsorted", keys, out, n);
+            getRows(label, backend, device, gpu, "bus", index, sortedKeys, keys, out, calls);
             add(label, backend, device, gpu, "bus", "upsert", n, calls, 16L * n, 0,
                     () -> index.upsert(keys, values, n));
             check(index.size() == n, label, "size after upsert " + index.size() + ", not " + n);
@@ -164,6 +159,18 @@ final class BusBench {
                     () -> result[0] = index.range(lo, hi, ranges, RANGE_KEYS, result[0]));
             checkRanges(label, sortedKeys, sortedValues, first, result[0]);
         }
+    }
+
+    /** A section's rows of sorted and unsorted gets of {@code out.length} keys, each answer checked. */
+    private void getRows(String label, String backend, String device, boolean gpu, String section, FlixIndex index,
+                         long[] sorted, long[] unsorted, long[] out, int calls) {
+        final int n = out.length;
+        add(label, backend, device, gpu, section, "get_sorted", n, calls, 8L * n, 8L * n,
+                () -> index.get(sorted, n, out, true));
+        checkValues(label, section + " get_sorted", sorted, out, n);
+        add(label, backend, device, gpu, section, "get_unsorted", n, calls, 8L * n, 8L * n,
+                () -> index.get(unsorted, n, out, false));
+        checkValues(label, section + " get_unsorted", unsorted, out, n);
     }
 
     // ---------------------------------------------------------------------------------------------------------------
@@ -192,12 +199,7 @@ final class BusBench {
                 batch.get(k);
             }
             final int calls = Math.max(25, Math.min(400, (1 << 24) / n));
-            add(label, backend, device, gpu, "latency", "get_sorted", n, calls, 8L * n, 8L * n,
-                    () -> index.get(sorted, n, out, true));
-            checkValues(label, "latency get_sorted", sorted, out, n);
-            add(label, backend, device, gpu, "latency", "get_unsorted", n, calls, 8L * n, 8L * n,
-                    () -> index.get(probes, n, out, false));
-            checkValues(label, "latency get_unsorted", probes, out, n);
+            getRows(label, backend, device, gpu, "latency", index, sorted, probes, out, calls);
             add(label, backend, device, gpu, "latency", "upsert_sorted", n, calls, 16L * n, 0,
                     () -> index.upsert(sorted, sortedValues, n, true));
             add(label, backend, device, gpu, "latency", "upsert_unsorted", n, calls, 16L * n, 0,
