@@ -64,9 +64,9 @@ interface HostArrayCopies extends AutoCloseable {
                 long[][] results);
 
     /**
-     * A copy under way ({@link #uploadThenInBackground}, {@link #downloadInBackground}), in parts numbered in the array's order: part k
-     * is the longs {@code [partEnd(k - 1), partEnd(k))} (from 0 for the first), so that a reader can take each part
-     * as it lands. Parts may land in any order.
+     * A copy under way ({@link #uploadThenInBackground}, {@link #downloadInBackground}), in parts numbered in the
+     * array's order: part k is the longs {@code [partEnd(k - 1), partEnd(k))} (from 0 for the first), so that a
+     * reader can take each part as it lands. Parts may land in any order.
      */
     @FunctionalInterface
     interface Arrival {
