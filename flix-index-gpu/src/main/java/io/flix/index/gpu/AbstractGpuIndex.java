@@ -17,7 +17,6 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.locks.Lock;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
@@ -279,23 +278,15 @@ abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResid
                 n);
         trace("upload keys, values under way " + n);
         steps.valuesArriving(arrival);
-        RuntimeException failure = null;
         try {
             update.accept(k);
-        } catch (RuntimeException e) {
-            failure = e;
-            throw e;
-        } finally {
+        } catch (RuntimeException | Error e) {
             steps.valuesArriving(null);
-            try {
-                arrival.await();
-            } catch (RuntimeException e) {
-                if (failure == null) {
-                    throw e;
-                }
-                failure.addSuppressed(e);
-            }
+            Waits.afterFailure(e, arrival::await);
+            throw e;
         }
+        steps.valuesArriving(null);
+        arrival.await();
     }
 
     /**
@@ -573,13 +564,9 @@ abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResid
                 }, new CUdeviceptr[] {keysOut.pointer(), valuesOut.pointer()}, new long[][] {keys, values});
                 trace("range pairs in " + groups + " groups");
             }
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | Error e) {
             // never left writing into arrays a later call reuses
-            try {
-                awaitOffsets(offsetsArrival, narrowed);
-            } catch (RuntimeException suppressed) {
-                e.addSuppressed(suppressed);
-            }
+            Waits.afterFailure(e, () -> awaitOffsets(offsetsArrival, narrowed));
             throw e;
         }
         awaitOffsets(offsetsArrival, narrowed);
@@ -624,12 +611,8 @@ abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResid
     private static void awaitOffsets(HostArrayCopies.Arrival copy, CompletableFuture<Void> narrowed) {
         if (narrowed == null) {
             copy.await();
-            return;
-        }
-        try {
-            narrowed.join();
-        } catch (CompletionException e) {
-            throw e.getCause() instanceof RuntimeException cause ? cause : e;
+        } else {
+            Waits.join(narrowed);
         }
     }
 

@@ -364,13 +364,7 @@ public final class DeviceBuffer implements AutoCloseable {
 
     @Override
     public void close() {
-        if (closed) {
-            return;
-        }
-        closed = true;
-        if (!view && !putOff()) {
-            release();
-        }
+        close(null);
     }
 
     /**
@@ -378,12 +372,19 @@ public final class DeviceBuffer implements AutoCloseable {
      * off (its memory stays reserved until its index closes), else after waiting for that work.
      */
     void closeAfter(DeviceStream stream) {
+        close(stream);
+    }
+
+    /** Closes once: a view frees nothing; else the release is put off, or made after waiting for {@code work}. */
+    private void close(DeviceStream work) {
         if (closed) {
             return;
         }
         closed = true;
         if (!view && !putOff()) {
-            stream.synchronize();
+            if (work != null) {
+                work.synchronize();
+            }
             release();
         }
     }

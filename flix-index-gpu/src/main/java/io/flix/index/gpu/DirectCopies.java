@@ -15,7 +15,6 @@ import static jcuda.driver.JCudaDriver.cuEventSynchronize;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.function.IntConsumer;
@@ -175,13 +174,9 @@ final class DirectCopies implements HostArrayCopies {
                 upload(first, n, firstDst);
                 copies.up(then, 0, n, thenDst);
             }
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | Error e) {
             firstArrived.complete(null);
-            try {
-                copies.close();
-            } catch (RuntimeException suppressed) {
-                e.addSuppressed(suppressed);
-            }
+            Waits.afterFailure(e, copies::close);
             throw e;
         }
         firstArrived.complete(null);
@@ -230,12 +225,8 @@ final class DirectCopies implements HostArrayCopies {
         final Copies copies = new Copies(false);
         try {
             copies.down(src, dst, 0, n, copies.computed());
-        } catch (RuntimeException e) {
-            try {
-                copies.close();
-            } catch (RuntimeException suppressed) {
-                e.addSuppressed(suppressed);
-            }
+        } catch (RuntimeException | Error e) {
+            Waits.afterFailure(e, copies::close);
             throw e;
         }
         return copies::close;
@@ -427,11 +418,7 @@ final class DirectCopies implements HostArrayCopies {
         while (!f.isDone() && System.nanoTime() < until) {
             Thread.onSpinWait();
         }
-        try {
-            f.join();
-        } catch (CompletionException e) {
-            throw e.getCause() instanceof RuntimeException cause ? cause : e;
-        }
+        Waits.join(f);
     }
 
     private void destroyEvents() {

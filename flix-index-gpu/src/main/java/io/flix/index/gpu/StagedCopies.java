@@ -10,7 +10,6 @@ import static jcuda.driver.JCudaDriver.cuMemcpyHtoDAsync;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 
@@ -247,7 +246,7 @@ final class StagedCopies implements HostArrayCopies {
         void issueUp(int end) {
             for (; issuedUp < end; issuedUp++) {
                 final Piece piece = ups.get(issuedUp);
-                join(piece.pack());
+                Waits.join(piece.pack());
                 cuMemcpyHtoDAsync(piece.device().withByteOffset(piece.from() * Long.BYTES),
                         inSlots[piece.slot()].pointer(0), piece.count() * (long) Long.BYTES, in.stream());
                 cuEventRecord(inSlotDone[piece.slot()], in.stream());
@@ -259,7 +258,7 @@ final class StagedCopies implements HostArrayCopies {
             final int index = unpacks.size();
             final int slot = index % OUT_SLOTS;
             if (index >= OUT_SLOTS) {
-                join(unpacks.get(index - OUT_SLOTS)); // the slot's last piece has left it
+                Waits.join(unpacks.get(index - OUT_SLOTS)); // the slot's last piece has left it
             }
             final PinnedBuffer buffer = outSlot(slot);
             final CUevent slotDone = outSlotDone[slot];
@@ -276,7 +275,7 @@ final class StagedCopies implements HostArrayCopies {
         void finish() {
             issueUp(ups.size());
             for (CompletableFuture<Void> u : unpacks) {
-                join(u);
+                Waits.join(u);
             }
         }
 
@@ -334,24 +333,9 @@ final class StagedCopies implements HostArrayCopies {
                 }
             }
             if (failure != null) {
-                throw unwrap(failure);
+                throw Waits.unwrap(failure);
             }
         }
-    }
-
-    private static void join(CompletableFuture<Void> f) {
-        try {
-            f.join();
-        } catch (CompletionException e) {
-            throw unwrap(e);
-        }
-    }
-
-    private static RuntimeException unwrap(RuntimeException e) {
-        if (e instanceof CompletionException && e.getCause() instanceof RuntimeException cause) {
-            return cause;
-        }
-        return e;
     }
 
     @Override
