@@ -3,7 +3,8 @@
 // copy engines read and write it at the bus's rate); a copy then holds the array with GetPrimitiveArrayCritical,
 // which keeps the garbage collector from moving it, until the copy has finished. Where the array lies outside the
 // registered range the driver copies it through its own staging: slower, never wrong. A get runs here whole, its
-// copies and launches issued in one call (getWindow), so no step waits for the host. Returns are CUresult codes.
+// copies and launches issued in one call (getWindow), so no step waits for the host; a small get has its kernel read
+// and write the heap itself (getMapped), with no copy at all. Returns are CUresult codes.
 #include <jni.h>
 #include <cuda.h>
 #include <cstdio>
@@ -15,6 +16,7 @@
 namespace {
 
 typedef CUresult (*RegisterFn)(void*, size_t, unsigned int);
+typedef CUresult (*DevicePointerFn)(CUdeviceptr*, void*, unsigned int);
 typedef CUresult (*ToDeviceFn)(CUdeviceptr, const void*, size_t, CUstream);
 typedef CUresult (*ToHostFn)(void*, CUdeviceptr, size_t, CUstream);
 typedef CUresult (*SynchronizeFn)(CUstream);
@@ -25,6 +27,7 @@ typedef CUresult (*LaunchFn)(CUfunction, unsigned int, unsigned int, unsigned in
 
 struct Driver {
     RegisterFn registerHost;
+    DevicePointerFn devicePointer;
     ToDeviceFn toDevice;
     ToHostFn toHost;
     SynchronizeFn synchronize;
@@ -38,24 +41,42 @@ const Driver& driver() {
     static Driver d = [] {
         Driver r{};
         r.registerHost = (RegisterFn)flixDriverSymbol("cuMemHostRegister_v2");
+        r.devicePointer = (DevicePointerFn)flixDriverSymbol("cuMemHostGetDevicePointer_v2");
         r.toDevice = (ToDeviceFn)flixDriverSymbol("cuMemcpyHtoDAsync_v2");
         r.toHost = (ToHostFn)flixDriverSymbol("cuMemcpyDtoHAsync_v2");
         r.synchronize = (SynchronizeFn)flixDriverSymbol("cuStreamSynchronize");
         r.record = (RecordFn)flixDriverSymbol("cuEventRecord");
         r.wait = (WaitFn)flixDriverSymbol("cuStreamWaitEvent");
         r.launch = (LaunchFn)flixDriverSymbol("cuLaunchKernel");
-        r.loaded = r.registerHost && r.toDevice && r.toHost && r.synchronize && r.record && r.wait && r.launch;
+        r.loaded = r.registerHost && r.devicePointer && r.toDevice && r.toHost && r.synchronize && r.record && r.wait && r.launch;
         return r;
     }();
     return d;
+}
+
+// The registered heap as the device sees it (set once, by registerMappingOf): host [start, end) at device address
+// deviceStart; deviceStart 0 where the registration is not mapped for the device.
+struct Mapping {
+    uintptr_t start;
+    uintptr_t end;
+    CUdeviceptr deviceStart;
+};
+Mapping mapping{};
+
+// The device's address of host [at, at + bytes), or 0 where that lies outside the mapped heap.
+CUdeviceptr mapped(const void* at, size_t bytes) {
+    const uintptr_t a = (uintptr_t)at;
+    if (mapping.deviceStart == 0 || a < mapping.start || a + bytes > mapping.end) return 0;
+    return mapping.deviceStart + (a - mapping.start);
 }
 
 }  // namespace
 
 extern "C" {
 
-// Registers (page-locks, for every context) the whole mapping of this process that holds `probe`'s elements, as
-// /proc/self/maps lists it; its start and length into out[0], out[1]. The caller makes sure the mapping is the
+// Registers (page-locks, for every context, and maps for the device where the driver can) the whole mapping of this
+// process that holds `probe`'s elements, as /proc/self/maps lists it; its start and length into out[0], out[1], and
+// into out[2] 1 where the device reads and writes it in place (getMapped), else 0. The caller makes sure the mapping is the
 // Java heap and that the heap never gives pages back to the system (else a page mapped anew would not be the one
 // registered).
 JNIEXPORT jint JNICALL Java_io_flix_index_gpu_HostArrayDma_registerMappingOf(JNIEnv* env, jclass, jlongArray probe,
@@ -77,9 +98,16 @@ JNIEXPORT jint JNICALL Java_io_flix_index_gpu_HostArrayDma_registerMappingOf(JNI
     }
     std::fclose(maps);
     if (start == 0) return CUDA_ERROR_NOT_FOUND;
-    const CUresult r = driver().registerHost((void*)start, end - start, CU_MEMHOSTREGISTER_PORTABLE);
-    const jlong range[2] = {(jlong)start, (jlong)(end - start)};
-    env->SetLongArrayRegion(out, 0, 2, range);
+    CUresult r = driver().registerHost((void*)start, end - start,
+                                       CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP);
+    // where the driver cannot map it, copies still read it at the bus's rate
+    if (r != CUDA_SUCCESS) r = driver().registerHost((void*)start, end - start, CU_MEMHOSTREGISTER_PORTABLE);
+    CUdeviceptr deviceStart = 0;
+    if (r == CUDA_SUCCESS && driver().devicePointer(&deviceStart, (void*)start, 0) == CUDA_SUCCESS) {
+        mapping = Mapping{start, end, deviceStart};
+    }
+    const jlong range[3] = {(jlong)start, (jlong)(end - start), mapping.deviceStart != 0 ? 1 : 0};
+    env->SetLongArrayRegion(out, 0, 3, range);
     return r;
 }
 
@@ -204,6 +232,62 @@ JNIEXPORT jint JNICALL Java_io_flix_index_gpu_HostArrayDma_getWindow(JNIEnv* env
                                 oneStream ? CUDA_SUCCESS : d.synchronize(alternate), d.synchronize(out)};
     for (CUresult s : streams) {
         if (r == CUDA_SUCCESS) r = s;
+    }
+    if (check) env->ReleasePrimitiveArrayCritical(sortCheck, check, 0);
+    if (v) env->ReleasePrimitiveArrayCritical(values, v, 0);
+    if (q) env->ReleasePrimitiveArrayCritical(queries, q, JNI_ABORT);
+    return r;
+}
+
+// A get of queries[from, from + count) into values[from, from + count) by one launch of lookup_get_any_order on the
+// compute stream that reads the queries from the heap and writes the answers into it, through the registered heap's
+// device mapping: no copy, so a small get costs one launch and its bytes' trip. (Both directions at once move slower
+// this way than the copy engines move them, so large gets take getWindow.) Where the sort promise is checked
+// (GET_FIRST_UNSORTED), the check's int comes back into sortCheck[0]'s low half. Returns CUDA_ERROR_NOT_MAPPED, having
+// done nothing, where the heap is not mapped or an array lies outside it.
+JNIEXPORT jint JNICALL Java_io_flix_index_gpu_HostArrayDma_getMapped(JNIEnv* env, jclass, jlongArray queries,
+                                                                    jlongArray values, jint from, jint count,
+                                                                    jlongArray args, jlongArray sortCheck) {
+    const Driver& d = driver();
+    if (!d.loaded) return CUDA_ERROR_NOT_FOUND;
+    if (count <= 0) return CUDA_SUCCESS;
+    jlong a[GET_SLOTS];
+    env->GetLongArrayRegion(args, 0, GET_SLOTS, a);
+    const CUstream compute = (CUstream)a[GET_STREAM_COMPUTE];
+    const CUfunction lookup = (CUfunction)a[GET_FUNCTION];
+    CUdeviceptr bucketMax = (CUdeviceptr)a[GET_BUCKET_MAX];
+    int numBuckets = (int)a[GET_NUM_BUCKETS];
+    CUdeviceptr bucketHead = (CUdeviceptr)a[GET_BUCKET_HEAD];
+    CUdeviceptr nodeKeys = (CUdeviceptr)a[GET_NODE_KEYS];
+    CUdeviceptr nodeValues = (CUdeviceptr)a[GET_NODE_VALUES];
+    CUdeviceptr nodeCount = (CUdeviceptr)a[GET_NODE_COUNT];
+    CUdeviceptr nodeNext = (CUdeviceptr)a[GET_NODE_NEXT];
+    CUdeviceptr nodeMax = (CUdeviceptr)a[GET_NODE_MAX];
+    CUdeviceptr bucketSamples = (CUdeviceptr)a[GET_BUCKET_SAMPLES];
+    int numSamples = (int)a[GET_NUM_SAMPLES];
+    CUdeviceptr perm = 0;
+    CUdeviceptr firstUnsorted = (CUdeviceptr)a[GET_FIRST_UNSORTED];
+    int n = count;
+    int checkFrom = 1;
+
+    jlong* q = (jlong*)env->GetPrimitiveArrayCritical(queries, nullptr);
+    jlong* v = q ? (jlong*)env->GetPrimitiveArrayCritical(values, nullptr) : nullptr;
+    jlong* check = v && firstUnsorted ? (jlong*)env->GetPrimitiveArrayCritical(sortCheck, nullptr) : nullptr;
+    CUresult r = !q || !v || (firstUnsorted && !check) ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_SUCCESS;
+    const size_t bytes = (size_t)count * sizeof(jlong);
+    CUdeviceptr mappedQueries = r == CUDA_SUCCESS ? mapped(q + from, bytes) : 0;
+    CUdeviceptr mappedValues = r == CUDA_SUCCESS ? mapped(v + from, bytes) : 0;
+    if (r == CUDA_SUCCESS && (mappedQueries == 0 || mappedValues == 0)) r = CUDA_ERROR_NOT_MAPPED;
+    if (r == CUDA_SUCCESS) {
+        void* params[] = {&bucketMax, &numBuckets, &bucketSamples, &numSamples, &bucketHead, &nodeKeys, &nodeValues,
+                          &nodeCount, &nodeNext, &nodeMax, &mappedQueries, &perm, &n, &mappedValues, &firstUnsorted,
+                          &checkFrom};
+        r = d.launch(lookup, (unsigned)((n + BLOCK_THREADS - 1) / BLOCK_THREADS), 1, 1, BLOCK_THREADS, 1, 1, 0,
+                     compute, params, nullptr);
+        if (r == CUDA_SUCCESS && check) r = d.toHost(check, firstUnsorted, sizeof(int), compute);
+        // the kernel may have started whatever failed after it: the arrays stay held until it is done
+        const CUresult done = d.synchronize(compute);
+        if (r == CUDA_SUCCESS) r = done;
     }
     if (check) env->ReleasePrimitiveArrayCritical(sortCheck, check, 0);
     if (v) env->ReleasePrimitiveArrayCritical(values, v, 0);

@@ -550,9 +550,16 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS) lookup_get_any_order
         const i64* __restrict__ queries, const unsigned* __restrict__ perm, int n, i64* __restrict__ valuesOut,
         int* __restrict__ firstUnsorted, int checkFrom) {
     const int j = blockIdx.x * blockDim.x + threadIdx.x;
-    if (j >= n) return;
-    const i64 q = queries[j];
-    if (firstUnsorted && j >= checkFrom && queries[j - 1] > q) atomicMin(firstUnsorted, j);
+    const bool mine = j < n;
+    const i64 q = mine ? queries[j] : 0;
+    if (firstUnsorted) {
+        // the query before comes from the lane before (a warp's first lane reads it), so that queries read across
+        // the bus (HostArrayDma.getMapped) cross it once
+        i64 before = __shfl_up_sync(0xffffffffu, q, 1);
+        if ((threadIdx.x & 31) == 0 && mine && j >= checkFrom) before = queries[j - 1];
+        if (mine && j >= checkFrom && before > q) atomicMin(firstUnsorted, j);
+    }
+    if (!mine) return;
     int node = bucketHead[bucket_of_sampled(bucketSamples, numSamples, bucketMax, numBuckets, q)];
     i64 v = NOT_FOUND;
     if (node >= 0) {

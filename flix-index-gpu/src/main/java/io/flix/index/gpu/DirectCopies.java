@@ -36,8 +36,11 @@ import jcuda.driver.CUevent_flags;
  *
  * <p>A get whose device work is one launch a chunk ({@link PipelinedGet}) runs leaner: one native call a window of
  * {@link #GET_WINDOW_LONGS} issues every chunk's upload, launch and download, ordered by events between the streams,
- * and waits once ({@link HostArrayDma#getWindow}). No thread hand-over and no host wait between chunks, so small
- * gets cost little more than their bytes; the window bounds how long its arrays are held still.
+ * and waits once ({@link HostArrayDma#getWindow}). No thread hand-over and no host wait between chunks; the window
+ * bounds how long its arrays are held still. A get of up to {@link #MAPPED_GET_MAX_LONGS} goes with no copy at all
+ * where the heap is mapped for the device ({@link HostArrayDma#getMapped}): its one launch reads the queries from
+ * the heap and writes the answers into it, sparing the chunks' copies their fixed costs (a copy each way costs
+ * several microseconds beyond its bytes).
  */
 final class DirectCopies implements HostArrayCopies {
 
@@ -70,6 +73,11 @@ final class DirectCopies implements HostArrayCopies {
      */
     static final int GET_CHUNK_MIN_LONGS = 1 << 17;
     static final int GET_CHUNK_MAX_LONGS = 1 << 18;
+    /**
+     * Longs a get reads and writes in place at most: the device's loads and stores across the bus move both ways
+     * at once slower than the copy engines do, which a larger batch's pipeline of copies makes up for.
+     */
+    static final int MAPPED_GET_MAX_LONGS = 1 << 17;
 
     private final GpuRuntime.DeviceContext device;
     private final DeviceStream compute;
@@ -85,6 +93,8 @@ final class DirectCopies implements HostArrayCopies {
     private final long[] getArgs = new long[GET_SLOTS];
     /** Where a pipelined get's sort check comes back (in the low half). */
     private final long[] sortCheck = new long[1];
+    /** Whether the last get read and wrote its arrays in place ({@link HostArrayDma#getMapped}). */
+    private boolean lastGetMapped;
 
     DirectCopies(GpuRuntime.DeviceContext device, DeviceStream compute) {
         this.device = device;
@@ -260,13 +270,30 @@ final class DirectCopies implements HostArrayCopies {
     @Override
     public boolean get(long[] queries, int n, long[] values, PipelinedGet get, boolean checkSort) {
         get.writeTo(getArgs, checkSort);
-        for (int from = 0; from < n; from += GET_WINDOW_LONGS) {
+        lastGetMapped = n <= MAPPED_GET_MAX_LONGS && HeapRegistration.mappedForDevice()
+                && getMapped(queries, n, values);
+        for (int from = lastGetMapped ? n : 0; from < n; from += GET_WINDOW_LONGS) {
             final int count = Math.min(GET_WINDOW_LONGS, n - from);
             DeviceMemoryNative.check(HostArrayDma.getWindow(queries, values, from, count, getChunkLongs(count),
                     getArgs, sortCheck), "pipelined get");
         }
         // the check's int is the low half; the kernel only lowers it from Integer.MAX_VALUE
         return checkSort && (int) sortCheck[0] != Integer.MAX_VALUE;
+    }
+
+    /** A get in place ({@link HostArrayDma#getMapped}); false, having done nothing, where an array is not mapped. */
+    private boolean getMapped(long[] queries, int n, long[] values) {
+        final int code = HostArrayDma.getMapped(queries, values, 0, n, getArgs, sortCheck);
+        if (code == HostArrayDma.NOT_MAPPED) {
+            return false;
+        }
+        DeviceMemoryNative.check(code, "get in place");
+        return true;
+    }
+
+    /** Whether the last get read and wrote its host arrays in place, with no copy. */
+    boolean lastGetMapped() {
+        return lastGetMapped;
     }
 
     @Override

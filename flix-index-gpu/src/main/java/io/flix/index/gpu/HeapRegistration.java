@@ -27,6 +27,7 @@ final class HeapRegistration {
     private static boolean tried;
     private static String outcome = "not tried";
     private static long registeredBytes;
+    private static boolean mappedForDevice;
 
     private HeapRegistration() {
     }
@@ -45,7 +46,7 @@ final class HeapRegistration {
             outcome = "not registered: " + unsafe;
             return false;
         }
-        final long[] range = new long[2];
+        final long[] range = new long[3];
         final long start = System.nanoTime();
         final int code = HostArrayDma.registerMappingOf(new long[1], range);
         if (code != 0) {
@@ -54,8 +55,9 @@ final class HeapRegistration {
             return false;
         }
         registeredBytes = range[1];
-        outcome = String.format("registered %.1f GiB in %d ms; %s", range[1] / (double) (1L << 30),
-                (System.nanoTime() - start) / 1_000_000, pages(vmFlag("UseTransparentHugePages")
+        mappedForDevice = range[2] != 0;
+        outcome = String.format("registered %.1f GiB in %d ms%s; %s", range[1] / (double) (1L << 30),
+                (System.nanoTime() - start) / 1_000_000, mappedForDevice ? ", mapped for the device" : "", pages(vmFlag("UseTransparentHugePages")
                         || vmFlag("UseLargePages")));
         return true;
     }
@@ -100,6 +102,11 @@ final class HeapRegistration {
     /** Bytes registered, 0 where none (so also whether the heap is registered). */
     static synchronized long registeredBytes() {
         return registeredBytes;
+    }
+
+    /** Whether the device reads and writes the registered heap in place (small gets: {@link HostArrayDma#getMapped}). */
+    static synchronized boolean mappedForDevice() {
+        return mappedForDevice;
     }
 
     private static List<String> collectorNames() {

@@ -1,5 +1,7 @@
 package io.flix.index.gpu;
 
+import jcuda.driver.CUresult;
+
 /**
  * The JNI bridge that copies Java {@code long[]} arrays straight between the heap and the device
  * ({@code src/main/cuda/flix_heap_jni.cu}, in the project's native library): no pinned staging and no host copy,
@@ -12,7 +14,10 @@ final class HostArrayDma {
     private HostArrayDma() {
     }
 
-    /** Registers the mapping that holds {@code probe}'s elements; its start and length into out[0], out[1]. */
+    /**
+     * Registers the mapping that holds {@code probe}'s elements, mapped for the device where the driver can; its start
+     * and length into out[0], out[1], and 1 into out[2] where it is mapped, else 0.
+     */
     static native int registerMappingOf(long[] probe, long[] out);
 
     /** Copies {@code src[from, from + count)} to device address {@code dst} on {@code stream}; returns when done. */
@@ -30,4 +35,15 @@ final class HostArrayDma {
      */
     static native int getWindow(long[] queries, long[] values, int from, int count, int chunkLongs, long[] args,
                                 long[] sortCheck);
+
+    /**
+     * Gets {@code queries[from, from + count)} into {@code values} at the same place by one launch of
+     * {@code lookup_get_any_order} that reads the queries from the heap and writes the answers into it through the
+     * heap's device mapping: no copy. {@code args} and {@code sortCheck} as {@link #getWindow}'s. Returns
+     * {@link #NOT_MAPPED}, having done nothing, where the heap is not mapped or an array lies outside it.
+     */
+    static native int getMapped(long[] queries, long[] values, int from, int count, long[] args, long[] sortCheck);
+
+    /** CUDA_ERROR_NOT_MAPPED: {@link #getMapped} could not reach an array in place. */
+    static final int NOT_MAPPED = CUresult.CUDA_ERROR_NOT_MAPPED;
 }
