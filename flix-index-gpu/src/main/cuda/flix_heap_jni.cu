@@ -48,7 +48,8 @@ const Driver& driver() {
         r.record = (RecordFn)flixDriverSymbol("cuEventRecord");
         r.wait = (WaitFn)flixDriverSymbol("cuStreamWaitEvent");
         r.launch = (LaunchFn)flixDriverSymbol("cuLaunchKernel");
-        r.loaded = r.registerHost && r.devicePointer && r.toDevice && r.toHost && r.synchronize && r.record && r.wait && r.launch;
+        r.loaded = r.registerHost && r.devicePointer && r.toDevice && r.toHost && r.synchronize && r.record && r.wait
+                   && r.launch;
         return r;
     }();
     return d;
@@ -76,9 +77,9 @@ extern "C" {
 
 // Registers (page-locks, for every context, and maps for the device where the driver can) the whole mapping of this
 // process that holds `probe`'s elements, as /proc/self/maps lists it; its start and length into out[0], out[1], and
-// into out[2] 1 where the device reads and writes it in place (getMapped), else 0. The caller makes sure the mapping is the
-// Java heap and that the heap never gives pages back to the system (else a page mapped anew would not be the one
-// registered).
+// into out[2] 1 where the device reads and writes it in place (getMapped), else 0. The caller makes sure the mapping
+// is the Java heap and that the heap never gives pages back to the system (else a page mapped anew would not be the
+// one registered).
 JNIEXPORT jint JNICALL Java_io_flix_index_gpu_HostArrayDma_registerMappingOf(JNIEnv* env, jclass, jlongArray probe,
                                                                            jlongArray out) {
     if (!driver().loaded) return CUDA_ERROR_NOT_FOUND;
@@ -102,8 +103,10 @@ JNIEXPORT jint JNICALL Java_io_flix_index_gpu_HostArrayDma_registerMappingOf(JNI
                                        CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP);
     // where the driver cannot map it, copies still read it at the bus's rate
     if (r != CUDA_SUCCESS) r = driver().registerHost((void*)start, end - start, CU_MEMHOSTREGISTER_PORTABLE);
+    // in place only where the device sees the heap at the host's addresses, which then hold in every context
     CUdeviceptr deviceStart = 0;
-    if (r == CUDA_SUCCESS && driver().devicePointer(&deviceStart, (void*)start, 0) == CUDA_SUCCESS) {
+    if (r == CUDA_SUCCESS && driver().devicePointer(&deviceStart, (void*)start, 0) == CUDA_SUCCESS
+        && deviceStart == (CUdeviceptr)start) {
         mapping = Mapping{start, end, deviceStart};
     }
     const jlong range[3] = {(jlong)start, (jlong)(end - start), mapping.deviceStart != 0 ? 1 : 0};

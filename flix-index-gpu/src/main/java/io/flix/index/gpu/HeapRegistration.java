@@ -57,8 +57,8 @@ final class HeapRegistration {
         registeredBytes = range[1];
         mappedForDevice = range[2] != 0;
         outcome = String.format("registered %.1f GiB in %d ms%s; %s", range[1] / (double) (1L << 30),
-                (System.nanoTime() - start) / 1_000_000, mappedForDevice ? ", mapped for the device" : "", pages(vmFlag("UseTransparentHugePages")
-                        || vmFlag("UseLargePages")));
+                (System.nanoTime() - start) / 1_000_000, mappedForDevice ? ", mapped for the device" : "",
+                pages(vmFlag("UseTransparentHugePages") || vmFlag("UseLargePages")));
         return true;
     }
 
@@ -104,7 +104,7 @@ final class HeapRegistration {
         return registeredBytes;
     }
 
-    /** Whether the device reads and writes the registered heap in place (small gets: {@link HostArrayDma#getMapped}). */
+    /** Whether the device reads and writes the heap in place (small gets: {@link HostArrayDma#getMapped}). */
     static synchronized boolean mappedForDevice() {
         return mappedForDevice;
     }
