@@ -71,6 +71,72 @@ CUdeviceptr mapped(const void* at, size_t bytes) {
     return mapping.deviceStart + (a - mapping.start);
 }
 
+// A get's launch of lookup_get_any_order: the parameters every launch of one call shares, from the GET_ slots of
+// kernel_contract.h, and the launch of one run of queries.
+struct Lookup {
+    CUfunction function;
+    CUdeviceptr bucketMax;
+    int numBuckets;
+    CUdeviceptr bucketSamples;
+    int numSamples;
+    CUdeviceptr bucketHead;
+    CUdeviceptr nodeKeys;
+    CUdeviceptr nodeValues;
+    CUdeviceptr nodeCount;
+    CUdeviceptr nodeNext;
+    CUdeviceptr nodeMax;
+    CUdeviceptr firstUnsorted;
+
+    explicit Lookup(const jlong* a)
+        : function((CUfunction)a[GET_FUNCTION]), bucketMax((CUdeviceptr)a[GET_BUCKET_MAX]),
+          numBuckets((int)a[GET_NUM_BUCKETS]), bucketSamples((CUdeviceptr)a[GET_BUCKET_SAMPLES]),
+          numSamples((int)a[GET_NUM_SAMPLES]), bucketHead((CUdeviceptr)a[GET_BUCKET_HEAD]),
+          nodeKeys((CUdeviceptr)a[GET_NODE_KEYS]), nodeValues((CUdeviceptr)a[GET_NODE_VALUES]),
+          nodeCount((CUdeviceptr)a[GET_NODE_COUNT]), nodeNext((CUdeviceptr)a[GET_NODE_NEXT]),
+          nodeMax((CUdeviceptr)a[GET_NODE_MAX]), firstUnsorted((CUdeviceptr)a[GET_FIRST_UNSORTED]) {}
+
+    // n queries at device address `queries`, their answers to `values`, the sort promise checked from query
+    // checkFrom on (where it is checked at all)
+    CUresult launch(const Driver& d, CUdeviceptr queries, CUdeviceptr values, int n, int checkFrom,
+                    CUstream stream) {
+        CUdeviceptr perm = 0;
+        void* params[] = {&bucketMax, &numBuckets, &bucketSamples, &numSamples, &bucketHead, &nodeKeys, &nodeValues,
+                          &nodeCount, &nodeNext, &nodeMax, &queries, &perm, &n, &values, &firstUnsorted,
+                          &checkFrom};
+        return d.launch(function, (unsigned)((n + BLOCK_THREADS - 1) / BLOCK_THREADS), 1, 1, BLOCK_THREADS, 1, 1, 0,
+                        stream, params, nullptr);
+    }
+};
+
+// A get's arrays held still (JNI's critical access) for as long as it lives: the queries, the answers and, where
+// the sort promise is checked, the int it comes back in. held(): CUDA_SUCCESS, or why not all could be held.
+struct HeldGet {
+    JNIEnv* env;
+    jlongArray queriesArray, valuesArray, checkArray;
+    jlong* queries;
+    jlong* values;
+    jlong* check;
+
+    HeldGet(JNIEnv* env, jlongArray queriesArray, jlongArray valuesArray, jlongArray sortCheck, bool checked)
+        : env(env), queriesArray(queriesArray), valuesArray(valuesArray), checkArray(sortCheck) {
+        queries = (jlong*)env->GetPrimitiveArrayCritical(queriesArray, nullptr);
+        values = queries ? (jlong*)env->GetPrimitiveArrayCritical(valuesArray, nullptr) : nullptr;
+        check = values && checked ? (jlong*)env->GetPrimitiveArrayCritical(sortCheck, nullptr) : nullptr;
+        ok = queries && values && (!checked || check);
+    }
+
+    CUresult held() const { return ok ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY; }
+
+    ~HeldGet() {
+        if (check) env->ReleasePrimitiveArrayCritical(checkArray, check, 0);
+        if (values) env->ReleasePrimitiveArrayCritical(valuesArray, values, 0);
+        if (queries) env->ReleasePrimitiveArrayCritical(queriesArray, queries, JNI_ABORT);
+    }
+
+ private:
+    bool ok;
+};
+
 }  // namespace
 
 extern "C" {
@@ -164,25 +230,12 @@ JNIEXPORT jint JNICALL Java_io_flix_index_gpu_HostArrayDma_getWindow(JNIEnv* env
     const CUstream alternate = (CUstream)a[GET_STREAM_LOOKUP_ALTERNATE];
     const CUevent uploaded = (CUevent)a[GET_EVENT_UPLOADED];
     const CUevent computed = (CUevent)a[GET_EVENT_COMPUTED];
-    const CUfunction lookup = (CUfunction)a[GET_FUNCTION];
-    // lookup_get_any_order's parameters that every chunk shares
-    CUdeviceptr bucketMax = (CUdeviceptr)a[GET_BUCKET_MAX];
-    int numBuckets = (int)a[GET_NUM_BUCKETS];
-    CUdeviceptr bucketHead = (CUdeviceptr)a[GET_BUCKET_HEAD];
-    CUdeviceptr nodeKeys = (CUdeviceptr)a[GET_NODE_KEYS];
-    CUdeviceptr nodeValues = (CUdeviceptr)a[GET_NODE_VALUES];
-    CUdeviceptr nodeCount = (CUdeviceptr)a[GET_NODE_COUNT];
-    CUdeviceptr nodeNext = (CUdeviceptr)a[GET_NODE_NEXT];
-    CUdeviceptr nodeMax = (CUdeviceptr)a[GET_NODE_MAX];
-    CUdeviceptr bucketSamples = (CUdeviceptr)a[GET_BUCKET_SAMPLES];
-    int numSamples = (int)a[GET_NUM_SAMPLES];
-    CUdeviceptr perm = 0;
-    CUdeviceptr firstUnsorted = (CUdeviceptr)a[GET_FIRST_UNSORTED];
-
-    jlong* q = (jlong*)env->GetPrimitiveArrayCritical(queries, nullptr);
-    jlong* v = q ? (jlong*)env->GetPrimitiveArrayCritical(values, nullptr) : nullptr;
-    jlong* check = v && firstUnsorted ? (jlong*)env->GetPrimitiveArrayCritical(sortCheck, nullptr) : nullptr;
-    CUresult r = !q || !v || (firstUnsorted && !check) ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_SUCCESS;
+    Lookup lookup(a);
+    const HeldGet held(env, queries, values, sortCheck, lookup.firstUnsorted != 0);
+    jlong* const q = held.queries;
+    jlong* const v = held.values;
+    jlong* const check = held.check;
+    CUresult r = held.held();
     const long long end = (long long)from + count;
     // one chunk: everything on the compute stream, with no hop between streams
     const bool oneStream = count <= chunkLongs;
@@ -202,22 +255,15 @@ JNIEXPORT jint JNICALL Java_io_flix_index_gpu_HostArrayDma_getWindow(JNIEnv* env
         // as this one's last threads finish
         const CUstream lookupOn = oneStream || chunk % 2 == 0 ? compute : alternate;
         length = end - at < chunkLongs ? end - at : chunkLongs;
-        int n = (int)length;
+        const int n = (int)length;
         const size_t bytes = (size_t)n * sizeof(jlong);
-        CUdeviceptr chunkQueries = (CUdeviceptr)a[GET_QUERIES] + (CUdeviceptr)at * sizeof(jlong);
-        CUdeviceptr chunkValues = (CUdeviceptr)a[GET_VALUES] + (CUdeviceptr)at * sizeof(jlong);
-        // the first query of the batch has none before it to be checked against
-        int checkFrom = at == 0 ? 1 : 0;
-        void* params[] = {&bucketMax, &numBuckets, &bucketSamples, &numSamples, &bucketHead, &nodeKeys, &nodeValues,
-                          &nodeCount, &nodeNext, &nodeMax, &chunkQueries, &perm, &n, &chunkValues, &firstUnsorted,
-                          &checkFrom};
+        const CUdeviceptr chunkQueries = (CUdeviceptr)a[GET_QUERIES] + (CUdeviceptr)at * sizeof(jlong);
+        const CUdeviceptr chunkValues = (CUdeviceptr)a[GET_VALUES] + (CUdeviceptr)at * sizeof(jlong);
         r = d.toDevice(chunkQueries, q + at, bytes, up);
         if (r == CUDA_SUCCESS && !oneStream) r = d.record(uploaded, in);
         if (r == CUDA_SUCCESS && !oneStream) r = d.wait(lookupOn, uploaded, 0);
-        if (r == CUDA_SUCCESS) {
-            r = d.launch(lookup, (unsigned)((n + BLOCK_THREADS - 1) / BLOCK_THREADS), 1, 1, BLOCK_THREADS, 1, 1, 0,
-                         lookupOn, params, nullptr);
-        }
+        // the first query of the batch has none before it to be checked against
+        if (r == CUDA_SUCCESS) r = lookup.launch(d, chunkQueries, chunkValues, n, at == 0 ? 1 : 0, lookupOn);
         if (r == CUDA_SUCCESS && !oneStream) r = d.record(computed, lookupOn);
         if (r == CUDA_SUCCESS && !oneStream) r = d.wait(out, computed, 0);
         if (r == CUDA_SUCCESS) r = d.toHost(v + at, chunkValues, bytes, down);
@@ -229,16 +275,13 @@ JNIEXPORT jint JNICALL Java_io_flix_index_gpu_HostArrayDma_getWindow(JNIEnv* env
         if (r == CUDA_SUCCESS) r = d.record(computed, alternate);
         if (r == CUDA_SUCCESS) r = d.wait(out, computed, 0);
     }
-    if (r == CUDA_SUCCESS && check) r = d.toHost(check, firstUnsorted, sizeof(int), down);
+    if (r == CUDA_SUCCESS && check) r = d.toHost(check, lookup.firstUnsorted, sizeof(int), down);
     // no copy may outlive the arrays' hold
     const CUresult streams[] = {d.synchronize(in), d.synchronize(compute),
                                 oneStream ? CUDA_SUCCESS : d.synchronize(alternate), d.synchronize(out)};
     for (CUresult s : streams) {
         if (r == CUDA_SUCCESS) r = s;
     }
-    if (check) env->ReleasePrimitiveArrayCritical(sortCheck, check, 0);
-    if (v) env->ReleasePrimitiveArrayCritical(values, v, 0);
-    if (q) env->ReleasePrimitiveArrayCritical(queries, q, JNI_ABORT);
     return r;
 }
 
@@ -257,45 +300,19 @@ JNIEXPORT jint JNICALL Java_io_flix_index_gpu_HostArrayDma_getMapped(JNIEnv* env
     jlong a[GET_SLOTS];
     env->GetLongArrayRegion(args, 0, GET_SLOTS, a);
     const CUstream compute = (CUstream)a[GET_STREAM_COMPUTE];
-    const CUfunction lookup = (CUfunction)a[GET_FUNCTION];
-    CUdeviceptr bucketMax = (CUdeviceptr)a[GET_BUCKET_MAX];
-    int numBuckets = (int)a[GET_NUM_BUCKETS];
-    CUdeviceptr bucketHead = (CUdeviceptr)a[GET_BUCKET_HEAD];
-    CUdeviceptr nodeKeys = (CUdeviceptr)a[GET_NODE_KEYS];
-    CUdeviceptr nodeValues = (CUdeviceptr)a[GET_NODE_VALUES];
-    CUdeviceptr nodeCount = (CUdeviceptr)a[GET_NODE_COUNT];
-    CUdeviceptr nodeNext = (CUdeviceptr)a[GET_NODE_NEXT];
-    CUdeviceptr nodeMax = (CUdeviceptr)a[GET_NODE_MAX];
-    CUdeviceptr bucketSamples = (CUdeviceptr)a[GET_BUCKET_SAMPLES];
-    int numSamples = (int)a[GET_NUM_SAMPLES];
-    CUdeviceptr perm = 0;
-    CUdeviceptr firstUnsorted = (CUdeviceptr)a[GET_FIRST_UNSORTED];
-    int n = count;
-    int checkFrom = 1;
-
-    jlong* q = (jlong*)env->GetPrimitiveArrayCritical(queries, nullptr);
-    jlong* v = q ? (jlong*)env->GetPrimitiveArrayCritical(values, nullptr) : nullptr;
-    jlong* check = v && firstUnsorted ? (jlong*)env->GetPrimitiveArrayCritical(sortCheck, nullptr) : nullptr;
-    CUresult r = !q || !v || (firstUnsorted && !check) ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_SUCCESS;
+    Lookup lookup(a);
+    const HeldGet held(env, queries, values, sortCheck, lookup.firstUnsorted != 0);
+    CUresult r = held.held();
+    if (r != CUDA_SUCCESS) return r;
     const size_t bytes = (size_t)count * sizeof(jlong);
-    CUdeviceptr mappedQueries = r == CUDA_SUCCESS ? mapped(q + from, bytes) : 0;
-    CUdeviceptr mappedValues = r == CUDA_SUCCESS ? mapped(v + from, bytes) : 0;
-    if (r == CUDA_SUCCESS && (mappedQueries == 0 || mappedValues == 0)) r = CUDA_ERROR_NOT_MAPPED;
-    if (r == CUDA_SUCCESS) {
-        void* params[] = {&bucketMax, &numBuckets, &bucketSamples, &numSamples, &bucketHead, &nodeKeys, &nodeValues,
-                          &nodeCount, &nodeNext, &nodeMax, &mappedQueries, &perm, &n, &mappedValues, &firstUnsorted,
-                          &checkFrom};
-        r = d.launch(lookup, (unsigned)((n + BLOCK_THREADS - 1) / BLOCK_THREADS), 1, 1, BLOCK_THREADS, 1, 1, 0,
-                     compute, params, nullptr);
-        if (r == CUDA_SUCCESS && check) r = d.toHost(check, firstUnsorted, sizeof(int), compute);
-        // the kernel may have started whatever failed after it: the arrays stay held until it is done
-        const CUresult done = d.synchronize(compute);
-        if (r == CUDA_SUCCESS) r = done;
-    }
-    if (check) env->ReleasePrimitiveArrayCritical(sortCheck, check, 0);
-    if (v) env->ReleasePrimitiveArrayCritical(values, v, 0);
-    if (q) env->ReleasePrimitiveArrayCritical(queries, q, JNI_ABORT);
-    return r;
+    const CUdeviceptr mappedQueries = mapped(held.queries + from, bytes);
+    const CUdeviceptr mappedValues = mapped(held.values + from, bytes);
+    if (mappedQueries == 0 || mappedValues == 0) return CUDA_ERROR_NOT_MAPPED;
+    r = lookup.launch(d, mappedQueries, mappedValues, count, 1, compute);
+    if (r == CUDA_SUCCESS && held.check) r = d.toHost(held.check, lookup.firstUnsorted, sizeof(int), compute);
+    // the kernel may have started whatever failed after it: the arrays stay held until it is done
+    const CUresult done = d.synchronize(compute);
+    return r == CUDA_SUCCESS ? done : r;
 }
 
 }  // extern "C"
