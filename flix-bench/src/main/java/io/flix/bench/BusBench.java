@@ -28,8 +28,8 @@ import java.util.stream.IntStream;
  *       the bytes the call moves each way take at the pinned copy rates measured in the same run
  *       ({@link PinnedCopyRate}), the two directions overlapped.</li>
  *   <li>{@code latency}: per micro-batch size, the median time of one call and keys a second, for gets and upserts
- *       (sorted and unsorted) and for a batch of gets through the {@link MicroBatchEngine} both ways it can send
- *       one ({@link MicroBatchEngine.GetsOnly}).</li>
+ *       (sorted and unsorted), floors of a sorted batch and ceilings of an unsorted one, and for a batch of gets
+ *       through the {@link MicroBatchEngine} both ways it can send one ({@link MicroBatchEngine.GetsOnly}).</li>
  * </ul>
  * Every answer is checked; a wrong one fails the run.
  */
@@ -39,8 +39,8 @@ final class BusBench {
             + "bytes_in,bytes_out,bus_bound_ms";
     static final List<String> BUS_OPERATIONS = List.of("build", "restore", "rebuild", "get_sorted", "get_unsorted",
             "upsert", "range");
-    static final List<String> LATENCY_OPERATIONS = List.of("get_sorted", "get_unsorted", "upsert_sorted",
-            "upsert_unsorted", "engine_get_host_sort", "engine_get_index_sort");
+    static final List<String> LATENCY_OPERATIONS = List.of("get_sorted", "get_unsorted", "floor_sorted",
+            "ceiling_unsorted", "upsert_sorted", "upsert_unsorted", "engine_get_host_sort", "engine_get_index_sort");
     /** Keys each range spans. */
     static final int RANGE_KEYS = 16;
     /** Bytes copied each way to measure the bus. */
@@ -200,6 +200,14 @@ final class BusBench {
             }
             final int calls = Math.max(25, Math.min(400, (1 << 24) / n));
             getRows(label, backend, device, gpu, "latency", index, sorted, probes, out, calls);
+            // ordered lookups of stored keys: each finds itself
+            final long[] outKeys = new long[n];
+            add(label, backend, device, gpu, "latency", "floor_sorted", n, calls, 8L * n, 16L * n,
+                    () -> index.floor(sorted, n, outKeys, out, true));
+            checkFound(label, "latency floor_sorted", sorted, outKeys, out, n);
+            add(label, backend, device, gpu, "latency", "ceiling_unsorted", n, calls, 8L * n, 16L * n,
+                    () -> index.ceiling(probes, n, outKeys, out, false));
+            checkFound(label, "latency ceiling_unsorted", probes, outKeys, out, n);
             add(label, backend, device, gpu, "latency", "upsert_sorted", n, calls, 16L * n, 0,
                     () -> index.upsert(sorted, sortedValues, n, true));
             add(label, backend, device, gpu, "latency", "upsert_unsorted", n, calls, 16L * n, 0,
@@ -306,6 +314,14 @@ final class BusBench {
         z = (z ^ (z >>> 30)) * 0xbf58476d1ce4e5b9L;
         z = (z ^ (z >>> 27)) * 0x94d049bb133111ebL;
         return z ^ (z >>> 31);
+    }
+
+    /** An ordered lookup of stored keys: each found itself, with its value. */
+    private static void checkFound(String label, String what, long[] keys, long[] keysOut, long[] values, int n) {
+        final int bad = IntStream.range(0, n).parallel().filter(i -> keysOut[i] != keys[i]).findFirst().orElse(-1);
+        check(bad < 0, label, what + " at " + bad + ": key " + (bad < 0 ? 0 : keys[bad]) + " found "
+                + (bad < 0 ? 0 : keysOut[bad]));
+        checkValues(label, what, keys, values, n);
     }
 
     private static void checkValues(String label, String what, long[] keys, long[] values, int n) {
