@@ -22,8 +22,6 @@ typedef CUresult (*ToHostFn)(void*, CUdeviceptr, size_t, CUstream);
 typedef CUresult (*SynchronizeFn)(CUstream);
 typedef CUresult (*RecordFn)(CUevent, CUstream);
 typedef CUresult (*WaitFn)(CUstream, CUevent, unsigned int);
-typedef CUresult (*LaunchFn)(CUfunction, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int,
-                             unsigned int, unsigned int, CUstream, void**, void**);
 
 struct Driver {
     RegisterFn registerHost;

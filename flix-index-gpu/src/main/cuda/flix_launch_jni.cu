@@ -10,9 +10,6 @@
 
 namespace {
 
-typedef CUresult (*LaunchFn)(CUfunction, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int,
-                             unsigned int, unsigned int, CUstream, void**, void**);
-
 // More than any kernel of the project takes; KernelLauncher refuses more before calling.
 constexpr jsize MAX_PARAMETERS = 24;
 

@@ -15,6 +15,7 @@ import java.util.Locale;
 import java.util.SplittableRandom;
 import java.util.function.Consumer;
 import java.util.function.IntFunction;
+import java.util.function.IntPredicate;
 import java.util.stream.IntStream;
 
 /**
@@ -318,17 +319,21 @@ final class BusBench {
 
     /** An ordered lookup of stored keys: each found itself, with its value. */
     private static void checkFound(String label, String what, long[] keys, long[] keysOut, long[] values, int n) {
-        final int bad = IntStream.range(0, n).parallel().filter(i -> keysOut[i] != keys[i]).findFirst().orElse(-1);
-        check(bad < 0, label, what + " at " + bad + ": key " + (bad < 0 ? 0 : keys[bad]) + " found "
-                + (bad < 0 ? 0 : keysOut[bad]));
-        checkValues(label, what, keys, values, n);
+        checkEach(label, what, n, i -> keysOut[i] == keys[i] && values[i] == WorkloadKeys.valueOf(keys[i]),
+                i -> "key " + keys[i] + " found " + keysOut[i] + " with " + values[i]);
     }
 
     private static void checkValues(String label, String what, long[] keys, long[] values, int n) {
-        final int bad = IntStream.range(0, n).parallel().filter(i -> values[i] != WorkloadKeys.valueOf(keys[i]))
-                .findFirst().orElse(-1);
-        check(bad < 0, label, what + " at " + bad + ": key " + (bad < 0 ? 0 : keys[bad]) + " gave "
-                + (bad < 0 ? 0 : values[bad]));
+        checkEach(label, what, n, i -> values[i] == WorkloadKeys.valueOf(keys[i]),
+                i -> "key " + keys[i] + " gave " + values[i]);
+    }
+
+    /** Fails the run at the first answer {@code i < n} that is not {@code right}, saying what it {@code gave}. */
+    private static void checkEach(String label, String what, int n, IntPredicate right, IntFunction<String> gave) {
+        final int bad = IntStream.range(0, n).parallel().filter(i -> !right.test(i)).findFirst().orElse(-1);
+        if (bad >= 0) {
+            check(false, label, what + " at " + bad + ": " + gave.apply(bad));
+        }
     }
 
     private static void checkRanges(String label, long[] sortedKeys, long[] sortedValues, int[] first,

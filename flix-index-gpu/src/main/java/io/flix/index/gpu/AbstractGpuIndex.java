@@ -530,11 +530,11 @@ abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResid
         final int[] csr = reuse != null && reuse.offsets().length == n + 1 ? reuse.offsets() : new int[n + 1];
         final HostArrayCopies.Arrival offsetsArrival = copies.downloadInBackground(rangeOffsets.pointer(),
                 longOffsets, n + 1);
-        // narrowed on other threads while the pairs come back, once the offsets have
+        // many are narrowed on other threads while the pairs come back, once the offsets have
         final CompletableFuture<Void> narrowed = n < PARALLEL_NARROW_MIN ? null
                 : CompletableFuture.runAsync(() -> {
                     offsetsArrival.await();
-                    IntStream.range(0, n + 1).parallel().forEach(i -> csr[i] = (int) longOffsets[i]);
+                    narrowOffsets(longOffsets, csr, n);
                 });
         try {
             if (total > 0) {
@@ -571,9 +571,7 @@ abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResid
         }
         awaitOffsets(offsetsArrival, narrowed);
         if (narrowed == null) {
-            for (int i = 0; i <= n; i++) {
-                csr[i] = (int) longOffsets[i];
-            }
+            narrowOffsets(longOffsets, csr, n);
         }
         trace("range offsets narrowed");
         return new RangeResult(csr, keys, values);
@@ -603,6 +601,12 @@ abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResid
     private static final int PARALLEL_NARROW_MIN = 1 << 16;
     /** The range offsets as the device scans them (longs), reused between calls. */
     private long[] hostOffsets = new long[0];
+
+    /** {@code csr[0, n]} = the offsets as ints, on several threads from {@link #PARALLEL_NARROW_MIN} ranges. */
+    private static void narrowOffsets(long[] offsets, int[] csr, int n) {
+        final IntStream all = IntStream.rangeClosed(0, n);
+        (n < PARALLEL_NARROW_MIN ? all : all.parallel()).forEach(i -> csr[i] = (int) offsets[i]);
+    }
 
     /**
      * Waits for a range call's offsets: their copy, and their narrowing where it runs on other threads (not null);
