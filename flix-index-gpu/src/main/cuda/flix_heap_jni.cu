@@ -2,9 +2,9 @@
 // device, with no pinned staging and no host copy. The heap is registered with the driver once (page-locked, so the
 // copy engines read and write it at the bus's rate); a copy then holds the array with GetPrimitiveArrayCritical,
 // which keeps the garbage collector from moving it, until the copy has finished. Where the array lies outside the
-// registered range the driver copies it through its own staging: slower, never wrong. A get runs here whole, its
-// copies and launches issued in one call (getWindow), so no step waits for the host; a small get has its kernel read
-// and write the heap itself (getMapped), with no copy at all. Returns are CUresult codes.
+// registered range the driver copies it through its own staging: slower, never wrong. A lookup (get, ceiling, floor)
+// runs here whole, its copies and launches issued in one call (lookupWindow), so no step waits for the host; a small
+// one has its kernel read and write the heap itself (lookupMapped), with no copy at all. Returns are CUresult codes.
 #include <jni.h>
 #include <cuda.h>
 #include <cstdio>
@@ -69,8 +69,9 @@ CUdeviceptr mapped(const void* at, size_t bytes) {
     return mapping.deviceStart + (a - mapping.start);
 }
 
-// A get's launch of lookup_get_any_order: the parameters every launch of one call shares, from the GET_ slots of
-// kernel_contract.h, and the launch of one run of queries.
+// A lookup's launch of lookup_get_any_order, lookup_ceiling_any_order or lookup_floor_any_order (one parameter list):
+// the parameters every launch of one call shares, from the GET_ slots of kernel_contract.h, and the launch of one run
+// of queries.
 struct Lookup {
     CUfunction function;
     CUdeviceptr bucketMax;
@@ -93,40 +94,47 @@ struct Lookup {
           nodeCount((CUdeviceptr)a[GET_NODE_COUNT]), nodeNext((CUdeviceptr)a[GET_NODE_NEXT]),
           nodeMax((CUdeviceptr)a[GET_NODE_MAX]), firstUnsorted((CUdeviceptr)a[GET_FIRST_UNSORTED]) {}
 
-    // n queries at device address `queries`, their answers to `values`, the sort promise checked from query
-    // checkFrom on (where it is checked at all)
-    CUresult launch(const Driver& d, CUdeviceptr queries, CUdeviceptr values, int n, int checkFrom,
+    // n queries at device address `queries`, their answers' values to `values` and keys to `keys` (0 for a get),
+    // the sort promise checked from query checkFrom on (where it is checked at all)
+    CUresult launch(const Driver& d, CUdeviceptr queries, CUdeviceptr values, CUdeviceptr keys, int n, int checkFrom,
                     CUstream stream) {
         CUdeviceptr perm = 0;
         void* params[] = {&bucketMax, &numBuckets, &bucketSamples, &numSamples, &bucketHead, &nodeKeys, &nodeValues,
-                          &nodeCount, &nodeNext, &nodeMax, &queries, &perm, &n, &values, &firstUnsorted,
+                          &nodeCount, &nodeNext, &nodeMax, &queries, &perm, &n, &values, &keys, &firstUnsorted,
                           &checkFrom};
         return d.launch(function, (unsigned)((n + BLOCK_THREADS - 1) / BLOCK_THREADS), 1, 1, BLOCK_THREADS, 1, 1, 0,
                         stream, params, nullptr);
     }
 };
 
-// A get's arrays held still (JNI's critical access) for as long as it lives: the queries, the answers and, where
-// the sort promise is checked, the int it comes back in. held(): CUDA_SUCCESS, or why not all could be held.
-struct HeldGet {
+// A lookup's arrays held still (JNI's critical access) for as long as it lives: the queries, the answers' values and
+// keys (none for a get: keysArray null) and, where the sort promise is checked, the int it comes back in. held():
+// CUDA_SUCCESS, or why not all could be held.
+struct HeldLookup {
     JNIEnv* env;
-    jlongArray queriesArray, valuesArray, checkArray;
+    jlongArray queriesArray, valuesArray, keysArray, checkArray;
     jlong* queries;
     jlong* values;
+    jlong* keys;
     jlong* check;
 
-    HeldGet(JNIEnv* env, jlongArray queriesArray, jlongArray valuesArray, jlongArray sortCheck, bool checked)
-        : env(env), queriesArray(queriesArray), valuesArray(valuesArray), checkArray(sortCheck) {
+    HeldLookup(JNIEnv* env, jlongArray queriesArray, jlongArray valuesArray, jlongArray keysArray,
+               jlongArray sortCheck, bool checked)
+        : env(env), queriesArray(queriesArray), valuesArray(valuesArray), keysArray(keysArray),
+          checkArray(sortCheck) {
         queries = (jlong*)env->GetPrimitiveArrayCritical(queriesArray, nullptr);
         values = queries ? (jlong*)env->GetPrimitiveArrayCritical(valuesArray, nullptr) : nullptr;
-        check = values && checked ? (jlong*)env->GetPrimitiveArrayCritical(sortCheck, nullptr) : nullptr;
-        ok = queries && values && (!checked || check);
+        keys = values && keysArray ? (jlong*)env->GetPrimitiveArrayCritical(keysArray, nullptr) : nullptr;
+        const bool keysHeld = !keysArray || keys;
+        check = values && keysHeld && checked ? (jlong*)env->GetPrimitiveArrayCritical(sortCheck, nullptr) : nullptr;
+        ok = queries && values && keysHeld && (!checked || check);
     }
 
     CUresult held() const { return ok ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY; }
 
-    ~HeldGet() {
+    ~HeldLookup() {
         if (check) env->ReleasePrimitiveArrayCritical(checkArray, check, 0);
+        if (keys) env->ReleasePrimitiveArrayCritical(keysArray, keys, 0);
         if (values) env->ReleasePrimitiveArrayCritical(valuesArray, values, 0);
         if (queries) env->ReleasePrimitiveArrayCritical(queriesArray, queries, JNI_ABORT);
     }
@@ -141,7 +149,7 @@ extern "C" {
 
 // Registers (page-locks, for every context, and maps for the device where the driver can) the whole mapping of this
 // process that holds `probe`'s elements, as /proc/self/maps lists it; its start and length into out[0], out[1], and
-// into out[2] 1 where the device reads and writes it in place (getMapped), else 0. The caller makes sure the mapping
+// into out[2] 1 where the device reads and writes it in place (lookupMapped), else 0. The caller makes sure the mapping
 // is the Java heap and that the heap never gives pages back to the system (else a page mapped anew would not be the
 // one registered).
 JNIEXPORT jint JNICALL Java_io_flix_index_gpu_HostArrayDma_registerMappingOf(JNIEnv* env, jclass, jlongArray probe,
@@ -204,18 +212,19 @@ JNIEXPORT jint JNICALL Java_io_flix_index_gpu_HostArrayDma_toHost(JNIEnv* env, j
     return copyHeld(env, dst, from, count, src, stream, false);
 }
 
-// A get of queries[from, from + count) into values[from, from + count) as one pipeline issued from here, with no
-// host wait between its steps: chunk by chunk of `chunkLongs`, the queries go up on the in stream, lookup_get_any_order
-// answers them once they are there (on the compute stream and the alternate lookup stream in turn), and the answers
-// come back on the out stream once they are written, so chunk k + 1 goes up while chunk k is looked up and chunk
-// k - 1 comes back; a window of one chunk runs on the compute stream alone. Where the sort promise is checked
-// (GET_FIRST_UNSORTED), the check's int comes back into sortCheck[0]'s low half behind the last answers. Both arrays
-// are held still from the first copy until every copy issued has ended, whatever failed. `args`: the GET_ slots of
-// kernel_contract.h. Returns the first failure's CUresult.
-JNIEXPORT jint JNICALL Java_io_flix_index_gpu_HostArrayDma_getWindow(JNIEnv* env, jclass, jlongArray queries,
-                                                                    jlongArray values, jint from, jint count,
-                                                                    jint chunkLongs, jlongArray args,
-                                                                    jlongArray sortCheck) {
+// A lookup of queries[from, from + count) into values[from, from + count) (and, for ceiling and floor, keys at the
+// same place; keys null for a get) as one pipeline issued from here, with no host wait between its steps: chunk by
+// chunk of `chunkLongs`, the queries go up on the in stream, the GET_FUNCTION kernel answers them once they are there
+// (on the compute stream and the alternate lookup stream in turn), and the answers come back on the out stream once
+// they are written, so chunk k + 1 goes up while chunk k is looked up and chunk k - 1 comes back; a window of one
+// chunk runs on the compute stream alone. Where the sort promise is checked (GET_FIRST_UNSORTED), the check's int
+// comes back into sortCheck[0]'s low half behind the last answers. The arrays are held still from the first copy
+// until every copy issued has ended, whatever failed. `args`: the GET_ slots of kernel_contract.h. Returns the first
+// failure's CUresult.
+JNIEXPORT jint JNICALL Java_io_flix_index_gpu_HostArrayDma_lookupWindow(JNIEnv* env, jclass, jlongArray queries,
+                                                                       jlongArray values, jlongArray keys, jint from,
+                                                                       jint count, jint chunkLongs, jlongArray args,
+                                                                       jlongArray sortCheck) {
     const Driver& d = driver();
     if (!d.loaded) return CUDA_ERROR_NOT_FOUND;
     if (count <= 0) return CUDA_SUCCESS;
@@ -229,9 +238,10 @@ JNIEXPORT jint JNICALL Java_io_flix_index_gpu_HostArrayDma_getWindow(JNIEnv* env
     const CUevent uploaded = (CUevent)a[GET_EVENT_UPLOADED];
     const CUevent computed = (CUevent)a[GET_EVENT_COMPUTED];
     Lookup lookup(a);
-    const HeldGet held(env, queries, values, sortCheck, lookup.firstUnsorted != 0);
+    const HeldLookup held(env, queries, values, keys, sortCheck, lookup.firstUnsorted != 0);
     jlong* const q = held.queries;
     jlong* const v = held.values;
+    jlong* const k = held.keys;
     jlong* const check = held.check;
     CUresult r = held.held();
     const long long end = (long long)from + count;
@@ -257,14 +267,16 @@ JNIEXPORT jint JNICALL Java_io_flix_index_gpu_HostArrayDma_getWindow(JNIEnv* env
         const size_t bytes = (size_t)n * sizeof(jlong);
         const CUdeviceptr chunkQueries = (CUdeviceptr)a[GET_QUERIES] + (CUdeviceptr)at * sizeof(jlong);
         const CUdeviceptr chunkValues = (CUdeviceptr)a[GET_VALUES] + (CUdeviceptr)at * sizeof(jlong);
+        const CUdeviceptr chunkKeys = k ? (CUdeviceptr)a[GET_KEYS] + (CUdeviceptr)at * sizeof(jlong) : 0;
         r = d.toDevice(chunkQueries, q + at, bytes, up);
         if (r == CUDA_SUCCESS && !oneStream) r = d.record(uploaded, in);
         if (r == CUDA_SUCCESS && !oneStream) r = d.wait(lookupOn, uploaded, 0);
         // the first query of the batch has none before it to be checked against
-        if (r == CUDA_SUCCESS) r = lookup.launch(d, chunkQueries, chunkValues, n, at == 0 ? 1 : 0, lookupOn);
+        if (r == CUDA_SUCCESS) r = lookup.launch(d, chunkQueries, chunkValues, chunkKeys, n, at == 0 ? 1 : 0, lookupOn);
         if (r == CUDA_SUCCESS && !oneStream) r = d.record(computed, lookupOn);
         if (r == CUDA_SUCCESS && !oneStream) r = d.wait(out, computed, 0);
         if (r == CUDA_SUCCESS) r = d.toHost(v + at, chunkValues, bytes, down);
+        if (r == CUDA_SUCCESS && k) r = d.toHost(k + at, chunkKeys, bytes, down);
     }
     if (r == CUDA_SUCCESS && check && !oneStream) {
         // the check's int is final once both lookup streams are done
@@ -283,15 +295,17 @@ JNIEXPORT jint JNICALL Java_io_flix_index_gpu_HostArrayDma_getWindow(JNIEnv* env
     return r;
 }
 
-// A get of queries[from, from + count) into values[from, from + count) by one launch of lookup_get_any_order on the
-// compute stream that reads the queries from the heap and writes the answers into it, through the registered heap's
-// device mapping: no copy, so a small get costs one launch and its bytes' trip. (Both directions at once move slower
-// this way than the copy engines move them, so large gets take getWindow.) Where the sort promise is checked
-// (GET_FIRST_UNSORTED), the check's int comes back into sortCheck[0]'s low half. Returns CUDA_ERROR_NOT_MAPPED, having
-// done nothing, where the heap is not mapped or an array lies outside it.
-JNIEXPORT jint JNICALL Java_io_flix_index_gpu_HostArrayDma_getMapped(JNIEnv* env, jclass, jlongArray queries,
-                                                                    jlongArray values, jint from, jint count,
-                                                                    jlongArray args, jlongArray sortCheck) {
+// A lookup of queries[from, from + count) into values[from, from + count) (and keys, as lookupWindow's) by one launch
+// of the GET_FUNCTION kernel on the compute stream that reads the queries from the heap and writes the answers into
+// it, through the registered heap's device mapping: no copy, so a small lookup costs one launch and its bytes' trip.
+// (Both directions at once move slower this way than the copy engines move them, so large lookups take
+// lookupWindow.) Where the sort promise is checked (GET_FIRST_UNSORTED), the check's int comes back into
+// sortCheck[0]'s low half. Returns CUDA_ERROR_NOT_MAPPED, having done nothing, where the heap is not mapped or an
+// array lies outside it.
+JNIEXPORT jint JNICALL Java_io_flix_index_gpu_HostArrayDma_lookupMapped(JNIEnv* env, jclass, jlongArray queries,
+                                                                       jlongArray values, jlongArray keys, jint from,
+                                                                       jint count, jlongArray args,
+                                                                       jlongArray sortCheck) {
     const Driver& d = driver();
     if (!d.loaded) return CUDA_ERROR_NOT_FOUND;
     if (count <= 0) return CUDA_SUCCESS;
@@ -299,14 +313,15 @@ JNIEXPORT jint JNICALL Java_io_flix_index_gpu_HostArrayDma_getMapped(JNIEnv* env
     env->GetLongArrayRegion(args, 0, GET_SLOTS, a);
     const CUstream compute = (CUstream)a[GET_STREAM_COMPUTE];
     Lookup lookup(a);
-    const HeldGet held(env, queries, values, sortCheck, lookup.firstUnsorted != 0);
+    const HeldLookup held(env, queries, values, keys, sortCheck, lookup.firstUnsorted != 0);
     CUresult r = held.held();
     if (r != CUDA_SUCCESS) return r;
     const size_t bytes = (size_t)count * sizeof(jlong);
     const CUdeviceptr mappedQueries = mapped(held.queries + from, bytes);
     const CUdeviceptr mappedValues = mapped(held.values + from, bytes);
-    if (mappedQueries == 0 || mappedValues == 0) return CUDA_ERROR_NOT_MAPPED;
-    r = lookup.launch(d, mappedQueries, mappedValues, count, 1, compute);
+    const CUdeviceptr mappedKeys = held.keys ? mapped(held.keys + from, bytes) : 0;
+    if (mappedQueries == 0 || mappedValues == 0 || (held.keys && mappedKeys == 0)) return CUDA_ERROR_NOT_MAPPED;
+    r = lookup.launch(d, mappedQueries, mappedValues, mappedKeys, count, 1, compute);
     if (r == CUDA_SUCCESS && held.check) r = d.toHost(held.check, lookup.firstUnsorted, sizeof(int), compute);
     // the kernel may have started whatever failed after it: the arrays stay held until it is done
     const CUresult done = d.synchronize(compute);

@@ -536,41 +536,101 @@ extern "C" __global__ void __launch_bounds__(BLOCK_THREADS, 5) lookup_floor(LOOK
     lookup_items<MODE_FLOOR>(LOOKUP_ARGS);
 }
 
-// Get for queries in any order, one thread a query: its bucket through the bucket samples, along the chain to
+// Lookups of queries in any order, one thread a query: its bucket through the bucket samples, along the chain to
 // the first node whose range holds it, a binary search of that node. The answer goes to perm[j] (perm may be
-// null). Unsorted batches come here either as they are (small batches: queries in distinct buckets share nothing)
-// or sorted by their top bits only, which costs a fraction of a full sort and gives the same locality: the lanes
-// of a warp follow one search path and read one or two nodes. Sorted batches that cross the bus as a pipeline of
-// chunks come here too, one launch a chunk: where firstUnsorted is not null the sort promise is checked on the way
-// (queries[j - 1] > queries[j] for j >= checkFrom: 0 where the chunk's first query has one before it in the batch).
-extern "C" __global__ void __launch_bounds__(BLOCK_THREADS) lookup_get_any_order(
+// null): its value, and for ceiling and floor its key (0 with NOT_FOUND where there is none). Unsorted batches
+// come here either as they are (small batches: queries in distinct buckets share nothing) or sorted by their top
+// bits only, which costs a fraction of a full sort and gives the same locality: the lanes of a warp follow one
+// search path and read one or two nodes. Sorted batches that cross the bus as a pipeline of chunks come here too,
+// one launch a chunk: where firstUnsorted is not null the sort promise is checked on the way (queries[j - 1] >
+// queries[j] for j >= checkFrom: 0 where the chunk's first query has one before it in the batch).
+template <int MODE>
+__device__ __forceinline__ void lookup_any_order(
         const i64* __restrict__ bucketMax, int numBuckets, const i64* __restrict__ bucketSamples, int numSamples,
         const int* __restrict__ bucketHead, const i64* __restrict__ nodeKeys, const i64* __restrict__ nodeValues,
         const int* __restrict__ nodeCount, const int* __restrict__ nodeNext, const i64* __restrict__ nodeMax,
         const i64* __restrict__ queries, const unsigned* __restrict__ perm, int n, i64* __restrict__ valuesOut,
-        int* __restrict__ firstUnsorted, int checkFrom) {
+        i64* __restrict__ keysOut, int* __restrict__ firstUnsorted, int checkFrom) {
     const int j = blockIdx.x * blockDim.x + threadIdx.x;
     const bool mine = j < n;
     const i64 q = mine ? queries[j] : 0;
     if (firstUnsorted) {
         // the query before comes from the lane before (a warp's first lane reads it), so that queries read across
-        // the bus (HostArrayDma.getMapped) cross it once
+        // the bus (HostArrayDma.lookupMapped) cross it once
         i64 before = __shfl_up_sync(0xffffffffu, q, 1);
         if ((threadIdx.x & 31) == 0 && mine && j >= checkFrom) before = queries[j - 1];
         if (mine && j >= checkFrom && before > q) atomicMin(firstUnsorted, j);
     }
     if (!mine) return;
-    int node = bucketHead[bucket_of_sampled(bucketSamples, numSamples, bucketMax, numBuckets, q)];
-    i64 v = NOT_FOUND;
+    const int b = bucket_of_sampled(bucketSamples, numSamples, bucketMax, numBuckets, q);
+    int node = bucketHead[b];
+    bool found = false;
+    i64 k = 0, v = NOT_FOUND;
     if (node >= 0) {
+        // floor: the slot of the last key walked past, the answer where q lies below every key of its node
+        i64 lastWalkedPast = -1;
         int next;
-        while ((next = nodeNext[node]) >= 0 && nodeMax[node] < q) node = next;
+        while ((next = nodeNext[node]) >= 0 && nodeMax[node] < q) {
+            if (MODE == MODE_FLOOR) {
+                const int c = nodeCount[node];
+                if (c > 0) lastWalkedPast = (i64)node * NODE_SIZE + c - 1;
+            }
+            node = next;
+        }
         const i64* keys = nodeKeys + (i64)node * NODE_SIZE;
         const int cnt = nodeCount[node];
         const int at = lower_bound_global(keys, 0, cnt, q);
-        if (at < cnt && keys[at] == q) v = nodeValues[(i64)node * NODE_SIZE + at];
+        if (MODE == MODE_GET) {
+            if (at < cnt && keys[at] == q) v = nodeValues[(i64)node * NODE_SIZE + at];
+        } else if (MODE == MODE_CEILING) {
+            i64 slot = -1;
+            if (at < cnt) {
+                slot = (i64)node * NODE_SIZE + at;
+            } else {
+                // every key of the node is below q: the chain's next key, where it has one
+                for (int nx = nodeNext[node]; nx >= 0; nx = nodeNext[nx]) {
+                    if (nodeCount[nx] > 0) { slot = (i64)nx * NODE_SIZE; break; }
+                }
+            }
+            if (slot >= 0) { found = true; k = nodeKeys[slot]; v = nodeValues[slot]; }
+        } else {
+            const int below = at < cnt && keys[at] == q ? at : at - 1;
+            const i64 slot = below >= 0 ? (i64)node * NODE_SIZE + below : lastWalkedPast;
+            if (slot >= 0) { found = true; k = nodeKeys[slot]; v = nodeValues[slot]; }
+        }
     }
-    valuesOut[perm ? perm[j] : (unsigned)j] = v;
+    if (MODE == MODE_CEILING && !found) {
+        ceiling_from_next_buckets(b, numBuckets, bucketHead, nodeKeys, nodeValues, &k, &v, &found);
+    } else if (MODE == MODE_FLOOR && !found) {
+        floor_from_previous_buckets(b, bucketHead, nodeKeys, nodeValues, nodeCount, nodeNext, &k, &v, &found);
+    }
+    const unsigned to = perm ? perm[j] : (unsigned)j;
+    if (MODE != MODE_GET) {
+        if (!found) { k = 0; v = NOT_FOUND; }
+        keysOut[to] = k;
+    }
+    valuesOut[to] = v;
+}
+
+#define ANY_ORDER_PARAMS const i64* __restrict__ bucketMax, int numBuckets, const i64* __restrict__ bucketSamples, \
+    int numSamples, const int* __restrict__ bucketHead, const i64* __restrict__ nodeKeys, \
+    const i64* __restrict__ nodeValues, const int* __restrict__ nodeCount, const int* __restrict__ nodeNext, \
+    const i64* __restrict__ nodeMax, const i64* __restrict__ queries, const unsigned* __restrict__ perm, int n, \
+    i64* __restrict__ valuesOut, i64* __restrict__ keysOut, int* __restrict__ firstUnsorted, int checkFrom
+#define ANY_ORDER_ARGS bucketMax, numBuckets, bucketSamples, numSamples, bucketHead, nodeKeys, nodeValues, \
+    nodeCount, nodeNext, nodeMax, queries, perm, n, valuesOut, keysOut, firstUnsorted, checkFrom
+
+// One kernel a mode with one parameter list (keysOut unused by get), so that the host launches any of them alike.
+extern "C" __global__ void __launch_bounds__(BLOCK_THREADS) lookup_get_any_order(ANY_ORDER_PARAMS) {
+    lookup_any_order<MODE_GET>(ANY_ORDER_ARGS);
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK_THREADS) lookup_ceiling_any_order(ANY_ORDER_PARAMS) {
+    lookup_any_order<MODE_CEILING>(ANY_ORDER_ARGS);
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK_THREADS) lookup_floor_any_order(ANY_ORDER_PARAMS) {
+    lookup_any_order<MODE_FLOOR>(ANY_ORDER_ARGS);
 }
 
 // Counters that every work item adds to or raises: the items of a block combine theirs in shared memory first and

@@ -60,14 +60,14 @@ typedef long long i64;
 #define STEP_DEDUPED_PAIRS 5          // compact_flagged: pairs kept
 #define STEP_COUNTER_SLOTS 6
 
-// A pipelined get's launch arguments (HostArrayDma.getWindow in flix_heap_jni.cu): the slots of the long[] that
+// A pipelined lookup's launch arguments (HostArrayDma.lookupWindow in flix_heap_jni.cu): the slots of the long[] that
 // carries the handles, the kernel's fixed parameters and the batch's device arrays to the native pipeline.
 #define GET_STREAM_IN 0               // copies to the device
 #define GET_STREAM_COMPUTE 1          // the index's device work
 #define GET_STREAM_OUT 2              // copies to the host
 #define GET_EVENT_UPLOADED 3          // recorded after each chunk's upload
 #define GET_EVENT_COMPUTED 4          // recorded after each chunk's lookup
-#define GET_FUNCTION 5                // lookup_get_any_order
+#define GET_FUNCTION 5                // lookup_get_any_order, lookup_ceiling_any_order or lookup_floor_any_order
 #define GET_BUCKET_MAX 6
 #define GET_NUM_BUCKETS 7
 #define GET_BUCKET_HEAD 8
@@ -82,4 +82,5 @@ typedef long long i64;
 #define GET_BUCKET_SAMPLES 17
 #define GET_NUM_SAMPLES 18
 #define GET_STREAM_LOOKUP_ALTERNATE 19  // every other chunk's lookup, so that one chunk's starts while another's ends
-#define GET_SLOTS 20
+#define GET_KEYS 20                   // ceiling and floor: the answers' keys on the device, likewise; 0 for a get
+#define GET_SLOTS 21

@@ -65,7 +65,7 @@ abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResid
     final Scratch offsets;
     /** Where each group of a range call's ranges starts in the offsets, and the total. */
     private final Scratch rangeGroupEnds;
-    private boolean lastGetPipelined;
+    private boolean lastLookupPipelined;
 
     /**
      * Unsorted update batches of at least this many pairs send their keys first and do the work on the keys alone
@@ -190,11 +190,12 @@ abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResid
     }
 
     /**
-     * A get of a host batch into {@code queries} and {@code values} (device arrays of its size) as one launch a
-     * chunk, where the structure can answer it so ({@link PipelinedGet}); null where it cannot. Called before the
-     * sort check is armed (it may prepare the structure, as unsorted gets do).
+     * A lookup ({@code mode}: get, ceiling or floor) of a host batch into {@code queries}, {@code values} and, but for
+     * a get, {@code keys} (device arrays of its size; keys null for a get) as one launch a chunk, where the structure
+     * can answer it so ({@link PipelinedLookup}); null where it cannot. Called before the sort check is armed (it may
+     * prepare the structure, as unsorted lookups do).
      */
-    PipelinedGet pipelinedGet(DeviceBuffer queries, DeviceBuffer values) {
+    PipelinedLookup pipelinedLookup(int mode, DeviceBuffer queries, DeviceBuffer keys, DeviceBuffer values) {
         return null;
     }
 
@@ -405,11 +406,11 @@ abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResid
     /**
      * A lookup of host arrays: a pipeline of chunks ({@link HostArrayCopies#lookup}), each looked up on the device on
      * its own (a chunk of a sorted batch is sorted; an unsorted chunk is sorted on the device as a whole batch
-     * would be); a get that the structure answers one launch a chunk goes as one native pipeline instead, where the
-     * copies can ({@link #pipelinedGet}, {@link HostArrayCopies#get}). The sort promise of a large batch is checked
-     * by the device within each chunk and here across the seams between pieces, read once after the last chunk where
-     * the structure can ({@link #armSortCheck}); a fault found in a chunk is worded for the whole batch, as BatchArgs
-     * words it.
+     * would be); a lookup that the structure answers one launch a chunk goes as one native pipeline instead, where
+     * the copies can ({@link #pipelinedLookup}, {@link HostArrayCopies#pipelinedLookup}). The sort promise of a large
+     * batch is checked by the device within each chunk and here across the seams between pieces, read once after the
+     * last chunk where the structure can ({@link #armSortCheck}); a fault found in a chunk is worded for the whole
+     * batch, as BatchArgs words it.
      */
     private void lookup(int mode, long[] keys, int n, long[] keysOut, long[] valuesOut, boolean keysSorted) {
         if (n == 0) {
@@ -422,18 +423,18 @@ abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResid
         final DeviceBuffer queries = batchKeys.ensure(n * 8L);
         final DeviceBuffer valuesResult = outValues.ensure(n * 8L);
         final DeviceBuffer keysResult = keysOut == null ? null : outKeys.ensure(n * 8L);
-        final PipelinedGet pipelined = mode == MODE_GET && copies.pipelinesGets()
-                ? pipelinedGet(queries, valuesResult) : null;
+        final PipelinedLookup pipelined = copies.pipelinesLookups()
+                ? pipelinedLookup(mode, queries, keysResult, valuesResult) : null;
         final HostArrayCopies.ChunkWork work = (from, count) -> lookupOnDevice(mode,
                 queries.view(from * 8, count * 8L), count, keysSorted, hostChecked,
                 keysResult == null ? null : keysResult.view(from * 8, count * 8L),
                 valuesResult.view(from * 8, count * 8L));
         final boolean checkOnce = keysSorted && !hostChecked && armSortCheck();
         try {
-            lastGetPipelined = pipelined != null && (checkOnce || !keysSorted || hostChecked);
+            lastLookupPipelined = pipelined != null && (checkOnce || !keysSorted || hostChecked);
             final boolean promiseBroken;
-            if (lastGetPipelined) {
-                promiseBroken = copies.get(keys, n, valuesOut, pipelined, checkOnce);
+            if (lastLookupPipelined) {
+                promiseBroken = copies.pipelinedLookup(keys, n, keysOut, valuesOut, pipelined, checkOnce);
             } else {
                 if (keysOut == null) {
                     copies.lookup(keys, n, queries.pointer(), work, new CUdeviceptr[] {valuesResult.pointer()},
@@ -456,12 +457,12 @@ abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResid
                 disarmSortCheck();
             }
         }
-        trace((lastGetPipelined ? "pipelined get " : "lookup pipeline ") + n);
+        trace((lastLookupPipelined ? "pipelined lookup " : "lookup pipeline ") + n);
     }
 
-    /** Whether the last lookup of host arrays ran as one native pipeline ({@link HostArrayCopies#get}). */
-    boolean lastGetPipelined() {
-        return lastGetPipelined;
+    /** Whether the last lookup of host arrays ran as one native pipeline ({@link HostArrayCopies#pipelinedLookup}). */
+    boolean lastLookupPipelined() {
+        return lastLookupPipelined;
     }
 
     /** A broken sort promise across the seams between the pieces of a large batch (the device checks within). */

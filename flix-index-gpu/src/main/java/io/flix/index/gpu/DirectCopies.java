@@ -34,13 +34,13 @@ import jcuda.driver.CUevent_flags;
  * (an event recorded after that work); then it only copies. So no copy ever waits for Java or for later work, and a
  * copy holding its array still always ends, whatever the other threads wait for.
  *
- * <p>A get whose device work is one launch a chunk ({@link PipelinedGet}) runs leaner: one native call a window of
- * {@link #GET_WINDOW_LONGS} issues every chunk's upload, launch and download, ordered by events between the streams,
- * and waits once ({@link HostArrayDma#getWindow}). No thread hand-over and no host wait between chunks; the window
- * bounds how long its arrays are held still. A get of up to {@link #MAPPED_GET_MAX_LONGS} goes with no copy at all
- * where the heap is mapped for the device ({@link HostArrayDma#getMapped}): its one launch reads the queries from
- * the heap and writes the answers into it, sparing the chunks' copies their fixed costs (a copy each way costs
- * several microseconds beyond its bytes).
+ * <p>A lookup (get, ceiling, floor) whose device work is one launch a chunk ({@link PipelinedLookup}) runs leaner: one
+ * native call a window of {@link #LOOKUP_WINDOW_LONGS} issues every chunk's upload, launch and downloads, ordered by
+ * events between the streams, and waits once ({@link HostArrayDma#lookupWindow}). No thread hand-over and no host
+ * wait between chunks; the window bounds how long its arrays are held still. A lookup of up to {@link
+ * #MAPPED_LOOKUP_MAX_LONGS} goes with no copy at all where the heap is mapped for the device ({@link
+ * HostArrayDma#lookupMapped}): its one launch reads the queries from the heap and writes the answers into it, sparing
+ * the chunks' copies their fixed costs (a copy each way costs several microseconds beyond its bytes).
  */
 final class DirectCopies implements HostArrayCopies {
 
@@ -62,39 +62,39 @@ final class DirectCopies implements HostArrayCopies {
     /** Parts whose downloads may wait at once, each for an event of its own. */
     private static final int READY_EVENTS = 32;
     /**
-     * Longs a pipelined get issues in one native call, holding its two arrays still until all of them are back: 128
+     * Longs a pipelined lookup issues in one native call, holding its arrays still until all of them are back: 128
      * MiB each, about 2.7 ms at the bus's rate (a collection that falls in that time waits).
      */
-    static final int GET_WINDOW_LONGS = 1 << 24;
+    static final int LOOKUP_WINDOW_LONGS = 1 << 24;
     /**
-     * Chunks of a pipelined get: a {@link ChunkPlan#TARGET_CHUNKS}-th of its window, from 1 MiB to 2 MiB. Each chunk
+     * Chunks of a pipelined lookup: a {@link ChunkPlan#TARGET_CHUNKS}-th of its window, from 1 MiB to 2 MiB. Each chunk
      * costs the host about 10 us of driver calls, about what half a MiB takes on the bus; a larger chunk delays the
      * pipeline's start and end.
      */
-    static final int GET_CHUNK_MIN_LONGS = 1 << 17;
-    static final int GET_CHUNK_MAX_LONGS = 1 << 18;
+    static final int LOOKUP_CHUNK_MIN_LONGS = 1 << 17;
+    static final int LOOKUP_CHUNK_MAX_LONGS = 1 << 18;
     /**
-     * Longs a get reads and writes in place at most: the device's loads and stores across the bus move both ways
+     * Longs a lookup reads and writes in place at most: the device's loads and stores across the bus move both ways
      * at once slower than the copy engines do, which a larger batch's pipeline of copies makes up for.
      */
-    static final int MAPPED_GET_MAX_LONGS = 1 << 17;
+    static final int MAPPED_LOOKUP_MAX_LONGS = 1 << 17;
 
     private final GpuRuntime.DeviceContext device;
     private final DeviceStream compute;
     private final DeviceStream in;
     private final DeviceStream out;
-    /** A pipelined get's every other chunk's lookup. */
+    /** A pipelined lookup's every other chunk. */
     private final DeviceStream lookupAlternate;
     /** Recorded on the compute stream after part k's work, in ready[k % READY_EVENTS]. */
     private final CUevent[] ready = new CUevent[READY_EVENTS];
-    /** A pipelined get's events: after each chunk's upload, after each chunk's lookup. */
-    private final CUevent[] getEvents = new CUevent[2];
-    /** A pipelined get's handles and arguments (its GET_ slots), refilled for every call. */
-    private final long[] getArgs = new long[GET_SLOTS];
-    /** Where a pipelined get's sort check comes back (in the low half). */
+    /** A pipelined lookup's events: after each chunk's upload, after each chunk's lookup. */
+    private final CUevent[] lookupEvents = new CUevent[2];
+    /** A pipelined lookup's handles and arguments (its GET_ slots), refilled for every call. */
+    private final long[] lookupArgs = new long[GET_SLOTS];
+    /** Where a pipelined lookup's sort check comes back (in the low half). */
     private final long[] sortCheck = new long[1];
-    /** Whether the last get read and wrote its arrays in place ({@link HostArrayDma#getMapped}). */
-    private boolean lastGetMapped;
+    /** Whether the last pipelined lookup read and wrote its arrays in place ({@link HostArrayDma#lookupMapped}). */
+    private boolean lastLookupMapped;
 
     DirectCopies(GpuRuntime.DeviceContext device, DeviceStream compute) {
         this.device = device;
@@ -108,8 +108,8 @@ final class DirectCopies implements HostArrayCopies {
             for (int k = 0; k < READY_EVENTS; k++) {
                 ready[k] = event();
             }
-            for (int k = 0; k < getEvents.length; k++) {
-                getEvents[k] = event();
+            for (int k = 0; k < lookupEvents.length; k++) {
+                lookupEvents[k] = event();
             }
         } catch (RuntimeException e) {
             destroyEvents();
@@ -123,12 +123,12 @@ final class DirectCopies implements HostArrayCopies {
         this.in = streams[0];
         this.out = streams[1];
         this.lookupAlternate = streams[2];
-        getArgs[GET_STREAM_IN] = in.address();
-        getArgs[GET_STREAM_COMPUTE] = compute.address();
-        getArgs[GET_STREAM_OUT] = out.address();
-        getArgs[GET_STREAM_LOOKUP_ALTERNATE] = lookupAlternate.address();
-        getArgs[GET_EVENT_UPLOADED] = ((RawEvent) getEvents[0]).address();
-        getArgs[GET_EVENT_COMPUTED] = ((RawEvent) getEvents[1]).address();
+        lookupArgs[GET_STREAM_IN] = in.address();
+        lookupArgs[GET_STREAM_COMPUTE] = compute.address();
+        lookupArgs[GET_STREAM_OUT] = out.address();
+        lookupArgs[GET_STREAM_LOOKUP_ALTERNATE] = lookupAlternate.address();
+        lookupArgs[GET_EVENT_UPLOADED] = ((RawEvent) lookupEvents[0]).address();
+        lookupArgs[GET_EVENT_COMPUTED] = ((RawEvent) lookupEvents[1]).address();
     }
 
     private static CUevent event() {
@@ -256,44 +256,48 @@ final class DirectCopies implements HostArrayCopies {
         }
     }
 
-    /** Longs of a pipelined get's chunks in a window of {@code count}. */
-    static int getChunkLongs(int count) {
+    /** Longs of a pipelined lookup's chunks in a window of {@code count}. */
+    static int lookupChunkLongs(int count) {
         final int target = ChunkPlan.TARGET_CHUNKS;
-        return Math.max(GET_CHUNK_MIN_LONGS, Math.min(GET_CHUNK_MAX_LONGS, (count + target - 1) / target));
+        return Math.max(LOOKUP_CHUNK_MIN_LONGS, Math.min(LOOKUP_CHUNK_MAX_LONGS, (count + target - 1) / target));
     }
 
     @Override
-    public boolean pipelinesGets() {
+    public boolean pipelinesLookups() {
         return true;
     }
 
     @Override
-    public boolean get(long[] queries, int n, long[] values, PipelinedGet get, boolean checkSort) {
-        get.writeTo(getArgs, checkSort);
-        lastGetMapped = n <= MAPPED_GET_MAX_LONGS && HeapRegistration.mappedForDevice()
-                && getMapped(queries, n, values);
-        for (int from = lastGetMapped ? n : 0; from < n; from += GET_WINDOW_LONGS) {
-            final int count = Math.min(GET_WINDOW_LONGS, n - from);
-            DeviceMemoryNative.check(HostArrayDma.getWindow(queries, values, from, count, getChunkLongs(count),
-                    getArgs, sortCheck), "pipelined get");
+    public boolean pipelinedLookup(long[] queries, int n, long[] keys, long[] values, PipelinedLookup lookup,
+                                   boolean checkSort) {
+        lookup.writeTo(lookupArgs, checkSort);
+        lastLookupMapped = n <= MAPPED_LOOKUP_MAX_LONGS && HeapRegistration.mappedForDevice()
+                && lookupMapped(queries, n, keys, values);
+        for (int from = lastLookupMapped ? n : 0; from < n; from += LOOKUP_WINDOW_LONGS) {
+            final int count = Math.min(LOOKUP_WINDOW_LONGS, n - from);
+            DeviceMemoryNative.check(HostArrayDma.lookupWindow(queries, values, keys, from, count,
+                    lookupChunkLongs(count), lookupArgs, sortCheck), "pipelined lookup");
         }
         // the check's int is the low half; the kernel only lowers it from Integer.MAX_VALUE
         return checkSort && (int) sortCheck[0] != Integer.MAX_VALUE;
     }
 
-    /** A get in place ({@link HostArrayDma#getMapped}); false, having done nothing, where an array is not mapped. */
-    private boolean getMapped(long[] queries, int n, long[] values) {
-        final int code = HostArrayDma.getMapped(queries, values, 0, n, getArgs, sortCheck);
+    /**
+     * A lookup in place ({@link HostArrayDma#lookupMapped}); false, having done nothing, where an array is not
+     * mapped.
+     */
+    private boolean lookupMapped(long[] queries, int n, long[] keys, long[] values) {
+        final int code = HostArrayDma.lookupMapped(queries, values, keys, 0, n, lookupArgs, sortCheck);
         if (code == HostArrayDma.NOT_MAPPED) {
             return false;
         }
-        DeviceMemoryNative.check(code, "get in place");
+        DeviceMemoryNative.check(code, "lookup in place");
         return true;
     }
 
-    /** Whether the last get read and wrote its host arrays in place, with no copy. */
-    boolean lastGetMapped() {
-        return lastGetMapped;
+    /** Whether the last pipelined lookup read and wrote its host arrays in place, with no copy. */
+    boolean lastLookupMapped() {
+        return lastLookupMapped;
     }
 
     @Override
@@ -455,10 +459,10 @@ final class DirectCopies implements HostArrayCopies {
                 ready[k] = null;
             }
         }
-        for (int k = 0; k < getEvents.length; k++) {
-            if (getEvents[k] != null) {
-                cuEventDestroy(getEvents[k]);
-                getEvents[k] = null;
+        for (int k = 0; k < lookupEvents.length; k++) {
+            if (lookupEvents[k] != null) {
+                cuEventDestroy(lookupEvents[k]);
+                lookupEvents[k] = null;
             }
         }
     }

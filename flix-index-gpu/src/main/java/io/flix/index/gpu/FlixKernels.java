@@ -193,14 +193,69 @@ final class FlixKernels {
                 ptr(segStart), ptr(keysOut), ptr(valuesOut), ptr(unsortedAt));
     }
 
+    /**
+     * The any-order lookups' parameters (ANY_ORDER_PARAMS in the kernel file): one thread a query, in any order;
+     * keysOut unused by a get.
+     */
+    @FunctionalInterface
+    interface AnyOrderLookup {
+        void launch(CUdeviceptr bucketMax, int numBuckets, CUdeviceptr bucketSamples, int numSamples,
+                    CUdeviceptr bucketHead, CUdeviceptr nodeKeys, CUdeviceptr nodeValues, CUdeviceptr nodeCount,
+                    CUdeviceptr nodeNext, CUdeviceptr nodeMax, CUdeviceptr queries, CUdeviceptr perm, int n,
+                    CUdeviceptr valuesOut, CUdeviceptr keysOut, CUdeviceptr firstUnsorted, int checkFrom);
+    }
+
+    /** The any-order lookup kernel's name of a mode (KernelContract.MODE_GET, MODE_CEILING or MODE_FLOOR). */
+    static String anyOrderKernel(int mode) {
+        return switch (mode) {
+            case KernelContract.MODE_GET -> "lookup_get_any_order";
+            case KernelContract.MODE_CEILING -> "lookup_ceiling_any_order";
+            case KernelContract.MODE_FLOOR -> "lookup_floor_any_order";
+            default -> throw new IllegalArgumentException("no lookup mode " + mode);
+        };
+    }
+
+    /** The any-order lookup kernel's launch of a mode, as {@link #anyOrderKernel}. */
+    AnyOrderLookup anyOrderLookup(int mode) {
+        return switch (mode) {
+            case KernelContract.MODE_GET -> this::lookupGetAnyOrder;
+            case KernelContract.MODE_CEILING -> this::lookupCeilingAnyOrder;
+            case KernelContract.MODE_FLOOR -> this::lookupFloorAnyOrder;
+            default -> throw new IllegalArgumentException("no lookup mode " + mode);
+        };
+    }
+
     /** {@code lookup_get_any_order}: exact lookups of queries in any order. */
     void lookupGetAnyOrder(CUdeviceptr bucketMax, int numBuckets, CUdeviceptr bucketSamples, int numSamples,
-                           CUdeviceptr bucketHead, CUdeviceptr nodeKeys, CUdeviceptr nodeValues, CUdeviceptr nodeCount,
-                           CUdeviceptr nodeNext, CUdeviceptr nodeMax, CUdeviceptr queries, CUdeviceptr perm, int n,
-                           CUdeviceptr valuesOut, CUdeviceptr firstUnsorted, int checkFrom) {
+                    CUdeviceptr bucketHead, CUdeviceptr nodeKeys, CUdeviceptr nodeValues, CUdeviceptr nodeCount,
+                    CUdeviceptr nodeNext, CUdeviceptr nodeMax, CUdeviceptr queries, CUdeviceptr perm, int n,
+                    CUdeviceptr valuesOut, CUdeviceptr keysOut, CUdeviceptr firstUnsorted, int checkFrom) {
         launcher.threads("lookup_get_any_order", n, ptr(bucketMax), i32(numBuckets), ptr(bucketSamples),
                 i32(numSamples), ptr(bucketHead), ptr(nodeKeys), ptr(nodeValues), ptr(nodeCount), ptr(nodeNext),
-                ptr(nodeMax), ptr(queries), ptr(perm), i32(n), ptr(valuesOut), ptr(firstUnsorted), i32(checkFrom));
+                ptr(nodeMax), ptr(queries), ptr(perm), i32(n), ptr(valuesOut), ptr(keysOut), ptr(firstUnsorted),
+                i32(checkFrom));
+    }
+
+    /** {@code lookup_ceiling_any_order}: ceiling lookups of queries in any order. */
+    void lookupCeilingAnyOrder(CUdeviceptr bucketMax, int numBuckets, CUdeviceptr bucketSamples, int numSamples,
+                    CUdeviceptr bucketHead, CUdeviceptr nodeKeys, CUdeviceptr nodeValues, CUdeviceptr nodeCount,
+                    CUdeviceptr nodeNext, CUdeviceptr nodeMax, CUdeviceptr queries, CUdeviceptr perm, int n,
+                    CUdeviceptr valuesOut, CUdeviceptr keysOut, CUdeviceptr firstUnsorted, int checkFrom) {
+        launcher.threads("lookup_ceiling_any_order", n, ptr(bucketMax), i32(numBuckets), ptr(bucketSamples),
+                i32(numSamples), ptr(bucketHead), ptr(nodeKeys), ptr(nodeValues), ptr(nodeCount), ptr(nodeNext),
+                ptr(nodeMax), ptr(queries), ptr(perm), i32(n), ptr(valuesOut), ptr(keysOut), ptr(firstUnsorted),
+                i32(checkFrom));
+    }
+
+    /** {@code lookup_floor_any_order}: floor lookups of queries in any order. */
+    void lookupFloorAnyOrder(CUdeviceptr bucketMax, int numBuckets, CUdeviceptr bucketSamples, int numSamples,
+                    CUdeviceptr bucketHead, CUdeviceptr nodeKeys, CUdeviceptr nodeValues, CUdeviceptr nodeCount,
+                    CUdeviceptr nodeNext, CUdeviceptr nodeMax, CUdeviceptr queries, CUdeviceptr perm, int n,
+                    CUdeviceptr valuesOut, CUdeviceptr keysOut, CUdeviceptr firstUnsorted, int checkFrom) {
+        launcher.threads("lookup_floor_any_order", n, ptr(bucketMax), i32(numBuckets), ptr(bucketSamples),
+                i32(numSamples), ptr(bucketHead), ptr(nodeKeys), ptr(nodeValues), ptr(nodeCount), ptr(nodeNext),
+                ptr(nodeMax), ptr(queries), ptr(perm), i32(n), ptr(valuesOut), ptr(keysOut), ptr(firstUnsorted),
+                i32(checkFrom));
     }
 
     /** {@code sample_bucket_max}: every BUCKET_SAMPLE_STRIDE-th bucket's max key, and the last bucket's. */

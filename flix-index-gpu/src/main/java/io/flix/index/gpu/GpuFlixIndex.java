@@ -34,8 +34,8 @@ import jcuda.driver.CUdeviceptr;
  *
  * <p>Batches cross the bus straight from the registered Java heap or through pinned staging, on the index's own
  * CUDA streams (lookups as a pipeline of chunks: one goes up while the one before is looked up and the one before
- * that comes back; gets where chains are short as one native pipeline, one launch a chunk: see
- * {@link AbstractGpuIndex}, {@link #pipelinedGet}), sorted on the device (skipped when the caller
+ * * that comes back; gets, ceilings and floors where chains are short as one native pipeline, one launch a chunk: see
+ * {@link AbstractGpuIndex}, {@link #pipelinedLookup}), sorted on the device (skipped when the caller
  * promises sorted keys, a promise that is checked) and, for build and upsert, reduced to the last occurrence of
  * each key. Memory grows before anything changes: an upsert first counts the nodes its splits
  * need, grows the node pool if the free list is short, and only then modifies the index, so an out-of-memory
@@ -281,10 +281,10 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
     @Override
     void lookupOnDevice(int mode, DeviceBuffer queries, int n, boolean keysSorted, boolean hostChecked,
                         DeviceBuffer keysResult, DeviceBuffer valuesResult) {
-        if (mode == MODE_GET && !keysSorted) {
+        if (!keysSorted) {
             cutLongChainsIntoGroups();
             if (chainsAreShort()) {
-                getInAnyOrder(queries, n, valuesResult);
+                lookupInAnyOrder(mode, queries, n, keysResult, valuesResult);
                 return;
             }
         }
@@ -314,12 +314,13 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
     }
 
     /**
-     * Gets, sorted or not, where no chain is long: one launch of lookup_get_any_order a chunk answers them (no slicing
-     * and no sort, so nothing the host must wait for between chunks); a sorted batch's lanes share their search paths
-     * as the locality sort would give them. Off with the tuning's pipelinedGets.
+     * Lookups (gets, ceilings, floors), sorted or not, where no chain is long: one launch of the mode's any-order
+     * kernel a chunk answers them (no slicing and no sort, so nothing the host must wait for between chunks); a
+     * sorted batch's lanes share their search paths as the locality sort would give them. Off with the tuning's
+     * pipelinedGets.
      */
     @Override
-    PipelinedGet pipelinedGet(DeviceBuffer queries, DeviceBuffer values) {
+    PipelinedLookup pipelinedLookup(int mode, DeviceBuffer queries, DeviceBuffer keys, DeviceBuffer values) {
         if (!tuning.pipelinedGets()) {
             return null;
         }
@@ -327,12 +328,13 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
         if (!chainsAreShort()) {
             return null;
         }
-        return new PipelinedGet(device.functionAddress("lookup_get_any_order"), bucketMax.address(), numBuckets,
+        return new PipelinedLookup(device.functionAddress(FlixKernels.anyOrderKernel(mode)), bucketMax.address(),
+                numBuckets,
                 bucketSamples.buffer().address(), samplesFor(numBuckets), bucketHead.address(),
                 DeviceBuffer.addressOf(pool.nodeKeys()), DeviceBuffer.addressOf(pool.nodeValues()),
                 DeviceBuffer.addressOf(pool.nodeCount()), DeviceBuffer.addressOf(pool.nodeNext()),
                 DeviceBuffer.addressOf(pool.nodeMax()), queries.address(), values.address(),
-                DeviceBuffer.addressOf(counters.at(SLOT_FIRST_UNSORTED)));
+                keys == null ? 0 : keys.address(), DeviceBuffer.addressOf(counters.at(SLOT_FIRST_UNSORTED)));
     }
 
     @Override
@@ -353,13 +355,14 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
     }
 
     /**
-     * Unsorted get where chains are short: one thread a query finds its bucket, node and key on its own
-     * (lookup_get_any_order), so the queries need no full sort. A large batch is first sorted by its top varying
+     * Unsorted lookup where chains are short: one thread a query finds its bucket, node and key on its own (the
+     * mode's any-order kernel), so the queries need no full sort. A large batch is first sorted by its top varying
      * bits only (two or three radix passes instead of eight), which gives the threads of a warp one search path;
      * the answers go back to the callers' order through the sort's positions. A small batch is looked up as it
      * is: its queries fall in distinct buckets, so a sort would buy little.
      */
-    private void getInAnyOrder(DeviceBuffer queries, int n, DeviceBuffer valuesResult) {
+    private void lookupInAnyOrder(int mode, DeviceBuffer queries, int n, DeviceBuffer keysResult,
+                                  DeviceBuffer valuesResult) {
         CUdeviceptr batch = queries.pointer();
         CUdeviceptr perm = null;
         if ((long) n * tuning.localitySortRatio() >= numBuckets) {
@@ -374,9 +377,10 @@ public final class GpuFlixIndex extends AbstractGpuIndex {
                 perm = steps.positions().pointer();
             }
         }
-        kernels.lookupGetAnyOrder(bucketMax.pointer(), numBuckets, bucketSamples.pointer(), samplesFor(numBuckets),
-                bucketHead.pointer(), pool.nodeKeys(), pool.nodeValues(), pool.nodeCount(), pool.nodeNext(),
-                pool.nodeMax(), batch, perm, n, valuesResult.pointer(), null, 1);
+        kernels.anyOrderLookup(mode).launch(bucketMax.pointer(), numBuckets, bucketSamples.pointer(),
+                samplesFor(numBuckets), bucketHead.pointer(), pool.nodeKeys(), pool.nodeValues(), pool.nodeCount(),
+                pool.nodeNext(), pool.nodeMax(), batch, perm, n, valuesResult.pointer(),
+                DeviceBuffer.pointerOf(keysResult), null, 1);
     }
 
     /** Ranges walk chains from their heads, as unsorted gets do: long chains are cut first. */

@@ -104,7 +104,7 @@ final class HeapRegistration {
         return registeredBytes;
     }
 
-    /** Whether the device reads and writes the heap in place (small gets: {@link HostArrayDma#getMapped}). */
+    /** Whether the device reads and writes the heap in place (small lookups: {@link HostArrayDma#lookupMapped}). */
     static synchronized boolean mappedForDevice() {
         return mappedForDevice;
     }

@@ -111,20 +111,21 @@ interface HostArrayCopies extends AutoCloseable {
         };
     }
 
-    /** Whether {@link #get} runs here (straight from the heap); else gets take {@link #lookup}. */
-    default boolean pipelinesGets() {
+    /** Whether {@link #pipelinedLookup} runs here (straight from the heap); else lookups take {@link #lookup}. */
+    default boolean pipelinesLookups() {
         return false;
     }
 
     /**
-     * A get as one pipeline with no host step between chunks: {@code queries[0, n)} go up chunk by chunk to
-     * {@code get}'s device array, each chunk is answered by one launch and its answers come back into
-     * {@code values} while later chunks go up. {@code checkSort}: the kernel checks the sort promise into
-     * {@code get}'s sort check, which the structure has armed; returns whether the promise was broken (false where
-     * not checked). Only where {@link #pipelinesGets()}.
+     * A lookup (get, ceiling or floor) as one pipeline with no host step between chunks: {@code queries[0, n)} go up
+     * chunk by chunk to {@code lookup}'s device array, each chunk is answered by one launch and its answers come back
+     * into {@code values} (and {@code keys}, for ceiling and floor; null for a get) while later chunks go up. {@code
+     * checkSort}: the kernel checks the sort promise into {@code lookup}'s sort check, which the structure has armed;
+     * returns whether the promise was broken (false where not checked). Only where {@link #pipelinesLookups()}.
      */
-    default boolean get(long[] queries, int n, long[] values, PipelinedGet get, boolean checkSort) {
-        throw new UnsupportedOperationException("gets are not pipelined through " + getClass().getSimpleName());
+    default boolean pipelinedLookup(long[] queries, int n, long[] keys, long[] values, PipelinedLookup lookup,
+                                    boolean checkSort) {
+        throw new UnsupportedOperationException("lookups are not pipelined through " + getClass().getSimpleName());
     }
 
     @Override

@@ -27,23 +27,27 @@ final class HostArrayDma {
     static native int toHost(long src, long[] dst, int from, int count, long stream);
 
     /**
-     * Gets {@code queries[from, from + count)} into {@code values} at the same place: a pipeline of chunks of up to
-     * {@code chunkLongs}, each going up, looked up ({@code lookup_get_any_order}) and coming back while the next goes
-     * up, issued in this one call; returns when the answers are in place. Where {@code args} asks for the sort check,
-     * its int comes back into {@code sortCheck[0]}'s low half. Holds the arrays still throughout. {@code args}: the
-     * handles and device arrays, in the slots {@link KernelContract}'s GET_ constants name.
+     * Looks up {@code queries[from, from + count)} into {@code values} (and, for ceiling and floor, {@code keys}; null
+     * for a get) at the same place: a pipeline of chunks of up to {@code chunkLongs}, each going up, looked up (the
+     * kernel in {@code args}: {@code lookup_get_any_order}, {@code lookup_ceiling_any_order} or {@code
+     * lookup_floor_any_order}) and coming back while the next goes up, issued in this one call; returns when the
+     * answers are in place. Where {@code args} asks for the sort check, its int comes back into {@code sortCheck[0]}'s
+     * low half. Holds the arrays still throughout. {@code args}: the handles and device arrays, in the slots {@link
+     * KernelContract}'s GET_ constants name.
      */
-    static native int getWindow(long[] queries, long[] values, int from, int count, int chunkLongs, long[] args,
-                                long[] sortCheck);
+    static native int lookupWindow(long[] queries, long[] values, long[] keys, int from, int count, int chunkLongs,
+                                   long[] args, long[] sortCheck);
 
     /**
-     * Gets {@code queries[from, from + count)} into {@code values} at the same place by one launch of
-     * {@code lookup_get_any_order} that reads the queries from the heap and writes the answers into it through the
-     * heap's device mapping: no copy. {@code args} and {@code sortCheck} as {@link #getWindow}'s. Returns
-     * {@link #NOT_MAPPED}, having done nothing, where the heap is not mapped or an array lies outside it.
+     * Looks up {@code queries[from, from + count)} into {@code values} (and {@code keys}, as {@link #lookupWindow}'s)
+     * at the same place by one launch of the kernel in {@code args} that reads the queries from the heap and writes
+     * the answers into it through the heap's device mapping: no copy. {@code args} and {@code sortCheck} as {@link
+     * #lookupWindow}'s. Returns {@link #NOT_MAPPED}, having done nothing, where the heap is not mapped or an array lies
+     * outside it.
      */
-    static native int getMapped(long[] queries, long[] values, int from, int count, long[] args, long[] sortCheck);
+    static native int lookupMapped(long[] queries, long[] values, long[] keys, int from, int count, long[] args,
+                                   long[] sortCheck);
 
-    /** CUDA_ERROR_NOT_MAPPED: {@link #getMapped} could not reach an array in place. */
+    /** CUDA_ERROR_NOT_MAPPED: {@link #lookupMapped} could not reach an array in place. */
     static final int NOT_MAPPED = CUresult.CUDA_ERROR_NOT_MAPPED;
 }

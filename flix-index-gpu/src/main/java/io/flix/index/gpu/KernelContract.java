@@ -76,7 +76,7 @@ final class KernelContract {
     static final int STEP_DEDUPED_PAIRS = 5;
     static final int STEP_COUNTER_SLOTS = 6;
 
-    // A pipelined get's launch arguments (HostArrayDma.getWindow): slots of the long[] handed to the native side.
+    // A pipelined lookup's launch arguments (HostArrayDma.lookupWindow): slots of the long[] handed to the native side.
     /** Copies to the device. */
     static final int GET_STREAM_IN = 0;
     /** The index's device work. */
@@ -87,7 +87,7 @@ final class KernelContract {
     static final int GET_EVENT_UPLOADED = 3;
     /** Recorded after each chunk's lookup. */
     static final int GET_EVENT_COMPUTED = 4;
-    /** lookup_get_any_order. */
+    /** lookup_get_any_order, lookup_ceiling_any_order or lookup_floor_any_order. */
     static final int GET_FUNCTION = 5;
     static final int GET_BUCKET_MAX = 6;
     static final int GET_NUM_BUCKETS = 7;
@@ -107,7 +107,9 @@ final class KernelContract {
     static final int GET_NUM_SAMPLES = 18;
     /** Every other chunk's lookup, so that one chunk's starts while another's ends. */
     static final int GET_STREAM_LOOKUP_ALTERNATE = 19;
-    static final int GET_SLOTS = 20;
+    /** Ceiling and floor: the answers' keys on the device, likewise; 0 for a get. */
+    static final int GET_KEYS = 20;
+    static final int GET_SLOTS = 21;
 
     private KernelContract() {
     }

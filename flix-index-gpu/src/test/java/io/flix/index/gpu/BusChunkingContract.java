@@ -216,9 +216,9 @@ public abstract class BusChunkingContract {
      * the same.
      */
     @Test
-    void aBrokenSortPromiseBetweenTwoChunksOfAPipelinedGetIsReportedAsTheHostWordsIt() {
+    void aBrokenSortPromiseBetweenTwoChunksOfAPipelinedLookupIsReportedAsTheHostWordsIt() {
         final int n = 20 * PIECE + 3;
-        final int chunk = DirectCopies.getChunkLongs(n);
+        final int chunk = DirectCopies.lookupChunkLongs(n);
         final long[] sorted = IntStream.range(0, n).mapToLong(i -> i * 3L).toArray();
         for (int seam : new int[] {chunk, 2 * chunk}) {
             assertTrue(seam % PIECE != 0, "the seam is not a piece's: the host does not check it");

@@ -96,7 +96,7 @@ class GpuBucketSamplesTest {
         gpu.get(queries, m, got, false);
         assertArrayEquals(want, got, where);
         if (!gpu.tuning().pipelinedGets()) {
-            assertFalse(gpu.lastGetPipelined(), where + ": the chunk path");
+            assertFalse(gpu.lastLookupPipelined(), where + ": the chunk path");
         }
     }
 }

@@ -27,7 +27,7 @@ class GpuBusChunkingUnpipelinedTest extends BusChunkingContract {
             final long[] keys = {1, 2, 3};
             index.build(keys, keys, keys.length, true);
             index.get(keys, keys.length, new long[keys.length], true);
-            assertFalse(index.lastGetPipelined());
+            assertFalse(index.lastLookupPipelined());
         }
     }
 }
