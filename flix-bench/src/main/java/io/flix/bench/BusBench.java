@@ -41,7 +41,8 @@ final class BusBench {
     static final List<String> BUS_OPERATIONS = List.of("build", "restore", "rebuild", "get_sorted", "get_unsorted",
             "upsert", "range");
     static final List<String> LATENCY_OPERATIONS = List.of("get_sorted", "get_unsorted", "floor_sorted",
-            "ceiling_unsorted", "upsert_sorted", "upsert_unsorted", "engine_get_host_sort", "engine_get_index_sort");
+            "ceiling_unsorted", "upsert_sorted", "upsert_unsorted", "engine_get_host_sort", "engine_get_index_sort",
+            "engine_floor_host_sort", "engine_floor_index_sort");
     /** Keys each range spans. */
     static final int RANGE_KEYS = 16;
     /** Bytes copied each way to measure the bus. */
@@ -196,8 +197,10 @@ final class BusBench {
             final long[] sortedValues = WorkloadKeys.valuesOf(sorted);
             final long[] out = new long[n];
             final OperationBatch batch = new OperationBatch(n);
+            final OperationBatch floors = new OperationBatch(n);
             for (long k : probes) {
                 batch.get(k);
+                floors.floor(k);
             }
             final int calls = Math.max(25, Math.min(400, (1 << 24) / n));
             getRows(label, backend, device, gpu, "latency", index, sorted, probes, out, calls);
@@ -223,6 +226,16 @@ final class BusBench {
                 for (int i = 0; i < n; i++) {
                     if (results[0].value(i) != probeValues[i]) {
                         check(false, label, op + " at " + i + ": key " + probes[i] + " gave " + results[0].value(i));
+                    }
+                }
+                // floors of stored keys: each finds itself
+                final String floorOp = op.replace("engine_get", "engine_floor");
+                add(label, backend, device, gpu, "latency", floorOp, n, calls, 8L * n, 16L * n,
+                        () -> results[0] = engine.execute(floors));
+                for (int i = 0; i < n; i++) {
+                    if (results[0].key(i) != probes[i] || results[0].value(i) != probeValues[i]) {
+                        check(false, label, floorOp + " at " + i + ": key " + probes[i] + " gave " + results[0].key(i)
+                                + " = " + results[0].value(i));
                     }
                 }
             }

@@ -115,9 +115,14 @@ public final class BatchResults {
         values[i] = value;
     }
 
-    /** The values by batch position, for an index call that writes the gets' answers in place. */
+    /** The values by batch position, for an index call that writes the lookups' answers in place. */
     long[] valuesByPosition() {
         return values;
+    }
+
+    /** The keys by batch position, for an index call that writes the ceilings' or floors' answers in place. */
+    long[] keysByPosition() {
+        return keys;
     }
 
     void setPair(int i, long key, long value) {

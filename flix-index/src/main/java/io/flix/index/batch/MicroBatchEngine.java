@@ -58,7 +58,9 @@ import java.util.concurrent.atomic.AtomicReference;
  * distinct keys), or as it is in one unsorted get ({@link GetsOnly#INDEX_SORT}: the GPU backend sorts it on the
  * device, the CPU backend on its worker threads). By default each backend takes the faster, measured end to end
  * at the operator's batch sizes 2^14 to 2^17 (Bench's micro-batch latency table): for both backends the unsorted
- * call, on the GPU by far (the host sort takes longer than the whole device call).
+ * call, on the GPU by far (the host sort takes longer than the whole device call). A batch of ceilings only, or of
+ * floors only, goes the same way: with {@link GetsOnly#INDEX_SORT} as it is, in one unsorted call whose answers land
+ * by batch position (no host sort; Bench's {@code engine_floor_*} rows time both ways).
  * So a batch makes at most one call each of get, ceiling, floor, upsert and delete, and a few range calls (one per
  * group above); a batch of only updates and gets makes at most one get, one upsert and one delete call; an empty
  * batch makes none. Lookups run before the updates: if the index throws during the final writes, the results are
@@ -160,7 +162,7 @@ public final class MicroBatchEngine {
     private long[] upsertValues = new long[0];
     private long[] deleteKeys = new long[0];
 
-    /** How a batch of gets only reaches the index. */
+    /** How a batch of gets only (and likewise one of ceilings only, or of floors only) reaches the index. */
     public enum GetsOnly {
         /** Sorted and deduplicated by the engine on the calling thread, then one sorted get of the distinct keys. */
         HOST_SORT,
@@ -243,9 +245,20 @@ public final class MicroBatchEngine {
             index.delete(batch.keys, n, false);
             return results;
         }
-        if (counts[OperationBatch.GET] == n && getsOnly == GetsOnly.INDEX_SORT) {
-            index.get(batch.keys, n, results.valuesByPosition(), false);
-            return results;
+        if (getsOnly == GetsOnly.INDEX_SORT) {
+            // one lookup kind only: its answers depend on the index alone, one unsorted call gives them in place
+            if (counts[OperationBatch.GET] == n) {
+                index.get(batch.keys, n, results.valuesByPosition(), false);
+                return results;
+            }
+            if (counts[OperationBatch.CEILING] == n) {
+                index.ceiling(batch.keys, n, results.keysByPosition(), results.valuesByPosition(), false);
+                return results;
+            }
+            if (counts[OperationBatch.FLOOR] == n) {
+                index.floor(batch.keys, n, results.keysByPosition(), results.valuesByPosition(), false);
+                return results;
+            }
         }
         final int exactCount = counts[OperationBatch.UPSERT] + counts[OperationBatch.DELETE]
                 + counts[OperationBatch.GET];

@@ -323,13 +323,15 @@ class MicroBatchEngineTest {
         if (batch.isEmpty()) {
             assertEquals(0, index.total(), context + ": an empty batch calls the index");
         }
+        final boolean oneLookupKind = batch.count(OperationBatch.GET) == batch.size()
+                || batch.count(OperationBatch.CEILING) == batch.size()
+                || batch.count(OperationBatch.FLOOR) == batch.size();
         final boolean oneKind = batch.count(OperationBatch.UPSERT) == batch.size()
                 || batch.count(OperationBatch.DELETE) == batch.size()
-                || (batch.count(OperationBatch.GET) == batch.size()
-                    && engine.getsOnly() == MicroBatchEngine.GetsOnly.INDEX_SORT);
+                || (oneLookupKind && engine.getsOnly() == MicroBatchEngine.GetsOnly.INDEX_SORT);
         assertEquals(oneKind && !batch.isEmpty() ? 1 : 0, index.unsortedCalls, context
-                + ": calls without keysSorted (only a batch of upserts only, deletes only, or gets only where the"
-                + " index sorts them, goes unsorted, whole)");
+                + ": calls without keysSorted (only a batch of upserts only, deletes only, or gets, ceilings or"
+                + " floors only where the index sorts them, goes unsorted, whole)");
         assertEquals(0, index.emptyCalls, context + ": a call with n == 0");
         assertTrue(index.gets <= 1, context + ": get calls " + index.gets);
         assertTrue(index.upserts <= (batch.count(OperationBatch.UPSERT) > 0 ? 1 : 0),
@@ -731,6 +733,48 @@ class MicroBatchEngineTest {
                 assertEquals(1, index.gets, "one get call");
                 assertEquals(getsOnly == MicroBatchEngine.GetsOnly.INDEX_SORT ? 1 : 0, index.unsortedCalls,
                         "unsorted calls");
+            }
+        } finally {
+            index.close();
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(MicroBatchEngine.GetsOnly.class)
+    void aBatchOfCeilingsOnlyOrFloorsOnlyMatchesSequentialExecutionEitherWay(MicroBatchEngine.GetsOnly getsOnly) {
+        final SplittableRandom random = new SplittableRandom(13);
+        final TreeMapOracle oracle = new TreeMapOracle();
+        final CountingIndex index = new CountingIndex(openIndex());
+        try {
+            final long[] keys = random.longs(5000, -1L << 40, 1L << 40).toArray();
+            final long[] values = random.longs(5000, 0, Long.MAX_VALUE).toArray();
+            oracle.build(keys, values, keys.length);
+            index.build(keys, values, keys.length);
+            final MicroBatchEngine engine = new MicroBatchEngine(index, getsOnly);
+            final OperationBatch batch = new OperationBatch();
+            for (boolean ceilings : new boolean[] {true, false}) {
+                for (int size : new int[] {1, 2, 31, 4096, 20_000}) {
+                    batch.clear();
+                    for (int i = 0; i < size; i++) {
+                        // stored keys, keys between them, beyond both ends, and repeats, in no order
+                        final long key = switch (random.nextInt(4)) {
+                            case 0 -> keys[random.nextInt(keys.length)];
+                            case 1 -> random.nextBoolean() ? Long.MIN_VALUE + random.nextInt(3)
+                                    : Long.MAX_VALUE - random.nextInt(3);
+                            default -> random.nextLong(-1L << 41, 1L << 41);
+                        };
+                        if (ceilings) {
+                            batch.ceiling(key);
+                        } else {
+                            batch.floor(key);
+                        }
+                    }
+                    final String what = getsOnly + (ceilings ? " ceilings only, " : " floors only, ") + size;
+                    executeAndCompare(index, engine, oracle, batch, what);
+                    assertEquals(1, ceilings ? index.ceilings : index.floors, what + ": one call");
+                    assertEquals(getsOnly == MicroBatchEngine.GetsOnly.INDEX_SORT ? 1 : 0, index.unsortedCalls,
+                            what + ": unsorted calls");
+                }
             }
         } finally {
             index.close();
