@@ -24,8 +24,9 @@ import java.util.stream.IntStream;
  * <ul>
  *   <li>{@code bus}: for each size, build (unsorted pairs into a new index), restore (sorted pairs, the keysSorted
  *       build of an export, into a new index), rebuild (the unsorted build into the same index again),
- *       sorted and unsorted gets, an unsorted upsert and range lookups of 16 keys (size / 16 of them, each call
- *       reusing the last call's result arrays), medians over several calls. On the GPU each row carries the bus bound: the least time
+ *       sorted and unsorted gets, floors of a sorted batch and ceilings of an unsorted one, an unsorted upsert and
+ *       range lookups of 16 keys (size / 16 of them, each call reusing the last call's result arrays), medians over
+ *       several calls. On the GPU each row carries the bus bound: the least time
  *       the bytes the call moves each way take at the pinned copy rates measured in the same run
  *       ({@link PinnedCopyRate}), the two directions overlapped.</li>
  *   <li>{@code latency}: per micro-batch size, the median time of one call and keys a second, for gets and upserts
@@ -39,7 +40,7 @@ final class BusBench {
     static final String CSV_HEADER = "structure,backend,device,section,operation,keys,calls,median_ms,keys_per_sec,"
             + "bytes_in,bytes_out,bus_bound_ms";
     static final List<String> BUS_OPERATIONS = List.of("build", "restore", "rebuild", "get_sorted", "get_unsorted",
-            "upsert", "range");
+            "floor_sorted", "ceiling_unsorted", "upsert", "range");
     static final List<String> LATENCY_OPERATIONS = List.of("get_sorted", "get_unsorted", "floor_sorted",
             "ceiling_unsorted", "upsert_sorted", "upsert_unsorted", "engine_get_host_sort", "engine_get_index_sort",
             "engine_floor_host_sort", "engine_floor_index_sort");
@@ -141,6 +142,7 @@ final class BusBench {
                     () -> index.build(keys, values, n));
             check(index.size() == n, label, "size after build " + index.size() + ", not " + n);
             getRows(label, backend, device, gpu, "bus", index, sortedKeys, keys, out, calls);
+            orderedRows(label, backend, device, gpu, "bus", index, sortedKeys, keys, out, calls);
             add(label, backend, device, gpu, "bus", "upsert", n, calls, 16L * n, 0,
                     () -> index.upsert(keys, values, n));
             check(index.size() == n, label, "size after upsert " + index.size() + ", not " + n);
@@ -175,6 +177,22 @@ final class BusBench {
         checkValues(label, section + " get_unsorted", unsorted, out, n);
     }
 
+    /**
+     * A section's rows of floors of a sorted batch and ceilings of an unsorted one ({@code out.length} stored keys,
+     * each finding itself), each answer checked.
+     */
+    private void orderedRows(String label, String backend, String device, boolean gpu, String section,
+                             FlixIndex index, long[] sorted, long[] unsorted, long[] out, int calls) {
+        final int n = out.length;
+        final long[] outKeys = new long[n];
+        add(label, backend, device, gpu, section, "floor_sorted", n, calls, 8L * n, 16L * n,
+                () -> index.floor(sorted, n, outKeys, out, true));
+        checkFound(label, section + " floor_sorted", sorted, outKeys, out, n);
+        add(label, backend, device, gpu, section, "ceiling_unsorted", n, calls, 8L * n, 16L * n,
+                () -> index.ceiling(unsorted, n, outKeys, out, false));
+        checkFound(label, section + " ceiling_unsorted", unsorted, outKeys, out, n);
+    }
+
     // ---------------------------------------------------------------------------------------------------------------
     // latency
 
@@ -204,14 +222,7 @@ final class BusBench {
             }
             final int calls = Math.max(25, Math.min(400, (1 << 24) / n));
             getRows(label, backend, device, gpu, "latency", index, sorted, probes, out, calls);
-            // ordered lookups of stored keys: each finds itself
-            final long[] outKeys = new long[n];
-            add(label, backend, device, gpu, "latency", "floor_sorted", n, calls, 8L * n, 16L * n,
-                    () -> index.floor(sorted, n, outKeys, out, true));
-            checkFound(label, "latency floor_sorted", sorted, outKeys, out, n);
-            add(label, backend, device, gpu, "latency", "ceiling_unsorted", n, calls, 8L * n, 16L * n,
-                    () -> index.ceiling(probes, n, outKeys, out, false));
-            checkFound(label, "latency ceiling_unsorted", probes, outKeys, out, n);
+            orderedRows(label, backend, device, gpu, "latency", index, sorted, probes, out, calls);
             add(label, backend, device, gpu, "latency", "upsert_sorted", n, calls, 16L * n, 0,
                     () -> index.upsert(sorted, sortedValues, n, true));
             add(label, backend, device, gpu, "latency", "upsert_unsorted", n, calls, 16L * n, 0,
