@@ -39,10 +39,10 @@ import java.util.function.Function;
  *                                 index to open registers with the driver (once per process), where the heap can
  *                                 never shrink ({@code -Xms} = {@code -Xmx}) under G1, Parallel or Serial; else, or
  *                                 false, through pinned staging and host copies (docs/gpu-tuning.md)
- * @param pipelinedGets            where host arrays go straight from the heap and no chain is long, a get's copies
- *                                 and launches (one a chunk) are issued from native code as one pipeline with no
- *                                 host step between chunks; false: its chunks are handed to copy threads and looked
- *                                 up as other lookups are
+ * @param pipelinedGets            where host arrays go straight from the heap and no chain is long, a get's,
+ *                                 ceiling's or floor's copies and launches (one a chunk) are issued from native code
+ *                                 as one pipeline with no host step between chunks (up to 2^17 keys: one launch in
+ *                                 place); false: its chunks are handed to copy threads
  */
 public record GpuTuning(boolean autoRestructure, int longChain, int chainGroup, int anyOrderChainMax,
                         int touchedBucketsRatio, int localitySortRatio, int localityBitsBelowBuckets,
