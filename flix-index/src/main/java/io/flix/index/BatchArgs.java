@@ -25,6 +25,19 @@ public final class BatchArgs {
         }
     }
 
+    /**
+     * The answer arrays of a ceiling or floor: each as {@link #checkArray}, and two arrays (a key and its value
+     * written to one place would overwrite each other). Either may be the queries' own array.
+     */
+    public static void checkAnswerArrays(long[] keysOut, long[] valuesOut, int n) {
+        checkArray(keysOut, "keysOut", n);
+        checkArray(valuesOut, "valuesOut", n);
+        if (keysOut == valuesOut) {
+            throw new IllegalArgumentException("keysOut and valuesOut are one array: each answer's key and value "
+                    + "would overwrite each other; pass two arrays");
+        }
+    }
+
     public static void checkCount(int n) {
         if (n < 0) {
             throw new IllegalArgumentException("n must be >= 0, was " + n);

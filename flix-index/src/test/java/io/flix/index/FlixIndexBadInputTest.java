@@ -148,6 +148,9 @@ public abstract class FlixIndexBadInputTest {
                     ix -> ordered.call(ix, k3(), 3, out3(), new long[2], false)));
             calls.add(new BadCall(op + ": keysSorted but unsorted", "keys",
                     ix -> ordered.call(ix, new long[] {1, 3, 2}, 3, out3(), out3(), true)));
+            final long[] both = out3();
+            calls.add(new BadCall(op + ": keysOut and valuesOut one array", "keysOut",
+                    ix -> ordered.call(ix, k3(), 3, both, both, false)));
         }
 
         calls.add(new BadCall("range: lo null", "lo", ix -> ix.range(null, k3(), 3, 10)));

@@ -1,5 +1,6 @@
 package io.flix.index;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -937,6 +938,59 @@ public abstract class FlixIndexConformanceTest {
             d.ceiling(above, n, false);
             d.get(below, n, false);
             d.range(below, below, 100, 5);
+        }
+    }
+
+    /**
+     * A lookup may write its answers over its own queries (get's values, ceiling's or floor's keys or values into
+     * the queries' array): each answer is that of the query as it was. Sizes that backends check and carry in
+     * different ways (a GPU: on the host, on the device, in place, in chunks).
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("variants")
+    void answersMayBeWrittenOverTheirQueries(IndexVariant variant) {
+        final SplittableRandom rnd = new SplittableRandom(29);
+        try (DifferentialIndex d = differential(variant)) {
+            final int stored = 50_000;
+            final long[] keys = rnd.longs(stored, -1L << 50, 1L << 50).toArray();
+            final long[] values = rnd.longs(stored, 0, MAX).toArray();
+            d.build(keys, values, stored, false);
+            final FlixIndex index = d.index;
+            for (int n : new int[] {1_000, 70_000, 140_000}) {
+                final long[] queries = new long[n];
+                for (int i = 0; i < n; i++) {
+                    queries[i] = rnd.nextBoolean() ? keys[rnd.nextInt(stored)] : rnd.nextLong(-1L << 51, 1L << 51);
+                }
+                final long[] sorted = queries.clone();
+                Arrays.sort(sorted);
+                for (long[] batch : new long[][] {queries, sorted}) {
+                    final boolean keysSorted = batch == sorted;
+                    final String where = variant + ", n = " + n + (keysSorted ? ", sorted" : ", unsorted");
+                    final long[] expectedKeys = new long[n];
+                    final long[] expectedValues = new long[n];
+                    d.oracle.get(batch, n, expectedValues, keysSorted);
+                    long[] over = batch.clone();
+                    index.get(over, n, over, keysSorted);
+                    assertArrayEquals(expectedValues, over, where + ": get's values over its queries");
+                    d.oracle.floor(batch, n, expectedKeys, expectedValues, keysSorted);
+                    over = batch.clone();
+                    final long[] floorValues = new long[n];
+                    index.floor(over, n, over, floorValues, keysSorted);
+                    assertArrayEquals(expectedKeys, over, where + ": floor's keys over its queries");
+                    assertArrayEquals(expectedValues, floorValues, where + ": floor's values");
+                    d.oracle.ceiling(batch, n, expectedKeys, expectedValues, keysSorted);
+                    over = batch.clone();
+                    final long[] ceilingKeys = new long[n];
+                    index.ceiling(over, n, ceilingKeys, over, keysSorted);
+                    assertArrayEquals(expectedValues, over, where + ": ceiling's values over its queries");
+                    assertArrayEquals(expectedKeys, ceilingKeys, where + ": ceiling's keys");
+                    over = batch.clone();
+                    final long[] ceilingValues = new long[n];
+                    index.ceiling(over, n, over, ceilingValues, keysSorted);
+                    assertArrayEquals(expectedKeys, over, where + ": ceiling's keys over its queries");
+                    assertArrayEquals(expectedValues, ceilingValues, where + ": ceiling's values");
+                }
+            }
         }
     }
 

@@ -54,8 +54,7 @@ public final class TreeMapOracle implements FlixIndex {
     public void ceiling(long[] keys, int n, long[] keysOut, long[] valuesOut, boolean keysSorted) {
         open();
         BatchArgs.checkKeys(keys, n, keysSorted);
-        BatchArgs.checkArray(keysOut, "keysOut", n);
-        BatchArgs.checkArray(valuesOut, "valuesOut", n);
+        BatchArgs.checkAnswerArrays(keysOut, valuesOut, n);
         for (int i = 0; i < n; i++) {
             write(map.ceilingEntry(keys[i]), keysOut, valuesOut, i);
         }
@@ -65,8 +64,7 @@ public final class TreeMapOracle implements FlixIndex {
     public void floor(long[] keys, int n, long[] keysOut, long[] valuesOut, boolean keysSorted) {
         open();
         BatchArgs.checkKeys(keys, n, keysSorted);
-        BatchArgs.checkArray(keysOut, "keysOut", n);
-        BatchArgs.checkArray(valuesOut, "valuesOut", n);
+        BatchArgs.checkAnswerArrays(keysOut, valuesOut, n);
         for (int i = 0; i < n; i++) {
             write(map.floorEntry(keys[i]), keysOut, valuesOut, i);
         }

@@ -351,8 +351,7 @@ abstract class AbstractGpuIndex extends AbstractFlixIndex implements DeviceResid
     private void orderedLookup(int mode, long[] keys, int n, long[] keysOut, long[] valuesOut, boolean keysSorted) {
         enter();
         DeviceSteps.checkKeyArray(keys, n, keysSorted);
-        BatchArgs.checkArray(keysOut, "keysOut", n);
-        BatchArgs.checkArray(valuesOut, "valuesOut", n);
+        BatchArgs.checkAnswerArrays(keysOut, valuesOut, n);
         lookup(mode, keys, n, keysOut, valuesOut, keysSorted);
     }
 

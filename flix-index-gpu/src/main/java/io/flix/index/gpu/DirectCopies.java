@@ -271,8 +271,11 @@ final class DirectCopies implements HostArrayCopies {
     public boolean pipelinedLookup(long[] queries, int n, long[] keys, long[] values, PipelinedLookup lookup,
                                    boolean checkSort) {
         lookup.writeTo(lookupArgs, checkSort);
+        // in place, the sort check reads the query before a warp's first one from the heap, where the warp before
+        // may have written its answer already if the answers go over the queries: those take the copies
+        final boolean answersOverQueries = values == queries || keys == queries;
         lastLookupMapped = n <= MAPPED_LOOKUP_MAX_LONGS && HeapRegistration.mappedForDevice()
-                && lookupMapped(queries, n, keys, values);
+                && !(checkSort && answersOverQueries) && lookupMapped(queries, n, keys, values);
         for (int from = lastLookupMapped ? n : 0; from < n; from += LOOKUP_WINDOW_LONGS) {
             final int count = Math.min(LOOKUP_WINDOW_LONGS, n - from);
             DeviceMemoryNative.check(HostArrayDma.lookupWindow(queries, values, keys, from, count,

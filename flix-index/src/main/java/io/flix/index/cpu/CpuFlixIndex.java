@@ -710,16 +710,14 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
     @Override
     protected void ceilingLocked(long[] keys, int n, long[] keysOut, long[] valuesOut, boolean keysSorted) {
         BatchArgs.checkKeys(keys, n, keysSorted);
-        BatchArgs.checkArray(keysOut, "keysOut", n);
-        BatchArgs.checkArray(valuesOut, "valuesOut", n);
+        BatchArgs.checkAnswerArrays(keysOut, valuesOut, n);
         lookup(keys, n, keysOut, valuesOut, keysSorted, this::ceilingSorted);
     }
 
     @Override
     protected void floorLocked(long[] keys, int n, long[] keysOut, long[] valuesOut, boolean keysSorted) {
         BatchArgs.checkKeys(keys, n, keysSorted);
-        BatchArgs.checkArray(keysOut, "keysOut", n);
-        BatchArgs.checkArray(valuesOut, "valuesOut", n);
+        BatchArgs.checkAnswerArrays(keysOut, valuesOut, n);
         lookup(keys, n, keysOut, valuesOut, keysSorted, this::floorSorted);
     }
 
