@@ -67,10 +67,11 @@ final class DirectCopies implements HostArrayCopies {
      */
     static final int LOOKUP_WINDOW_LONGS = 1 << 24;
     /**
-     * Chunks of a pipelined lookup: a {@link ChunkPlan#TARGET_CHUNKS}-th of its window, from 1 MiB to 2 MiB. Each chunk
-     * costs the host about 10 us of driver calls, about what half a MiB takes on the bus; a larger chunk delays the
+     * Chunks of a pipelined lookup: a {@link #LOOKUP_TARGET_CHUNKS}-th of its window, from 1 MiB to 2 MiB. Each chunk
+     * costs the bus about 5 us beyond its bytes, and the host about 10 us of driver calls; a larger chunk delays the
      * pipeline's start and end.
      */
+    static final int LOOKUP_TARGET_CHUNKS = 8;
     static final int LOOKUP_CHUNK_MIN_LONGS = 1 << 17;
     static final int LOOKUP_CHUNK_MAX_LONGS = 1 << 18;
     /**
@@ -258,7 +259,7 @@ final class DirectCopies implements HostArrayCopies {
 
     /** Longs of a pipelined lookup's chunks in a window of {@code count}. */
     static int lookupChunkLongs(int count) {
-        final int target = ChunkPlan.TARGET_CHUNKS;
+        final int target = LOOKUP_TARGET_CHUNKS;
         return Math.max(LOOKUP_CHUNK_MIN_LONGS, Math.min(LOOKUP_CHUNK_MAX_LONGS, (count + target - 1) / target));
     }
 

@@ -211,13 +211,13 @@ public abstract class BusChunkingContract {
     }
 
     /**
-     * A get straight from the heap runs in chunks that need not start at a piece (a sixteenth of the batch here): a
+     * A get straight from the heap runs in chunks that need not start at a piece (an eighth of the batch here): a
      * broken promise between two such chunks, which the host's seam check does not see, is found by the device all
      * the same.
      */
     @Test
     void aBrokenSortPromiseBetweenTwoChunksOfAPipelinedLookupIsReportedAsTheHostWordsIt() {
-        final int n = 20 * PIECE + 3;
+        final int n = 10 * PIECE + 3;
         final int chunk = DirectCopies.lookupChunkLongs(n);
         final long[] sorted = IntStream.range(0, n).mapToLong(i -> i * 3L).toArray();
         for (int seam : new int[] {chunk, 2 * chunk}) {
