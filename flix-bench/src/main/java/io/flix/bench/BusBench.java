@@ -30,8 +30,9 @@ import java.util.stream.IntStream;
  *       the bytes the call moves each way take at the pinned copy rates measured in the same run
  *       ({@link PinnedCopyRate}), the two directions overlapped.</li>
  *   <li>{@code latency}: per micro-batch size, the median time of one call and keys a second, for gets and upserts
- *       (sorted and unsorted), floors of a sorted batch and ceilings of an unsorted one, and for a batch of gets
- *       through the {@link MicroBatchEngine} both ways it can send one ({@link MicroBatchEngine.GetsOnly}).</li>
+ *       (sorted and unsorted), floors of a sorted batch and ceilings of an unsorted one, and for batches through the
+ *       {@link MicroBatchEngine} both ways it can send them ({@link MicroBatchEngine.Sorting}): gets only, floors
+ *       only, and gets with an upsert every {@link #MIXED_UPSERT_EVERY} operations.</li>
  * </ul>
  * Every answer is checked; a wrong one fails the run.
  */
@@ -43,9 +44,11 @@ final class BusBench {
             "floor_sorted", "ceiling_unsorted", "upsert", "range");
     static final List<String> LATENCY_OPERATIONS = List.of("get_sorted", "get_unsorted", "floor_sorted",
             "ceiling_unsorted", "upsert_sorted", "upsert_unsorted", "engine_get_host_sort", "engine_get_index_sort",
-            "engine_floor_host_sort", "engine_floor_index_sort");
+            "engine_floor_host_sort", "engine_floor_index_sort", "engine_mixed_host_sort", "engine_mixed_index_sort");
     /** Keys each range spans. */
     static final int RANGE_KEYS = 16;
+    /** A mixed engine batch's share of upserts: one operation in this many. */
+    static final int MIXED_UPSERT_EVERY = 8;
     /** Bytes copied each way to measure the bus. */
     private static final long PROBE_BYTES = 256L << 20;
 
@@ -202,8 +205,8 @@ final class BusBench {
         final SplittableRandom random = new SplittableRandom(seed * 104729 + indexKeys);
         final long[] keys = distinctKeys(indexKeys, random);
         index.build(keys, WorkloadKeys.valuesOf(keys), indexKeys);
-        final MicroBatchEngine hostSort = new MicroBatchEngine(index, MicroBatchEngine.GetsOnly.HOST_SORT);
-        final MicroBatchEngine indexSort = new MicroBatchEngine(index, MicroBatchEngine.GetsOnly.INDEX_SORT);
+        final MicroBatchEngine hostSort = new MicroBatchEngine(index, MicroBatchEngine.Sorting.HOST_SORT);
+        final MicroBatchEngine indexSort = new MicroBatchEngine(index, MicroBatchEngine.Sorting.INDEX_SORT);
         for (int n : sizes) {
             final long[] probes = new long[n];
             for (int i = 0; i < n; i++) {
@@ -216,9 +219,17 @@ final class BusBench {
             final long[] out = new long[n];
             final OperationBatch batch = new OperationBatch(n);
             final OperationBatch floors = new OperationBatch(n);
-            for (long k : probes) {
+            // gets with upserts of stored keys to their own values among them: every get still finds its key's value
+            final OperationBatch mixed = new OperationBatch(n);
+            for (int i = 0; i < n; i++) {
+                final long k = probes[i];
                 batch.get(k);
                 floors.floor(k);
+                if (i % MIXED_UPSERT_EVERY == MIXED_UPSERT_EVERY - 1) {
+                    mixed.upsert(k, probeValues[i]);
+                } else {
+                    mixed.get(k);
+                }
             }
             final int calls = Math.max(25, Math.min(400, (1 << 24) / n));
             getRows(label, backend, device, gpu, "latency", index, sorted, probes, out, calls);
@@ -229,7 +240,7 @@ final class BusBench {
                     () -> index.upsert(probes, probeValues, n, false));
             check(index.size() == indexKeys, label, "size after upserts " + index.size());
             for (MicroBatchEngine engine : List.of(hostSort, indexSort)) {
-                final String op = engine.getsOnly() == MicroBatchEngine.GetsOnly.HOST_SORT
+                final String op = engine.sorting() == MicroBatchEngine.Sorting.HOST_SORT
                         ? "engine_get_host_sort" : "engine_get_index_sort";
                 final BatchResults[] results = new BatchResults[1];
                 add(label, backend, device, gpu, "latency", op, n, calls, 8L * n, 8L * n,
@@ -249,6 +260,17 @@ final class BusBench {
                                 + " = " + results[0].value(i));
                     }
                 }
+                final String mixedOp = op.replace("engine_get", "engine_mixed");
+                final long upserts = n / MIXED_UPSERT_EVERY;
+                add(label, backend, device, gpu, "latency", mixedOp, n, calls, 8L * n + 8L * upserts,
+                        8L * (n - upserts), () -> results[0] = engine.execute(mixed));
+                for (int i = 0; i < n; i++) {
+                    if (mixed.kind(i) == OperationBatch.GET && results[0].value(i) != probeValues[i]) {
+                        check(false, label, mixedOp + " at " + i + ": key " + probes[i] + " gave "
+                                + results[0].value(i));
+                    }
+                }
+                check(index.size() == indexKeys, label, mixedOp + ": size " + index.size());
             }
         }
     }
@@ -440,9 +462,10 @@ final class BusBench {
         for (String label : rows.stream().filter(r -> r.section().equals("latency")).map(Row::label).distinct()
                 .toList()) {
             md.append("\n## Micro-batch latency: ").append(label).append("\n\n");
-            md.append("Cells: median ms of one call, end to end (million keys a second). engine_get_*: a batch of gets"
-                    + " through the MicroBatchEngine, sorted on the host then one sorted call (host_sort), or one"
-                    + " unsorted call (index_sort).\n\n");
+            md.append("Cells: median ms of one call, end to end (million keys a second). engine_*: a batch through the"
+                    + " MicroBatchEngine (gets only, floors only, or gets with an upsert every " + MIXED_UPSERT_EVERY
+                    + " operations), sorted on the host then sorted calls (host_sort), or unsorted calls"
+                    + " (index_sort).\n\n");
             final List<Integer> sizes = rows.stream().filter(r -> r.label().equals(label)
                     && r.section().equals("latency") && r.operation().equals("get_sorted")).map(Row::keys).toList();
             md.append("| operation |");

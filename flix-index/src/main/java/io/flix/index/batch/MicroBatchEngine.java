@@ -53,14 +53,17 @@ import java.util.concurrent.atomic.AtomicReference;
  * call, whose own sort and last-occurrence-wins rule ({@link FlixIndex}) give the same net effect. The index sorts
  * where it sorts best (the GPU backend on the device, the CPU backend on its worker threads), which keeps a bulk
  * load off the calling thread's single-threaded sort.
- * A batch of gets only goes to the index as {@link GetsOnly} says, both ways with the same answers: through the
- * host sort above ({@link GetsOnly#HOST_SORT}: the engine's single-threaded sort, then one sorted get of the
- * distinct keys), or as it is in one unsorted get ({@link GetsOnly#INDEX_SORT}: the GPU backend sorts it on the
- * device, the CPU backend on its worker threads). By default each backend takes the faster, measured end to end
- * at the operator's batch sizes 2^14 to 2^17 (Bench's micro-batch latency table): for both backends the unsorted
- * call, on the GPU by far (the host sort takes longer than the whole device call). A batch of ceilings only, or of
- * floors only, goes the same way: with {@link GetsOnly#INDEX_SORT} as it is, in one unsorted call whose answers land
- * by batch position (no host sort; Bench's {@code engine_floor_*} rows time both ways).
+ * A batch without ordered lookups goes to the index as {@link Sorting} says, both ways with the same answers and
+ * the same final state: through the host sort above ({@link Sorting#HOST_SORT}: the engine's single-threaded sort,
+ * then sorted calls of the distinct keys), or unsorted ({@link Sorting#INDEX_SORT}: the index sorts, the GPU backend
+ * on the device, the CPU backend on its worker threads). With {@link Sorting#INDEX_SORT}, a batch of gets only goes
+ * as it is in one unsorted get, and so does a batch of ceilings only, or of floors only, whose answers land by batch
+ * position. A batch of gets and updates is walked once in arrival order over an {@link UpdateOverlay}, a hash table
+ * of the keys updated so far with their current values: a get of such a key takes its value there, the other gets
+ * go to the index in one unsorted get of the pre-batch state, and the overlay's entries are the net effect, written
+ * as one unsorted upsert and one unsorted delete. By default each backend takes the faster, measured end to end at
+ * the operator's batch sizes 2^14 to 2^17 (Bench's micro-batch latency table, {@code engine_*} rows): for both
+ * backends the unsorted calls, on the GPU by far (the host sort takes longer than the whole device call).
  * So a batch makes at most one call each of get, ceiling, floor, upsert and delete, and a few range calls (one per
  * group above); a batch of only updates and gets makes at most one get, one upsert and one delete call; an empty
  * batch makes none. Lookups run before the updates: if the index throws during the final writes, the results are
@@ -162,15 +165,18 @@ public final class MicroBatchEngine {
     private long[] upsertValues = new long[0];
     private long[] deleteKeys = new long[0];
 
-    /** How a batch of gets only (and likewise one of ceilings only, or of floors only) reaches the index. */
-    public enum GetsOnly {
-        /** Sorted and deduplicated by the engine on the calling thread, then one sorted get of the distinct keys. */
+    /** Who sorts a batch without ordered lookups: the engine, or the index it calls. */
+    public enum Sorting {
+        /** The engine, on the calling thread: sorted calls of the batch's distinct keys. */
         HOST_SORT,
-        /** One unsorted get of the batch as it is: the index sorts it where it sorts (the GPU on the device). */
+        /**
+         * The index: gets only, ceilings only or floors only go as they are in one unsorted call; gets and updates in
+         * one pass over an {@link UpdateOverlay}, then unsorted calls. The GPU backend sorts on the device.
+         */
         INDEX_SORT;
 
         /** The faster of the two for the index's backend, measured end to end (see the class documentation). */
-        public static GetsOnly fasterFor(Backend backend) {
+        public static Sorting fasterFor(Backend backend) {
             return switch (backend) {
                 case GPU, CPU -> INDEX_SORT;
                 default -> HOST_SORT;
@@ -178,32 +184,34 @@ public final class MicroBatchEngine {
         }
     }
 
-    private final GetsOnly getsOnly;
+    private final Sorting sorting;
+    /** The updates of a batch without ordered lookups, walked in arrival order ({@link Sorting#INDEX_SORT}). */
+    private final UpdateOverlay overlay = new UpdateOverlay();
 
-    /** An engine whose batches of gets only go to the index as {@link GetsOnly#fasterFor} its backend says. */
+    /** An engine whose batches without ordered lookups go as {@link Sorting#fasterFor} its index's backend says. */
     public MicroBatchEngine(FlixIndex index) {
-        this(index, index == null ? null : GetsOnly.fasterFor(index.backend()));
+        this(index, index == null ? null : Sorting.fasterFor(index.backend()));
     }
 
-    /** An engine whose batches of gets only go to the index as {@code getsOnly} says. */
-    public MicroBatchEngine(FlixIndex index, GetsOnly getsOnly) {
+    /** An engine whose batches without ordered lookups go to the index as {@code sorting} says. */
+    public MicroBatchEngine(FlixIndex index, Sorting sorting) {
         if (index == null) {
             throw new IllegalArgumentException("index must not be null");
         }
-        if (getsOnly == null) {
-            throw new IllegalArgumentException("getsOnly must not be null");
+        if (sorting == null) {
+            throw new IllegalArgumentException("sorting must not be null");
         }
         this.index = index;
-        this.getsOnly = getsOnly;
+        this.sorting = sorting;
     }
 
     public FlixIndex index() {
         return index;
     }
 
-    /** How this engine sends a batch of gets only to the index. */
-    public GetsOnly getsOnly() {
-        return getsOnly;
+    /** Who sorts this engine's batches without ordered lookups. */
+    public Sorting sorting() {
+        return sorting;
     }
 
     /**
@@ -245,7 +253,11 @@ public final class MicroBatchEngine {
             index.delete(batch.keys, n, false);
             return results;
         }
-        if (getsOnly == GetsOnly.INDEX_SORT) {
+        final int exactCount = counts[OperationBatch.UPSERT] + counts[OperationBatch.DELETE]
+                + counts[OperationBatch.GET];
+        final boolean ordered = counts[OperationBatch.CEILING] + counts[OperationBatch.FLOOR]
+                + counts[OperationBatch.RANGE] > 0;
+        if (sorting == Sorting.INDEX_SORT) {
             // one lookup kind only: its answers depend on the index alone, one unsorted call gives them in place
             if (counts[OperationBatch.GET] == n) {
                 index.get(batch.keys, n, results.valuesByPosition(), false);
@@ -259,11 +271,12 @@ public final class MicroBatchEngine {
                 index.floor(batch.keys, n, results.keysByPosition(), results.valuesByPosition(), false);
                 return results;
             }
+            final int updates = counts[OperationBatch.UPSERT] + counts[OperationBatch.DELETE];
+            if (!ordered && updates <= UpdateOverlay.MAX_UPDATES) {
+                runExactInArrivalOrder(batch);
+                return results;
+            }
         }
-        final int exactCount = counts[OperationBatch.UPSERT] + counts[OperationBatch.DELETE]
-                + counts[OperationBatch.GET];
-        final boolean ordered = counts[OperationBatch.CEILING] + counts[OperationBatch.FLOOR]
-                + counts[OperationBatch.RANGE] > 0;
 
         final int tCount = sortExactAndFindUpdatedKeys(batch, exactCount, ordered);
         answerExactLookups(batch, exactCount);
@@ -272,6 +285,65 @@ public final class MicroBatchEngine {
         }
         applyNetEffect(batch, tCount);
         return results;
+    }
+
+    /**
+     * A batch of gets and updates without a sort ({@link Sorting#INDEX_SORT}): one pass in arrival order keeps each
+     * updated key's current value in the overlay; a get of such a key takes it from there, any other get reads the
+     * pre-batch index, all of those in one unsorted get. Then the overlay's entries, each key once, are the net
+     * effect: one unsorted upsert, one unsorted delete.
+     */
+    private void runExactInArrivalOrder(OperationBatch batch) {
+        final int n = batch.size;
+        final byte[] kinds = batch.kinds;
+        final long[] keys = batch.keys;
+        final long[] values = batch.values;
+        final int[] counts = batch.kindCounts;
+        overlay.reset(counts[OperationBatch.UPSERT] + counts[OperationBatch.DELETE]);
+        preKeys = ensure(preKeys, counts[OperationBatch.GET]);
+        exactPositions = ensure(exactPositions, counts[OperationBatch.GET]);
+        int reads = 0;
+        for (int i = 0; i < n; i++) {
+            final long key = keys[i];
+            switch (kinds[i]) {
+                case OperationBatch.UPSERT -> overlay.put(key, values[i]);
+                case OperationBatch.DELETE -> overlay.put(key, NOT_FOUND);
+                default -> { // get
+                    final int entry = overlay.entryOf(key);
+                    if (entry >= 0) {
+                        results.setValue(i, overlay.value(entry));
+                    } else {
+                        preKeys[reads] = key;
+                        exactPositions[reads] = i;
+                        reads++;
+                    }
+                }
+            }
+        }
+        if (reads > 0) {
+            preValues = ensure(preValues, reads);
+            index.get(preKeys, reads, preValues, false);
+            for (int r = 0; r < reads; r++) {
+                results.setValue(exactPositions[r], preValues[r]);
+            }
+        }
+        final int updated = overlay.size();
+        upsertKeys = ensure(upsertKeys, updated);
+        upsertValues = ensure(upsertValues, updated);
+        deleteKeys = ensure(deleteKeys, updated);
+        int upserts = 0;
+        int deletes = 0;
+        for (int e = 0; e < updated; e++) {
+            final long value = overlay.value(e);
+            if (value != NOT_FOUND) {
+                upsertKeys[upserts] = overlay.key(e);
+                upsertValues[upserts] = value;
+                upserts++;
+            } else {
+                deleteKeys[deletes++] = overlay.key(e);
+            }
+        }
+        writeNetEffect(upserts, deletes, false);
     }
 
     /**
@@ -672,11 +744,16 @@ public final class MicroBatchEngine {
                 deleteKeys[deletes++] = tKeys[j];
             }
         }
+        writeNetEffect(upserts, deletes, true);
+    }
+
+    /** The net effect gathered in {@code upsertKeys}/{@code upsertValues} and {@code deleteKeys}: upserts first. */
+    private void writeNetEffect(int upserts, int deletes, boolean keysSorted) {
         if (upserts > 0) {
-            index.upsert(upsertKeys, upsertValues, upserts, true);
+            index.upsert(upsertKeys, upsertValues, upserts, keysSorted);
         }
         if (deletes > 0) {
-            index.delete(deleteKeys, deletes, true);
+            index.delete(deleteKeys, deletes, keysSorted);
         }
     }
 

@@ -20,7 +20,8 @@ final class CountingIndex implements FlixIndex {
     int unsortedCalls;
     /** Calls with n == 0. */
     int emptyCalls;
-    /** Keys asked by ceiling and floor calls, ranges asked, and the largest range limit asked. */
+    /** Keys asked by get, ceiling and floor calls, ranges asked, and the largest range limit asked. */
+    long getKeys;
     long ceilingKeys;
     long floorKeys;
     long rangesAsked;
@@ -32,7 +33,7 @@ final class CountingIndex implements FlixIndex {
 
     void reset() {
         builds = upserts = deletes = gets = ceilings = floors = ranges = unsortedCalls = emptyCalls = 0;
-        ceilingKeys = floorKeys = rangesAsked = largestRangeLimit = 0;
+        getKeys = ceilingKeys = floorKeys = rangesAsked = largestRangeLimit = 0;
     }
 
     int total() {
@@ -63,6 +64,7 @@ final class CountingIndex implements FlixIndex {
     @Override
     public void get(long[] keys, int n, long[] valuesOut, boolean keysSorted) {
         gets++;
+        getKeys += n;
         note(n, keysSorted);
         delegate.get(keys, n, valuesOut, keysSorted);
     }

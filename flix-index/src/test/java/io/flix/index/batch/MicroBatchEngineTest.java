@@ -93,22 +93,24 @@ class MicroBatchEngineTest {
         final List<Arguments> cases = new ArrayList<>();
         for (Mix mix : MIXES) {
             for (long seed : new long[] {1, 20261121, 0x5eedL}) {
-                cases.add(Arguments.of(mix, seed));
+                for (MicroBatchEngine.Sorting sorting : MicroBatchEngine.Sorting.values()) {
+                    cases.add(Arguments.of(mix, seed, sorting));
+                }
             }
         }
         return cases.stream();
     }
 
-    @ParameterizedTest(name = "{0} seed {1}")
+    @ParameterizedTest(name = "{0} seed {1} {2}")
     @MethodSource("mixesAndSeeds")
-    void randomBatchesMatchSequentialExecution(Mix mix, long seed) {
+    void randomBatchesMatchSequentialExecution(Mix mix, long seed, MicroBatchEngine.Sorting sorting) {
         final SplittableRandom random = new SplittableRandom(seed * 31 + mix.name().hashCode());
         final KeySource keySource = new KeySource(mix, random);
         final TreeMapOracle oracle = new TreeMapOracle();
         final CountingIndex index = new CountingIndex(openIndex());
         try {
             buildBoth(oracle, index, keySource, random, (int) Math.min(2000, 2 * mix.domain() + 8));
-            final MicroBatchEngine engine = new MicroBatchEngine(index);
+            final MicroBatchEngine engine = new MicroBatchEngine(index, sorting);
             final OperationBatch batch = new OperationBatch(0);
             final int targetOps = 6000;
             int ops = 0;
@@ -119,7 +121,8 @@ class MicroBatchEngineTest {
                 for (int i = 0; i < size; i++) {
                     addRandomOp(batch, mix, keySource, random);
                 }
-                executeAndCompare(index, engine, oracle, batch, mix + " seed " + seed + " batch " + batchNumber);
+                executeAndCompare(index, engine, oracle, batch,
+                        mix + " seed " + seed + " " + sorting + " batch " + batchNumber);
                 ops += size;
                 batchNumber++;
             }
@@ -130,9 +133,17 @@ class MicroBatchEngineTest {
         }
     }
 
-    @Test
-    void oneVeryLargeMixedBatchMatchesSequentialExecution() {
-        final Mix mix = new Mix("large", 25, 15, 25, 12, 12, 11, 3000, 0.01, 6, false);
+    /** With ordered lookups (the sort's path either way), and of gets and updates only (the overlay's path). */
+    @ParameterizedTest
+    @EnumSource(MicroBatchEngine.Sorting.class)
+    void oneVeryLargeMixedBatchMatchesSequentialExecution(MicroBatchEngine.Sorting sorting) {
+        for (Mix mix : List.of(new Mix("large", 25, 15, 25, 12, 12, 11, 3000, 0.01, 6, false),
+                new Mix("large-exact", 30, 15, 55, 0, 0, 0, 3000, 0.01, 1, false))) {
+            oneVeryLargeBatch(mix, sorting);
+        }
+    }
+
+    private void oneVeryLargeBatch(Mix mix, MicroBatchEngine.Sorting sorting) {
         final SplittableRandom random = new SplittableRandom(99);
         final KeySource keySource = new KeySource(mix, random);
         final TreeMapOracle oracle = new TreeMapOracle();
@@ -143,7 +154,8 @@ class MicroBatchEngineTest {
             for (int i = 0; i < 60_000; i++) {
                 addRandomOp(batch, mix, keySource, random);
             }
-            executeAndCompare(index, new MicroBatchEngine(index), oracle, batch, "one batch of 60000");
+            executeAndCompare(index, new MicroBatchEngine(index, sorting), oracle, batch,
+                    mix + " " + sorting + ": one batch of 60000");
             RANDOM_OPS.addAndGet(batch.size());
             RANDOM_BATCHES.incrementAndGet();
         } finally {
@@ -317,21 +329,36 @@ class MicroBatchEngineTest {
                 Arrays.copyOf(actual.values(), actual.size()), context + ": final values");
     }
 
-    /** At most one sorted bulk call per kind (ranges: one per limit group), none empty, none for an absent kind. */
+    /**
+     * At most one bulk call per kind (ranges: one per limit group), none empty, none for an absent kind; sorted,
+     * but for a batch of one kind, or one without ordered lookups where the index sorts.
+     */
     private static void assertCallBounds(CountingIndex index, MicroBatchEngine engine, OperationBatch batch,
                                          String context) {
         if (batch.isEmpty()) {
             assertEquals(0, index.total(), context + ": an empty batch calls the index");
         }
+        final boolean indexSorts = engine.sorting() == MicroBatchEngine.Sorting.INDEX_SORT;
         final boolean oneLookupKind = batch.count(OperationBatch.GET) == batch.size()
                 || batch.count(OperationBatch.CEILING) == batch.size()
                 || batch.count(OperationBatch.FLOOR) == batch.size();
         final boolean oneKind = batch.count(OperationBatch.UPSERT) == batch.size()
                 || batch.count(OperationBatch.DELETE) == batch.size()
-                || (oneLookupKind && engine.getsOnly() == MicroBatchEngine.GetsOnly.INDEX_SORT);
-        assertEquals(oneKind && !batch.isEmpty() ? 1 : 0, index.unsortedCalls, context
-                + ": calls without keysSorted (only a batch of upserts only, deletes only, or gets, ceilings or"
-                + " floors only where the index sorts them, goes unsorted, whole)");
+                || (oneLookupKind && indexSorts);
+        final boolean ordered = batch.count(OperationBatch.CEILING) + batch.count(OperationBatch.FLOOR)
+                + batch.count(OperationBatch.RANGE) > 0;
+        if (batch.isEmpty()) {
+            assertEquals(0, index.unsortedCalls, context + ": unsorted calls of an empty batch");
+        } else if (oneKind) {
+            assertEquals(1, index.unsortedCalls, context + ": a batch of one kind goes to the index unsorted, whole");
+        } else if (indexSorts && !ordered) {
+            assertEquals(index.total(), index.unsortedCalls, context
+                    + ": every call of a batch of gets and updates goes unsorted where the index sorts");
+            assertTrue(index.getKeys <= batch.count(OperationBatch.GET), context + ": keys read " + index.getKeys);
+        } else {
+            assertEquals(0, index.unsortedCalls, context + ": calls without keysSorted (only a batch of one kind,"
+                    + " or of gets and updates where the index sorts, goes unsorted)");
+        }
         assertEquals(0, index.emptyCalls, context + ": a call with n == 0");
         assertTrue(index.gets <= 1, context + ": get calls " + index.gets);
         assertTrue(index.upserts <= (batch.count(OperationBatch.UPSERT) > 0 ? 1 : 0),
@@ -419,6 +446,37 @@ class MicroBatchEngineTest {
             final BatchResults r = f.run("get-upsert-get");
             assertEquals(50, r.value(before));
             assertEquals(51, r.value(after));
+        }
+    }
+
+    /**
+     * Where the index sorts, a batch of gets and updates reads the index only for the gets of keys it has not
+     * updated before them, and writes its net effect unsorted; the engine's default on the CPU backend.
+     */
+    @Test
+    void aGetOfAKeyUpdatedEarlierInTheBatchDoesNotReadTheIndex() {
+        try (Fixture f = new Fixture(1, 10, 2, 20)) {
+            assertEquals(MicroBatchEngine.Sorting.INDEX_SORT, f.engine.sorting());
+            final int first = f.batch.get(1);
+            f.batch.upsert(1, 11);
+            final int afterUpsert = f.batch.get(1);
+            f.batch.delete(2);
+            final int afterDelete = f.batch.get(2);
+            final int notUpdatedYet = f.batch.get(3);
+            f.batch.upsert(3, 33);
+            f.batch.upsert(1, 12);
+            final BatchResults r = f.run("overlay");
+            assertEquals(10, r.value(first));
+            assertEquals(11, r.value(afterUpsert));
+            assertEquals(NOT_FOUND, r.value(afterDelete));
+            assertEquals(NOT_FOUND, r.value(notUpdatedYet));
+            assertEquals(1, f.index.gets);
+            assertEquals(2, f.index.getKeys, "only the gets before their key's first update read the index");
+            assertEquals(1, f.index.upserts);
+            assertEquals(1, f.index.deletes);
+            assertEquals(3, f.index.unsortedCalls);
+            assertArrayEquals(new long[] {1, 3}, Arrays.copyOf(f.index.export().keys(), 2));
+            assertArrayEquals(new long[] {12, 33}, Arrays.copyOf(f.index.export().values(), 2));
         }
     }
 
@@ -710,8 +768,8 @@ class MicroBatchEngineTest {
     }
 
     @ParameterizedTest
-    @EnumSource(MicroBatchEngine.GetsOnly.class)
-    void aBatchOfGetsOnlyMatchesSequentialExecutionEitherWay(MicroBatchEngine.GetsOnly getsOnly) {
+    @EnumSource(MicroBatchEngine.Sorting.class)
+    void aBatchOfGetsOnlyMatchesSequentialExecutionEitherWay(MicroBatchEngine.Sorting sorting) {
         final SplittableRandom random = new SplittableRandom(11);
         final TreeMapOracle oracle = new TreeMapOracle();
         final CountingIndex index = new CountingIndex(openIndex());
@@ -720,8 +778,8 @@ class MicroBatchEngineTest {
             final long[] values = random.longs(5000, 0, Long.MAX_VALUE).toArray();
             oracle.build(keys, values, keys.length);
             index.build(keys, values, keys.length);
-            final MicroBatchEngine engine = new MicroBatchEngine(index, getsOnly);
-            assertEquals(getsOnly, engine.getsOnly());
+            final MicroBatchEngine engine = new MicroBatchEngine(index, sorting);
+            assertEquals(sorting, engine.sorting());
             final OperationBatch batch = new OperationBatch();
             for (int size : new int[] {1, 2, 31, 4096, 20_000}) {
                 batch.clear();
@@ -729,9 +787,9 @@ class MicroBatchEngineTest {
                     // present keys, absent keys and repeats, in no order
                     batch.get(random.nextInt(3) == 0 ? random.nextLong() : keys[random.nextInt(keys.length)]);
                 }
-                executeAndCompare(index, engine, oracle, batch, getsOnly + " gets only, " + size);
+                executeAndCompare(index, engine, oracle, batch, sorting + " gets only, " + size);
                 assertEquals(1, index.gets, "one get call");
-                assertEquals(getsOnly == MicroBatchEngine.GetsOnly.INDEX_SORT ? 1 : 0, index.unsortedCalls,
+                assertEquals(sorting == MicroBatchEngine.Sorting.INDEX_SORT ? 1 : 0, index.unsortedCalls,
                         "unsorted calls");
             }
         } finally {
@@ -740,8 +798,8 @@ class MicroBatchEngineTest {
     }
 
     @ParameterizedTest
-    @EnumSource(MicroBatchEngine.GetsOnly.class)
-    void aBatchOfCeilingsOnlyOrFloorsOnlyMatchesSequentialExecutionEitherWay(MicroBatchEngine.GetsOnly getsOnly) {
+    @EnumSource(MicroBatchEngine.Sorting.class)
+    void aBatchOfCeilingsOnlyOrFloorsOnlyMatchesSequentialExecutionEitherWay(MicroBatchEngine.Sorting sorting) {
         final SplittableRandom random = new SplittableRandom(13);
         final TreeMapOracle oracle = new TreeMapOracle();
         final CountingIndex index = new CountingIndex(openIndex());
@@ -750,7 +808,7 @@ class MicroBatchEngineTest {
             final long[] values = random.longs(5000, 0, Long.MAX_VALUE).toArray();
             oracle.build(keys, values, keys.length);
             index.build(keys, values, keys.length);
-            final MicroBatchEngine engine = new MicroBatchEngine(index, getsOnly);
+            final MicroBatchEngine engine = new MicroBatchEngine(index, sorting);
             final OperationBatch batch = new OperationBatch();
             for (boolean ceilings : new boolean[] {true, false}) {
                 for (int size : new int[] {1, 2, 31, 4096, 20_000}) {
@@ -769,10 +827,10 @@ class MicroBatchEngineTest {
                             batch.floor(key);
                         }
                     }
-                    final String what = getsOnly + (ceilings ? " ceilings only, " : " floors only, ") + size;
+                    final String what = sorting + (ceilings ? " ceilings only, " : " floors only, ") + size;
                     executeAndCompare(index, engine, oracle, batch, what);
                     assertEquals(1, ceilings ? index.ceilings : index.floors, what + ": one call");
-                    assertEquals(getsOnly == MicroBatchEngine.GetsOnly.INDEX_SORT ? 1 : 0, index.unsortedCalls,
+                    assertEquals(sorting == MicroBatchEngine.Sorting.INDEX_SORT ? 1 : 0, index.unsortedCalls,
                             what + ": unsorted calls");
                 }
             }
@@ -782,9 +840,9 @@ class MicroBatchEngineTest {
     }
 
     @Test
-    void theDefaultForGetsOnlyIsTheBackendsFaster() {
+    void theDefaultSortingIsTheBackendsFaster() {
         try (FlixIndex index = openIndex()) {
-            assertEquals(MicroBatchEngine.GetsOnly.fasterFor(index.backend()), new MicroBatchEngine(index).getsOnly());
+            assertEquals(MicroBatchEngine.Sorting.fasterFor(index.backend()), new MicroBatchEngine(index).sorting());
             assertThrows(IllegalArgumentException.class, () -> new MicroBatchEngine(index, null));
         }
     }
