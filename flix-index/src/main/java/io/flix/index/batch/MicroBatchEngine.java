@@ -164,6 +164,8 @@ public final class MicroBatchEngine {
     private long[] upsertKeys = new long[0];
     private long[] upsertValues = new long[0];
     private long[] deleteKeys = new long[0];
+    private int netUpserts;
+    private int netDeletes;
 
     /** Who sorts a batch without ordered lookups: the engine, or the index it calls. */
     public enum Sorting {
@@ -273,7 +275,7 @@ public final class MicroBatchEngine {
             }
             final int updates = counts[OperationBatch.UPSERT] + counts[OperationBatch.DELETE];
             if (!ordered && updates <= UpdateOverlay.MAX_UPDATES) {
-                runExactInArrivalOrder(batch);
+                runExactInArrivalOrder(batch, updates);
                 return results;
             }
         }
@@ -293,15 +295,16 @@ public final class MicroBatchEngine {
      * pre-batch index, all of those in one unsorted get. Then the overlay's entries, each key once, are the net
      * effect: one unsorted upsert, one unsorted delete.
      */
-    private void runExactInArrivalOrder(OperationBatch batch) {
+    private void runExactInArrivalOrder(OperationBatch batch, int updates) {
         final int n = batch.size;
         final byte[] kinds = batch.kinds;
         final long[] keys = batch.keys;
         final long[] values = batch.values;
-        final int[] counts = batch.kindCounts;
-        overlay.reset(counts[OperationBatch.UPSERT] + counts[OperationBatch.DELETE]);
-        preKeys = ensure(preKeys, counts[OperationBatch.GET]);
-        exactPositions = ensure(exactPositions, counts[OperationBatch.GET]);
+        final int gets = batch.kindCounts[OperationBatch.GET];
+        overlay.reset(updates);
+        // the gets that read the pre-batch index, and their positions
+        preKeys = ensure(preKeys, gets);
+        exactPositions = ensure(exactPositions, gets);
         int reads = 0;
         for (int i = 0; i < n; i++) {
             final long key = keys[i];
@@ -328,22 +331,11 @@ public final class MicroBatchEngine {
             }
         }
         final int updated = overlay.size();
-        upsertKeys = ensure(upsertKeys, updated);
-        upsertValues = ensure(upsertValues, updated);
-        deleteKeys = ensure(deleteKeys, updated);
-        int upserts = 0;
-        int deletes = 0;
+        startNetEffect(updated);
         for (int e = 0; e < updated; e++) {
-            final long value = overlay.value(e);
-            if (value != NOT_FOUND) {
-                upsertKeys[upserts] = overlay.key(e);
-                upsertValues[upserts] = value;
-                upserts++;
-            } else {
-                deleteKeys[deletes++] = overlay.key(e);
-            }
+            addNetEffect(overlay.key(e), overlay.value(e));
         }
-        writeNetEffect(upserts, deletes, false);
+        writeNetEffect(false);
     }
 
     /**
@@ -729,31 +721,41 @@ public final class MicroBatchEngine {
 
     /** One sorted upsert of the keys whose last update is an upsert, one sorted delete of the others. */
     private void applyNetEffect(OperationBatch batch, int tCount) {
-        upsertKeys = ensure(upsertKeys, tCount);
-        upsertValues = ensure(upsertValues, tCount);
-        deleteKeys = ensure(deleteKeys, tCount);
-        int upserts = 0;
-        int deletes = 0;
+        startNetEffect(tCount);
         for (int j = 0; j < tCount; j++) {
             final int position = tLastPosition[j];
-            if (batch.kinds[position] == OperationBatch.UPSERT) {
-                upsertKeys[upserts] = tKeys[j];
-                upsertValues[upserts] = batch.values[position];
-                upserts++;
-            } else {
-                deleteKeys[deletes++] = tKeys[j];
-            }
+            addNetEffect(tKeys[j], batch.kinds[position] == OperationBatch.UPSERT ? batch.values[position] : NOT_FOUND);
         }
-        writeNetEffect(upserts, deletes, true);
+        writeNetEffect(true);
     }
 
-    /** The net effect gathered in {@code upsertKeys}/{@code upsertValues} and {@code deleteKeys}: upserts first. */
-    private void writeNetEffect(int upserts, int deletes, boolean keysSorted) {
-        if (upserts > 0) {
-            index.upsert(upsertKeys, upsertValues, upserts, keysSorted);
+    /** Empties the net effect, with room for {@code keys} updated keys. */
+    private void startNetEffect(int keys) {
+        upsertKeys = ensure(upsertKeys, keys);
+        upsertValues = ensure(upsertValues, keys);
+        deleteKeys = ensure(deleteKeys, keys);
+        netUpserts = 0;
+        netDeletes = 0;
+    }
+
+    /** A key's last update: an upsert of {@code value}, or a delete where it is {@code NOT_FOUND}. */
+    private void addNetEffect(long key, long value) {
+        if (value != NOT_FOUND) {
+            upsertKeys[netUpserts] = key;
+            upsertValues[netUpserts] = value;
+            netUpserts++;
+        } else {
+            deleteKeys[netDeletes++] = key;
         }
-        if (deletes > 0) {
-            index.delete(deleteKeys, deletes, keysSorted);
+    }
+
+    /** One upsert, then one delete, of the net effect gathered. */
+    private void writeNetEffect(boolean keysSorted) {
+        if (netUpserts > 0) {
+            index.upsert(upsertKeys, upsertValues, netUpserts, keysSorted);
+        }
+        if (netDeletes > 0) {
+            index.delete(deleteKeys, netDeletes, keysSorted);
         }
     }
 

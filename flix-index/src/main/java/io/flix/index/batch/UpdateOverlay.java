@@ -27,9 +27,8 @@ final class UpdateOverlay {
     private int slotShift = Long.SIZE - MIN_SLOT_BITS;
     private int slotMask = (1 << MIN_SLOT_BITS) - 1;
 
-    private long[] keys = new long[0];
     private long[] values = new long[0];
-    /** Per entry: the slot its key took. */
+    /** Per entry: the slot its key took (and keeps: nothing moves within a batch). */
     private int[] slots = new int[0];
     private int size;
 
@@ -51,8 +50,7 @@ final class UpdateOverlay {
             slotShift = Long.SIZE - bits;
             slotMask = (1 << bits) - 1;
         }
-        if (keys.length < updates) {
-            keys = new long[updates];
+        if (values.length < updates) {
             values = new long[updates];
             slots = new int[updates];
         }
@@ -66,7 +64,6 @@ final class UpdateOverlay {
             if (entry < 0) {
                 slotKeys[slot] = key;
                 slotEntries[slot] = size + 1;
-                keys[size] = key;
                 values[size] = value;
                 slots[size] = slot;
                 size++;
@@ -98,7 +95,7 @@ final class UpdateOverlay {
     }
 
     long key(int entry) {
-        return keys[entry];
+        return slotKeys[slots[entry]];
     }
 
     /** The entry's value at the current point: {@link FlixIndex#NOT_FOUND} where its last update deleted it. */
