@@ -174,7 +174,11 @@ JNIEXPORT jint JNICALL Java_io_flix_index_gpu_HostArrayDma_registerMappingOf(JNI
     CUresult r = driver().registerHost((void*)start, end - start,
                                        CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP);
     // where the driver cannot map it, copies still read it at the bus's rate
-    if (r != CUDA_SUCCESS) r = driver().registerHost((void*)start, end - start, CU_MEMHOSTREGISTER_PORTABLE);
+    if (r != CUDA_SUCCESS && r != CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED) {
+        r = driver().registerHost((void*)start, end - start, CU_MEMHOSTREGISTER_PORTABLE);
+    }
+    // another class loader of this process (an earlier Flink job's) registered the heap: it stays registered
+    if (r == CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED) r = CUDA_SUCCESS;
     // in place only where the device sees the heap at the host's addresses, which then hold in every context
     CUdeviceptr deviceStart = 0;
     if (r == CUDA_SUCCESS && driver().devicePointer(&deviceStart, (void*)start, 0) == CUDA_SUCCESS

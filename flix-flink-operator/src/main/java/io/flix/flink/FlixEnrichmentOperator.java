@@ -1,5 +1,9 @@
 package io.flix.flink;
 
+import io.flix.flink.taskmanager.BackendReport;
+import io.flix.flink.taskmanager.ClassLoaderRelease;
+import io.flix.flink.taskmanager.TaskManagerGpus;
+
 import io.flix.index.FlixConfig;
 import io.flix.index.FlixIndex;
 import io.flix.index.batch.BatchResults;
@@ -258,8 +262,11 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
         final int parallelism = getRuntimeContext().getTaskInfo().getNumberOfParallelSubtasks();
         final int slots = getContainingTask().getEnvironment().getTaskManagerInfo().getConfiguration()
                 .get(TaskManagerOptions.NUM_TASK_SLOTS);
-        final FlixConfig config = settings.configFor(subtask, Math.max(1, Math.min(parallelism, slots)));
+        final List<Integer> gpus = TaskManagerGpus.of(
+                getRuntimeContext().getExternalResourceInfos(TaskManagerGpus.RESOURCE_NAME), settings.backend());
+        final FlixConfig config = settings.configFor(subtask, Math.max(1, Math.min(parallelism, slots)), gpus);
         index = FlixIndex.open(config);
+        ClassLoaderRelease.register(getRuntimeContext());
         engine = new MicroBatchEngine(index);
         batch = new OperationBatch(batchCapacity() * 2);
         eventSerializer = eventSerializerTemplate.duplicate();
@@ -269,7 +276,7 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
         lookupTimestamps = new long[initial];
         lookupHasTimestamp = new boolean[initial];
         lookupPositions = new int[initial];
-        backendName = index.backend().name().toLowerCase(java.util.Locale.ROOT);
+        backendName = BackendReport.describe(index, settings.backend(), "FliX enrichment subtask " + subtask);
         device = index.device();
     }
 

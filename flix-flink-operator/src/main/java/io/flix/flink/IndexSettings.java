@@ -6,6 +6,8 @@ import io.flix.index.GpuMemoryBudget;
 import io.flix.index.GpuTuning;
 
 import java.io.Serializable;
+import java.util.List;
+import java.util.stream.IntStream;
 
 /**
  * The index settings that travel with the job graph; each subtask turns them into its own {@link FlixConfig} in
@@ -92,21 +94,29 @@ public record IndexSettings(Backend backend, int nodeSize, double initialFill, i
      * {@link Backend#devices()} counts them).
      */
     public FlixConfig configFor(int subtaskIndex, int sharingCores, int visibleDevices) {
+        return configFor(subtaskIndex, sharingCores, ordinals(visibleDevices));
+    }
+
+    /**
+     * As {@link #configFor(int, int)}, on the task manager's GPUs {@code taskManagerGpus} (CUDA ordinals: those Flink
+     * assigned to it, or every one it sees): subtask {@code i} on the {@code i mod n}-th of the {@link #gpusToUse}.
+     */
+    public FlixConfig configFor(int subtaskIndex, int sharingCores, List<Integer> taskManagerGpus) {
+        final List<Integer> gpus = gpusToUse(taskManagerGpus);
         final int subtaskThreads = threadsSharedBy(sharingCores);
-        return new FlixConfig(backend, nodeSize, initialFill, subtaskThreads,
-                subtaskIndex % deviceCount(visibleDevices), gpuMemoryBudget, GpuTuning.DEFAULTS, 0, exactKeyTable);
+        return new FlixConfig(backend, nodeSize, initialFill, subtaskThreads, gpus.get(subtaskIndex % gpus.size()),
+                gpuMemoryBudget, GpuTuning.DEFAULTS, 0, exactKeyTable);
     }
 
     /**
      * The config of an index that {@code readers} threads look up at once (a dimension held once per task manager
-     * for its subtasks), on {@code device}: updates run alone, on the threads set here or every core; each lookup call
-     * on the threads set here or its share of the cores, {@code cores / readers}, as a keyed subtask's index has.
-     *
-     * @throws IllegalArgumentException where more devices are asked than this task manager sees
+     * for its subtasks), on CUDA device {@code device}: updates run alone, on the threads set here or every core;
+     * each lookup call on the threads set here or its share of the cores, {@code cores / readers}, as a keyed
+     * subtask's index has.
      */
-    public FlixConfig configForReaders(int device, int readers, int visibleDevices) {
-        final FlixConfig config = configFor(device, 1, visibleDevices);
-        return config.withLookupThreads(threadsSharedBy(readers));
+    public FlixConfig configForReaders(int device, int readers) {
+        return new FlixConfig(backend, nodeSize, initialFill, threadsSharedBy(1), device, gpuMemoryBudget,
+                GpuTuning.DEFAULTS, 0, exactKeyTable).withLookupThreads(threadsSharedBy(readers));
     }
 
     /** The threads set here, or the cores divided among {@code sharing} users (at least one). */
@@ -130,16 +140,36 @@ public record IndexSettings(Backend backend, int nodeSize, double initialFill, i
 
     /** As {@link #deviceCount()}, where the task manager sees {@code visibleDevices} usable CUDA devices. */
     public int deviceCount(int visibleDevices) {
-        if (devices == 0) {
-            return Math.max(1, visibleDevices);
+        return gpusToUse(ordinals(visibleDevices)).size();
+    }
+
+    /**
+     * The CUDA ordinals this task manager's indexes use, of {@code taskManagerGpus} (those Flink assigned to it, or
+     * every device it sees; empty where it sees none): the first {@link #devices()} of them where set, else all
+     * (device 0 where there are none: the index then goes to the CPU, or fails to open on the GPU with the reason).
+     *
+     * @throws IllegalArgumentException where {@link #devices()} asks for more devices than there are and the index may
+     *     go to the GPU (backend GPU, or AUTO with a GPU usable)
+     */
+    public List<Integer> gpusToUse(List<Integer> taskManagerGpus) {
+        if (taskManagerGpus.isEmpty()) {
+            return devices == 0 ? List.of(0) : ordinals(devices);
         }
-        if (visibleDevices > 0 && devices > visibleDevices) {
+        if (devices == 0) {
+            return List.copyOf(taskManagerGpus);
+        }
+        if (devices > taskManagerGpus.size()) {
             final String listed = System.getenv("CUDA_VISIBLE_DEVICES");
             throw new IllegalArgumentException("devices is " + devices + ", but this task manager sees "
-                    + visibleDevices + " CUDA device(s)"
+                    + taskManagerGpus.size() + " CUDA device(s) " + taskManagerGpus
                     + (listed == null ? "" : " (CUDA_VISIBLE_DEVICES=" + listed + ")") + ": set devices to at most "
-                    + visibleDevices + ", or to 0 for every device it sees");
+                    + taskManagerGpus.size() + ", or to 0 for every device it has");
         }
-        return devices;
+        return List.copyOf(taskManagerGpus.subList(0, devices));
+    }
+
+    /** CUDA ordinals 0 to count - 1. */
+    private static List<Integer> ordinals(int count) {
+        return IntStream.range(0, count).boxed().toList();
     }
 }

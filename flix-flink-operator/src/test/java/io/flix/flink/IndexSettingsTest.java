@@ -83,15 +83,15 @@ class IndexSettingsTest {
     @Test
     void anIndexOfSeveralReadersUpdatesOnEveryCoreAndLooksUpOnEachReadersShare() {
         final int cores = Runtime.getRuntime().availableProcessors();
-        final FlixConfig shared = IndexSettings.defaults().configForReaders(0, 2, 1);
+        final FlixConfig shared = IndexSettings.defaults().configForReaders(0, 2);
         assertEquals(cores, shared.threads(), "updates run alone: every core");
         assertEquals(Math.max(1, cores / 2), shared.lookupThreadCap(), "two readers: half the cores a call");
-        assertEquals(1, IndexSettings.defaults().configForReaders(0, 4 * cores, 1).lookupThreadCap());
-        assertEquals(cores, IndexSettings.defaults().configForReaders(0, 1, 1).lookupThreadCap());
-        final FlixConfig set = IndexSettings.defaults().withThreads(3).configForReaders(0, 16, 1);
+        assertEquals(1, IndexSettings.defaults().configForReaders(0, 4 * cores).lookupThreadCap());
+        assertEquals(cores, IndexSettings.defaults().configForReaders(0, 1).lookupThreadCap());
+        final FlixConfig set = IndexSettings.defaults().withThreads(3).configForReaders(0, 16);
         assertEquals(3, set.threads(), "threads set: for updates");
         assertEquals(3, set.lookupThreadCap(), "and for each lookup call");
-        assertEquals(1, IndexSettings.defaults().withBackend(Backend.GPU).withDevices(2).configForReaders(1, 2, 2)
+        assertEquals(1, IndexSettings.defaults().withBackend(Backend.GPU).withDevices(2).configForReaders(1, 2)
                 .device());
     }
 
@@ -126,7 +126,7 @@ class IndexSettingsTest {
                 .withBackend(Backend.CPU).withGpuMemoryBudget(GpuMemoryBudget.NONE);
         assertFalse(without.exactKeyTable());
         assertFalse(without.configFor(0, 2).exactKeyTable());
-        assertFalse(without.configForReaders(0, 2, 0).exactKeyTable());
-        assertTrue(without.withExactKeyTable(true).configForReaders(0, 2, 0).exactKeyTable());
+        assertFalse(without.configForReaders(0, 2).exactKeyTable());
+        assertTrue(without.withExactKeyTable(true).configForReaders(0, 2).exactKeyTable());
     }
 }

@@ -1,5 +1,7 @@
 package io.flix.index;
 
+import java.util.List;
+
 /** Where the index lives. */
 public enum Backend {
     /** The GPU when a CUDA device, the compiled kernels and {@code flix-index-gpu} are present, else the CPU. */
@@ -25,5 +27,23 @@ public enum Backend {
      */
     public int devices() {
         return this == CPU ? 0 : Backends.gpuDevices();
+    }
+
+    /**
+     * The CUDA ordinals of the devices {@link #devices()} counts, in PCI bus order: the order in which nvidia-smi
+     * numbers a machine's GPUs, and so Flink's GPU external resource ({@code index}) does. Empty for {@link #CPU} and
+     * where the GPU backend is unusable.
+     */
+    public List<Integer> devicesInPciBusOrder() {
+        return this == CPU ? List.of() : Backends.gpuDevicesInPciBusOrder();
+    }
+
+    /**
+     * For {@link #AUTO}: why it opens indexes on the CPU here although the NVIDIA driver shows this process a GPU
+     * (the GPU backend is not on the class path, or cannot open: the cause), else {@code null}. {@code null} for
+     * {@link #CPU} and {@link #GPU} (which fails to open with the cause instead).
+     */
+    public String fallbackReason() {
+        return this == AUTO ? Backends.autoFallbackReason() : null;
     }
 }

@@ -2,6 +2,8 @@ package io.flix.index;
 
 import io.flix.index.cpu.CpuFlixIndex;
 
+import java.io.File;
+import java.util.List;
 import java.util.ServiceLoader;
 
 /** Chooses and opens the backend a config asks for; the GPU backend is found on the class path. */
@@ -34,6 +36,39 @@ final class Backends {
     static int gpuDevices() {
         final GpuBackendProvider gpu = Gpu.PROVIDER;
         return gpu == null || gpu.unavailableReason() != null ? 0 : gpu.deviceCount();
+    }
+
+    /** CUDA ordinals of the devices the GPU backend can use here in PCI bus order; empty where it is unusable. */
+    static List<Integer> gpuDevicesInPciBusOrder() {
+        final GpuBackendProvider gpu = Gpu.PROVIDER;
+        return gpu == null || gpu.unavailableReason() != null ? List.of() : gpu.devicesInPciBusOrder();
+    }
+
+    /** Why AUTO opens on the CPU here although this machine shows an NVIDIA GPU, or null. */
+    static String autoFallbackReason() {
+        return autoFallbackReason(nvidiaDeviceVisible());
+    }
+
+    /** As {@link #autoFallbackReason()}, where an NVIDIA device is or is not visible. */
+    static String autoFallbackReason(boolean nvidiaDeviceVisible) {
+        return nvidiaDeviceVisible ? gpuUnavailableReason() : null;
+    }
+
+    /** Releases what the GPU backend of this class loader holds between indexes, where it is loaded. */
+    static void releaseResources() {
+        final GpuBackendProvider gpu = Gpu.PROVIDER;
+        if (gpu != null) {
+            gpu.release();
+        }
+    }
+
+    /**
+     * Whether the NVIDIA driver shows a device to this process (its device files), whatever CUDA and the GPU backend
+     * make of it: where one shows and the backend cannot open, AUTO's fall to the CPU is news to report.
+     */
+    private static boolean nvidiaDeviceVisible() {
+        final File[] gpus = new File("/proc/driver/nvidia/gpus").listFiles();
+        return (gpus != null && gpus.length > 0) || new File("/dev/nvidia0").exists();
     }
 
     /** AUTO takes the GPU where one is usable and the node size is the GPU backend's. */

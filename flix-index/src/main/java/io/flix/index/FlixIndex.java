@@ -38,6 +38,15 @@ public interface FlixIndex extends AutoCloseable {
         return Backends.open(config);
     }
 
+    /**
+     * Releases what this class loader's backends hold between indexes: the GPU backend's copy threads, pinned staging
+     * memory, kernel modules and hold on the devices' contexts. Call only where no index of this class loader is open
+     * or will be opened; Flink's operators call it as the job's user-code class loader is released.
+     */
+    static void releaseBackendResources() {
+        Backends.releaseResources();
+    }
+
     /** Replaces the contents with the first {@code n} pairs. */
     default void build(long[] keys, long[] values, int n) {
         build(keys, values, n, false);

@@ -1,5 +1,7 @@
 package io.flix.index;
 
+import java.util.List;
+
 /**
  * The GPU backend as this module finds it: a {@link java.util.ServiceLoader} service that {@code io.flix:flix-index-gpu}
  * provides. Without that jar on the class path {@link Backend#GPU} fails to open with a reason naming it, and
@@ -15,6 +17,19 @@ public interface GpuBackendProvider {
      * only where {@link #unavailableReason()} is {@code null}.
      */
     int deviceCount();
+
+    /**
+     * The CUDA ordinals of the devices {@link #deviceCount()} counts, in PCI bus order (domain, bus, device): the
+     * order in which nvidia-smi, and so Flink's GPU discovery, numbers them. Called only where
+     * {@link #unavailableReason()} is {@code null}.
+     */
+    List<Integer> devicesInPciBusOrder();
+
+    /**
+     * Releases what this class loader's GPU backend holds between indexes (threads, pinned memory, kernel modules, its
+     * hold on the devices' contexts); only where none of its indexes is open or will be opened again.
+     */
+    void release();
 
     /** The node size the GPU index is built for; {@link Backend#AUTO} takes the GPU only for configs of this size. */
     int nodeSize();

@@ -1,5 +1,7 @@
 package io.flix.flink.dimension;
 
+import io.flix.flink.taskmanager.BackendReport;
+
 import io.flix.flink.KeyGroupSnapshotCodec;
 import io.flix.flink.PayloadStore;
 import io.flix.index.Backend;
@@ -82,6 +84,15 @@ public final class LocalDimension<P> implements AutoCloseable {
      * @param batchCapacity updates a batch usually holds (the engine's batch grows beyond it)
      */
     public LocalDimension(String description, FlixIndex index, PayloadStore<P> payloads, int batchCapacity) {
+        this(description, index, index.backend(), payloads, batchCapacity);
+    }
+
+    /**
+     * As {@link #LocalDimension(String, FlixIndex, PayloadStore, int)}, for an index opened with backend {@code asked}:
+     * where AUTO fell to the CPU although the machine shows a GPU, the backend's name says why ({@link BackendReport}).
+     */
+    public LocalDimension(String description, FlixIndex index, Backend asked, PayloadStore<P> payloads,
+                          int batchCapacity) {
         this.description = description;
         this.index = index;
         this.lookups = lookupsOf(index);
@@ -89,7 +100,7 @@ public final class LocalDimension<P> implements AutoCloseable {
         this.batch = new OperationBatch(Math.max(16, batchCapacity));
         this.payloads = payloads;
         this.payloadBytes = payloads.heapBytes();
-        this.backendName = index.backend().name().toLowerCase(Locale.ROOT);
+        this.backendName = BackendReport.describe(index, asked, "The dimension " + description);
         this.devices = index instanceof MirroredIndex mirror ? mirror.devices() : List.of(index.device());
     }
 
@@ -427,7 +438,7 @@ public final class LocalDimension<P> implements AutoCloseable {
         return devices;
     }
 
-    /** The index's backend, lower case: "cpu" or "gpu". */
+    /** The index's backend, lower case: "cpu" or "gpu", or "cpu (GPU unavailable: ...)" ({@link BackendReport}). */
     public String backendName() {
         return backendName;
     }

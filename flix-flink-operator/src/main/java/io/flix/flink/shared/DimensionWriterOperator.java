@@ -1,5 +1,8 @@
 package io.flix.flink.shared;
 
+import io.flix.flink.taskmanager.ClassLoaderRelease;
+import io.flix.flink.taskmanager.TaskManagerGpus;
+
 import io.flix.flink.BatchDeadline;
 import io.flix.flink.IndexSettings;
 import io.flix.flink.KeyGroupSnapshotCodec;
@@ -148,7 +151,10 @@ public final class DimensionWriterOperator<P> extends AbstractStreamOperator<Voi
         pending = new SerializedUpdates(capacity);
         spare = new SerializedUpdates(capacity);
         dimension = TaskManagerDimensions.acquire(getContainingTask().getEnvironment().getTaskManagerInfo(),
-                getRuntimeContext().getJobInfo().getJobId(), dimensionId, settings, payloadSerializer, capacity);
+                getRuntimeContext().getJobInfo().getJobId(), dimensionId, settings, payloadSerializer, capacity,
+                TaskManagerGpus.of(getRuntimeContext().getExternalResourceInfos(TaskManagerGpus.RESOURCE_NAME),
+                        settings.backend()));
+        ClassLoaderRelease.register(getRuntimeContext());
         applier = dimension.registerWriter(subtask, attempt);
         if (applier) {
             applyThread = Executors.newSingleThreadExecutor(runnable -> {

@@ -1,5 +1,8 @@
 package io.flix.flink.shared;
 
+import io.flix.flink.taskmanager.ClassLoaderRelease;
+import io.flix.flink.taskmanager.TaskManagerGpus;
+
 import io.flix.flink.Enriched;
 import io.flix.flink.FlixEnrichment;
 import io.flix.flink.BatchDeadline;
@@ -134,7 +137,10 @@ public final class SharedLookupOperator<E, P> extends AbstractStreamOperator<Enr
         super.open();
         final int capacity = Math.min(batchSize, 1 << 16);
         dimension = TaskManagerDimensions.acquire(getContainingTask().getEnvironment().getTaskManagerInfo(),
-                getRuntimeContext().getJobInfo().getJobId(), dimensionId, settings, payloadSerializer, capacity);
+                getRuntimeContext().getJobInfo().getJobId(), dimensionId, settings, payloadSerializer, capacity,
+                TaskManagerGpus.of(getRuntimeContext().getExternalResourceInfos(TaskManagerGpus.RESOURCE_NAME),
+                        settings.backend()));
+        ClassLoaderRelease.register(getRuntimeContext());
         copyEvents = getExecutionConfig().isObjectReuseEnabled();
         eventSerializer = eventSerializerTemplate.duplicate();
         events = new Object[capacity];

@@ -2,6 +2,7 @@ package io.flix.flink.shared;
 
 import io.flix.flink.PayloadStore;
 import io.flix.flink.dimension.LocalDimension;
+import io.flix.index.Backend;
 import io.flix.index.FlixIndex;
 
 import org.apache.flink.api.common.typeutils.TypeSerializer;
@@ -51,8 +52,14 @@ public final class TaskManagerDimension<P> implements AutoCloseable {
     private volatile long oldestApplyingNanos;
 
     TaskManagerDimension(String description, FlixIndex index, TypeSerializer<P> payloadSerializer, int batchCapacity) {
-        this.dimension = new LocalDimension<>(description, index, PayloadStore.of(payloadSerializer, batchCapacity),
-                batchCapacity);
+        this(description, index, index.backend(), payloadSerializer, batchCapacity);
+    }
+
+    /** As above, for an index opened with backend {@code asked} (its gauge says where AUTO fell to the CPU). */
+    TaskManagerDimension(String description, FlixIndex index, Backend asked, TypeSerializer<P> payloadSerializer,
+                         int batchCapacity) {
+        this.dimension = new LocalDimension<>(description, index, asked,
+                PayloadStore.of(payloadSerializer, batchCapacity), batchCapacity);
     }
 
     // ---- roles ----

@@ -10,6 +10,7 @@ import org.apache.flink.configuration.TaskManagerOptions;
 import org.apache.flink.runtime.taskmanager.TaskManagerRuntimeInfo;
 
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -51,19 +52,24 @@ final class TaskManagerDimensions {
         }
     }
 
-    /** The dimension, opened where no subtask on this task manager holds it yet; pair with {@link #release}. */
+    /**
+     * The dimension, opened where no subtask on this task manager holds it yet, on the task manager's GPUs
+     * {@code taskManagerGpus} (CUDA ordinals, {@link io.flix.flink.taskmanager.TaskManagerGpus}); pair with
+     * {@link #release}.
+     */
     @SuppressWarnings("unchecked")
     static <P> TaskManagerDimension<P> acquire(TaskManagerRuntimeInfo taskManager, JobID job, String dimension,
                                                IndexSettings settings, TypeSerializer<P> payloadSerializer,
-                                               int batchCapacity) {
+                                               int batchCapacity, List<Integer> taskManagerGpus) {
         final Key key = new Key(new TaskManagerIdentity(taskManager), job, dimension);
         synchronized (OPEN) {
             Held held = OPEN.get(key);
             if (held == null) {
                 // up to a subtask per slot looks up at once
                 final int slots = taskManager.getConfiguration().get(TaskManagerOptions.NUM_TASK_SLOTS);
-                final FlixIndex index = DimensionIndex.open(settings, slots);
+                final FlixIndex index = DimensionIndex.open(settings, slots, taskManagerGpus);
                 held = new Held(new TaskManagerDimension<>("'" + dimension + "' of job " + job, index,
+                        settings.backend(),
                         payloadSerializer.duplicate(), batchCapacity));
                 OPEN.put(key, held);
             }

@@ -89,7 +89,7 @@ public final class FlixAsyncLookupFunction extends AsyncLookupFunction {
             extraEqualities[extra] = SqlEquality.of(type);
             extra++;
         }
-        final SharedDimension acquired = SharedDimensions.acquire(spec);
+        final SharedDimension acquired = SharedDimensions.acquire(spec, context);
         registerMetrics(context.getMetricGroup(), acquired);
         snapshotRole = acquired.snapshots() != null && acquired.snapshots().takeRole(isFirstSubtask(context));
         try {

@@ -294,7 +294,7 @@ public final class FlixRangeFunction extends AsyncTableFunction<RowData> impleme
             throw new IllegalStateException(sqlName() + " runs only as the planner made it from a 'flix' "
                     + "catalog's function");
         }
-        final SharedDimension acquired = SharedDimensions.acquire(spec);
+        final SharedDimension acquired = SharedDimensions.acquire(spec, context);
         registerMetrics(context.getMetricGroup());
         try {
             acquired.awaitBootstrap();

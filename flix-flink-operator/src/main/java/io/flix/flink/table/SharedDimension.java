@@ -1,5 +1,7 @@
 package io.flix.flink.table;
 
+import io.flix.flink.taskmanager.TaskManagerGpus;
+
 import io.flix.flink.dimension.SerializedUpdates;
 import io.flix.flink.LookupKind;
 import io.flix.flink.KeyGroupSnapshotCodec;
@@ -141,11 +143,18 @@ final class SharedDimension implements AutoCloseable {
         this(spec, FlixIndex::open, null);
     }
 
+    SharedDimension(DimensionSpec spec, Function<FlixConfig, FlixIndex> openIndex,
+                    SnapshotWriter.Hooks snapshotHooks) {
+        this(spec, TaskManagerGpus.of(List.of(), spec.indexSettings().backend()), openIndex, snapshotHooks);
+    }
+
     /**
+     * @param taskManagerGpus the task manager's GPUs (CUDA ordinals, {@link TaskManagerGpus}): those Flink assigned
+     *                  to it, or every one it sees
      * @param openIndex opens the table's index from its settings (tests wrap the index here)
      * @param snapshotHooks the snapshot writer's thread and file streams; null but in tests
      */
-    SharedDimension(DimensionSpec spec, Function<FlixConfig, FlixIndex> openIndex,
+    SharedDimension(DimensionSpec spec, List<Integer> taskManagerGpus, Function<FlixConfig, FlixIndex> openIndex,
                     SnapshotWriter.Hooks snapshotHooks) {
         this.spec = spec;
         final SnapshotDirectory snapshotDirectory;
@@ -162,13 +171,13 @@ final class SharedDimension implements AutoCloseable {
         }
         final FlixIndex index;
         try {
-            index = DimensionIndex.open(spec.indexSettings(), openIndex);
+            index = DimensionIndex.open(spec.indexSettings(), openIndex, taskManagerGpus);
         } catch (RuntimeException e) {
             throw new IllegalStateException("the 'flix' table (" + describe() + ") cannot open its index: "
                     + e.getMessage(), e);
         }
         this.rows = new LocalDimension<>("of the 'flix' table (" + describe() + ")", index,
-                PayloadStore.of(new RowDataSerializer(spec.rowType()), batchCapacity()), batchCapacity());
+                spec.indexSettings().backend(), PayloadStore.of(new RowDataSerializer(spec.rowType()), batchCapacity()), batchCapacity());
         final String name = spec.changelog().equals(DimensionSpec.KAFKA) ? spec.topic() : spec.filePath();
         this.reader = spec.changelog().equals(DimensionSpec.KAFKA)
                 ? new KafkaChangelogReader(spec, this) : new FileChangelogReader(spec, this);

@@ -1,12 +1,18 @@
 package io.flix.flink.table;
 
+import io.flix.flink.taskmanager.ClassLoaderRelease;
+import io.flix.flink.taskmanager.TaskManagerGpus;
+
 import io.flix.index.FlixConfig;
 import io.flix.index.FlixIndex;
+
+import org.apache.flink.table.functions.FunctionContext;
 
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
+import java.util.function.Supplier;
 
 /**
  * The task manager's open dimensions, by {@link DimensionSpec#identity()}: the first lookup subtask of a table
@@ -29,6 +35,17 @@ final class SharedDimensions {
         return acquire(spec, FlixIndex::open);
     }
 
+    /**
+     * As {@link #acquire(DimensionSpec)}, for a lookup function of a job: a new dimension's index on the GPUs Flink
+     * assigned to the task manager, and the job's class loader releases the index library's statics with it.
+     */
+    static SharedDimension acquire(DimensionSpec spec, FunctionContext context) {
+        ClassLoaderRelease.register(context);
+        final List<Integer> gpus = TaskManagerGpus.of(
+                context.getExternalResourceInfos(TaskManagerGpus.RESOURCE_NAME), spec.indexSettings().backend());
+        return acquire(spec, () -> new SharedDimension(spec, gpus, FlixIndex::open, null));
+    }
+
     /** As {@link #acquire(DimensionSpec)}, a new dimension's index opened by {@code openIndex}; for tests. */
     static SharedDimension acquire(DimensionSpec spec, Function<FlixConfig, FlixIndex> openIndex) {
         return acquire(spec, openIndex, null);
@@ -37,10 +54,14 @@ final class SharedDimensions {
     /** As {@link #acquire(DimensionSpec, Function)}, a new dimension's snapshots written with the hooks; for tests. */
     static SharedDimension acquire(DimensionSpec spec, Function<FlixConfig, FlixIndex> openIndex,
                                    SnapshotWriter.Hooks snapshotHooks) {
+        return acquire(spec, () -> new SharedDimension(spec, openIndex, snapshotHooks));
+    }
+
+    private static SharedDimension acquire(DimensionSpec spec, Supplier<SharedDimension> opener) {
         synchronized (OPEN) {
             SharedDimension dimension = OPEN.get(spec.identity());
             if (dimension == null || dimension.failure() != null) {
-                dimension = new SharedDimension(spec, openIndex, snapshotHooks);
+                dimension = opener.get();
                 dimension.start();
                 OPEN.put(spec.identity(), dimension);
             }

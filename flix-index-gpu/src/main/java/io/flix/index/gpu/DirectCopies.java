@@ -16,7 +16,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.function.IntConsumer;
 
 import jcuda.driver.CUdeviceptr;
@@ -48,10 +47,6 @@ final class DirectCopies implements HostArrayCopies {
     static final int SEGMENT_LONGS = 1 << 22;
     /** Pieces (of {@link PinnedPieces#PIECE_LONGS}) a lookup chunk holds at least: 2 MiB. */
     static final int MIN_PIECES_PER_CHUNK = 2;
-    /** Threads a direction: two keep its stream fed while one waits for its copy to end. */
-    private static final int THREADS_A_DIRECTION = 4;
-    private static final ExecutorService UP = pool("flix-gpu-copy-up");
-    private static final ExecutorService DOWN = pool("flix-gpu-copy-down");
     /** How long a wait for a copy spins before it parks ({@link #join}). */
     private static final long SPIN_NANOS = 200_000L;
     /**
@@ -136,14 +131,6 @@ final class DirectCopies implements HostArrayCopies {
         final CUevent e = new RawEvent();
         cuEventCreate(e, CUevent_flags.CU_EVENT_DISABLE_TIMING);
         return e;
-    }
-
-    private static ExecutorService pool(String name) {
-        return Executors.newFixedThreadPool(THREADS_A_DIRECTION, runnable -> {
-            final Thread t = new Thread(runnable, name);
-            t.setDaemon(true);
-            return t;
-        });
     }
 
     /** How a lookup batch of n longs is cut into chunks. */
@@ -370,7 +357,7 @@ final class DirectCopies implements HostArrayCopies {
         /** Copies {@code src[from, from + count)} to {@code dst} at the same place; done when the future is. */
         CompletableFuture<Void> up(long[] src, long from, long count, CUdeviceptr dst) {
             final long base = DeviceBuffer.addressOf(dst);
-            return segments(UP, from, count, (at, length) -> DeviceMemoryNative.check(HostArrayDma.toDevice(src,
+            return segments(CopyThreads.up(), from, count, (at, length) -> DeviceMemoryNative.check(HostArrayDma.toDevice(src,
                     (int) at, length, base + at * Long.BYTES, in.address()), "copy to the device"));
         }
 
@@ -380,7 +367,7 @@ final class DirectCopies implements HostArrayCopies {
          */
         void down(CUdeviceptr src, long[] dst, long from, long count, CUevent ready) {
             final long base = DeviceBuffer.addressOf(src);
-            partDownloads.get(partDownloads.size() - 1).add(segments(DOWN, from, count, (at, length) -> {
+            partDownloads.get(partDownloads.size() - 1).add(segments(CopyThreads.down(), from, count, (at, length) -> {
                 cuEventSynchronize(ready);
                 DeviceMemoryNative.check(HostArrayDma.toHost(base + at * Long.BYTES, dst, (int) at, length,
                         out.address()), "copy to the host");

@@ -5,16 +5,21 @@ import static jcuda.driver.JCudaDriver.cuDeviceGet;
 import static jcuda.driver.JCudaDriver.cuDeviceGetAttribute;
 import static jcuda.driver.JCudaDriver.cuDeviceGetCount;
 import static jcuda.driver.JCudaDriver.cuDeviceGetName;
+import static jcuda.driver.JCudaDriver.cuDevicePrimaryCtxRelease;
 import static jcuda.driver.JCudaDriver.cuDevicePrimaryCtxRetain;
 import static jcuda.driver.JCudaDriver.cuDeviceTotalMem;
 import static jcuda.driver.JCudaDriver.cuInit;
 import static jcuda.driver.JCudaDriver.cuModuleGetFunction;
 import static jcuda.driver.JCudaDriver.cuModuleLoadData;
+import static jcuda.driver.JCudaDriver.cuModuleUnload;
 
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 
 import io.flix.index.GpuTuning;
@@ -50,6 +55,11 @@ final class GpuRuntime {
             throw new IOException("the GPU kernels (" + FATBIN_RESOURCE + ") are not in this build of flix-index-gpu: "
                     + "build it with nvcc 12+ on PATH to enable the GPU backend");
         }
+        try {
+            JCudaNatives.load();
+        } catch (ClassNotFoundException e) {
+            throw new IOException("JCuda (" + JCudaNatives.DRIVER_CLASS + ") is not on the class path", e);
+        }
         JCudaDriver.setExceptionsEnabled(true);
         cuInit(0);
         final int[] count = new int[1];
@@ -65,6 +75,47 @@ final class GpuRuntime {
         final int[] count = new int[1];
         cuDeviceGetCount(count);
         return count[0];
+    }
+
+    /**
+     * The CUDA ordinals of the devices this process sees, in PCI bus order (domain, bus, device): the order in which
+     * nvidia-smi numbers them, and so Flink's GPU discovery script. CUDA's own order puts the fastest device first.
+     */
+    static synchronized List<Integer> devicesInPciBusOrder() throws IOException {
+        initialise();
+        final int count = deviceCount();
+        final long[] address = new long[count];
+        final List<Integer> ordinals = new ArrayList<>(count);
+        for (int ordinal = 0; ordinal < count; ordinal++) {
+            final CUdevice device = new CUdevice();
+            cuDeviceGet(device, ordinal);
+            address[ordinal] = (attribute(device, CUdevice_attribute.CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID) << 40)
+                    | (attribute(device, CUdevice_attribute.CU_DEVICE_ATTRIBUTE_PCI_BUS_ID) << 20)
+                    | attribute(device, CUdevice_attribute.CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID);
+            ordinals.add(ordinal);
+        }
+        ordinals.sort(Comparator.comparingLong((Integer o) -> address[o]).thenComparingInt(o -> o));
+        return ordinals;
+    }
+
+    private static long attribute(CUdevice device, int attribute) {
+        final int[] value = new int[1];
+        cuDeviceGetAttribute(value, attribute, device);
+        return value[0];
+    }
+
+    /**
+     * Releases what this class loader holds on the devices between indexes: the copy threads, the pinned staging,
+     * each device's kernel modules and its hold on the primary context. Only where no index of this class loader is
+     * open or will be: Flink's operators call it as the job's class loader is released.
+     */
+    static synchronized void release() {
+        CopyThreads.shutdown();
+        PinnedPieces.freeAll();
+        for (DeviceContext d : DEVICES.values()) {
+            d.release();
+        }
+        DEVICES.clear();
     }
 
     /** The device's context with the kernels loaded, current on the calling thread. */
@@ -124,6 +175,21 @@ final class GpuRuntime {
             cuDevicePrimaryCtxRetain(context, device);
             cuCtxSetCurrent(context);
             cuModuleLoadData(module, readFatbin(FATBIN_RESOURCE));
+        }
+
+        /** Unloads the modules and lets go of the primary context (the driver frees it with its last holder). */
+        synchronized void release() {
+            makeCurrent();
+            for (CUmodule m : extraModules.values()) {
+                cuModuleUnload(m);
+            }
+            extraModules.clear();
+            extraFunctions.clear();
+            functions.clear();
+            cuModuleUnload(module);
+            final CUdevice device = new CUdevice();
+            cuDeviceGet(device, ordinal);
+            cuDevicePrimaryCtxRelease(device);
         }
 
         /** Makes the primary context current on the calling thread (a context is current per thread). */

@@ -18,16 +18,23 @@ final class NativeLibrary {
     private NativeLibrary() {
     }
 
-    /** Copies the library out of the class path into a temporary file and loads it. */
+    /**
+     * Copies the library out of the class path into a file of this load's own and loads it: a file name the JVM has
+     * not bound to another class loader, so that every Flink user-code class loader of a task manager loads its own
+     * copy. The file is deleted once loaded (the mapping stays).
+     */
     static void load() throws IOException {
         try (InputStream in = NativeLibrary.class.getResourceAsStream(RESOURCE)) {
             if (in == null) {
                 throw new IOException(RESOURCE + " is not on the class path");
             }
             final Path file = Files.createTempFile("libflixnative", ".so");
-            file.toFile().deleteOnExit();
-            Files.copy(in, file, StandardCopyOption.REPLACE_EXISTING);
-            System.load(file.toAbsolutePath().toString());
+            try {
+                Files.copy(in, file, StandardCopyOption.REPLACE_EXISTING);
+                System.load(file.toAbsolutePath().toString());
+            } finally {
+                Files.deleteIfExists(file);
+            }
         }
     }
 }

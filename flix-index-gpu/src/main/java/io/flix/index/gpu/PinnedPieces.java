@@ -7,7 +7,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * The process's pinned staging memory, in pieces of {@link #PIECE_LONGS} longs that every index borrows for the
  * length of one call and gives back: pinning memory is slow (tens of ms for the staging of a large call), so a new
  * index (a restore) finds it pinned already, and idle indexes hold none. Grows to the pieces in use at once; kept
- * for the life of the process (pinned memory is portable between the contexts under unified addressing).
+ * until the class loader's GPU state is released ({@link GpuRuntime#release()}; pinned memory is portable between the
+ * contexts under unified addressing).
  */
 final class PinnedPieces {
 
@@ -35,6 +36,14 @@ final class PinnedPieces {
     /** Gives a piece back (no copy into or out of it may be in flight). */
     static void give(PinnedBuffer piece) {
         FREE.addFirst(piece);
+    }
+
+    /** Frees the pieces given back (none may be lent: no index of this class loader is open). */
+    static void freeAll() {
+        for (PinnedBuffer piece = FREE.pollFirst(); piece != null; piece = FREE.pollFirst()) {
+            piece.close();
+            PINNED_BYTES.addAndGet(-PIECE_LONGS * (long) Long.BYTES);
+        }
     }
 
     /** Pinned bytes held by the pool, free or lent. */

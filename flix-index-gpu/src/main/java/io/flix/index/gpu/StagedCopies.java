@@ -10,8 +10,6 @@ import static jcuda.driver.JCudaDriver.cuMemcpyHtoDAsync;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 
 import jcuda.driver.CUdeviceptr;
 import jcuda.driver.CUevent;
@@ -36,13 +34,6 @@ final class StagedCopies implements HostArrayCopies {
     private static final int IN_SLOTS = 2 * MAX_PIECES_PER_CHUNK;
     /** Pieces in flight to the host: two chunks of one result array, one of two. */
     private static final int OUT_SLOTS = 2 * MAX_PIECES_PER_CHUNK;
-    /** Threads that pack and unpack pieces: a single thread copies at a tenth of the bus's rate. */
-    private static final ExecutorService HOST = Executors.newFixedThreadPool(
-            Math.max(2, Runtime.getRuntime().availableProcessors()), runnable -> {
-                final Thread t = new Thread(runnable, "flix-gpu-staging");
-                t.setDaemon(true);
-                return t;
-            });
 
     private final GpuRuntime.DeviceContext device;
     private final DeviceStream compute;
@@ -287,7 +278,7 @@ final class StagedCopies implements HostArrayCopies {
             return CompletableFuture.runAsync(() -> {
                 device.makeCurrent();
                 copy.run();
-            }, HOST);
+            }, CopyThreads.staging());
         }
 
         private PinnedBuffer inSlot(int slot) {
