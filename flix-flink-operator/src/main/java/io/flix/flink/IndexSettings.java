@@ -163,7 +163,7 @@ public record IndexSettings(Backend backend, int nodeSize, double initialFill, i
             throw new IllegalArgumentException("devices is " + devices + ", but this task manager sees "
                     + taskManagerGpus.size() + " CUDA device(s) " + taskManagerGpus
                     + (listed == null ? "" : " (CUDA_VISIBLE_DEVICES=" + listed + ")") + ": set devices to at most "
-                    + taskManagerGpus.size() + ", or to 0 for every device it has");
+                    + taskManagerGpus.size() + ", or to 0 for every device it sees");
         }
         return List.copyOf(taskManagerGpus.subList(0, devices));
     }

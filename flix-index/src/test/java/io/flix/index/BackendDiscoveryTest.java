@@ -9,6 +9,8 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
+import java.util.List;
+
 /**
  * A CPU-only class path (this module's, as Maven runs its tests): no CUDA bindings, and the GPU backend's absence said
  * plainly. Skipped on a class path that holds flix-index-gpu as well (every module's tests run together).
@@ -47,5 +49,15 @@ class BackendDiscoveryTest {
         try (FlixIndex index = FlixIndex.open(FlixConfig.builder().backend(Backend.AUTO).threads(1).build())) {
             assertEquals(Backend.CPU, index.backend());
         }
+    }
+
+    @Test
+    void autoOnAMachineThatShowsAGpuSaysWhyItTookTheCpu() {
+        assertTrue(Backends.autoFallbackReason(true).contains("io.flix:flix-index-gpu"),
+                "a GPU shown and the GPU jar missing: AUTO's fall is reported with the cause");
+        assertNull(Backends.autoFallbackReason(false), "no GPU shown: nothing fell");
+        assertNull(Backend.CPU.fallbackReason());
+        assertEquals(List.of(), Backend.AUTO.devicesInPciBusOrder());
+        FlixIndex.releaseBackendResources(); // no GPU backend here: nothing to release, no failure
     }
 }

@@ -112,4 +112,13 @@ class DimensionIndexTest {
         assertFalse(opened.isEmpty());
         assertTrue(asked.stream().allMatch(c -> c.backend() == Backend.GPU));
     }
+
+    @Test
+    void onTheGpusFlinkAssignedAReplicaOnEachAndNoOther() {
+        final IndexSettings settings = IndexSettings.defaults().withBackend(Backend.GPU);
+        try (FlixIndex index = DimensionIndex.open(settings, 1, this::openFakeGpu, List.of(3, 1))) {
+            assertEquals(List.of(3, 1), ((MirroredIndex) index).devices());
+            assertEquals(List.of(3, 1), asked.stream().map(FlixConfig::device).toList());
+        }
+    }
 }
