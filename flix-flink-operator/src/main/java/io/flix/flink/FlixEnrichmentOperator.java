@@ -251,6 +251,9 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
             device = -1;
         }
         group.gauge("flixDevice", () -> device);
+        final String assignedGpus = TaskManagerGpus.describeAssigned(
+                getRuntimeContext().getExternalResourceInfos(TaskManagerGpus.RESOURCE_NAME));
+        group.gauge("flixAssignedGpus", () -> assignedGpus);
         group.gauge("flixSnapshotMillis", () -> snapshotMillis);
     }
 

@@ -163,6 +163,9 @@ public final class SharedLookupOperator<E, P> extends AbstractStreamOperator<Enr
         group.gauge("flixIndexSize", dimension::size);
         group.gauge("flixBackend", dimension::backendName);
         group.gauge("flixDevices", () -> DimensionIndex.describe(dimension.devices()));
+        final String assignedGpus = TaskManagerGpus.describeAssigned(
+                getRuntimeContext().getExternalResourceInfos(TaskManagerGpus.RESOURCE_NAME));
+        group.gauge("flixAssignedGpus", () -> assignedGpus);
         group.gauge("flixIndexBytes", dimension::indexBytes);
         group.gauge("flixDimensionPendingUpdates", dimension::pendingUpdates);
         group.gauge("flixDimensionLagMillis", dimension::lagMillis);

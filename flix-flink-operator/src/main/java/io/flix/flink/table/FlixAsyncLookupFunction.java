@@ -1,5 +1,7 @@
 package io.flix.flink.table;
 
+import io.flix.flink.taskmanager.TaskManagerGpus;
+
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.metrics.Histogram;
 import org.apache.flink.metrics.MetricGroup;
@@ -91,6 +93,9 @@ public final class FlixAsyncLookupFunction extends AsyncLookupFunction {
         }
         final SharedDimension acquired = SharedDimensions.acquire(spec, context);
         registerMetrics(context.getMetricGroup(), acquired);
+        final String assignedGpus = TaskManagerGpus.describeAssigned(
+                context.getExternalResourceInfos(TaskManagerGpus.RESOURCE_NAME));
+        context.getMetricGroup().gauge("flixAssignedGpus", () -> assignedGpus);
         snapshotRole = acquired.snapshots() != null && acquired.snapshots().takeRole(isFirstSubtask(context));
         try {
             acquired.awaitBootstrap();

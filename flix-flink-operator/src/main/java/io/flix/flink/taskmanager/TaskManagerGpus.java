@@ -7,6 +7,7 @@ import org.apache.flink.api.common.externalresource.ExternalResourceInfo;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
+import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 
 /**
@@ -36,6 +37,18 @@ public final class TaskManagerGpus {
             return IntStream.range(0, backend.devices()).boxed().toList();
         }
         return cudaOrdinals(assigned, backend.devicesInPciBusOrder());
+    }
+
+    /**
+     * The GPUs Flink assigned, as the {@code flixAssignedGpus} gauges show them: their nvidia-smi indexes ("0,1"), or
+     * "none" where the task manager has no GPU resource configured (its indexes then use every device it sees).
+     */
+    public static String describeAssigned(Collection<? extends ExternalResourceInfo> assigned) {
+        if (assigned.isEmpty()) {
+            return "none";
+        }
+        return assigned.stream().map(info -> info.getProperty(INDEX_PROPERTY).orElse("?")).sorted()
+                .collect(Collectors.joining(","));
     }
 
     /**
