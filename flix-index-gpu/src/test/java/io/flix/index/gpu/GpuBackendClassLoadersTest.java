@@ -50,12 +50,21 @@ class GpuBackendClassLoadersTest {
 
     @Test
     void eachLoaderOneAfterAnotherOpensTheGpu() throws Exception {
+        final List<String> hostArrayPaths = new ArrayList<>();
         for (int job = 0; job < 3; job++) {
             try (URLClassLoader loader = new URLClassLoader("job-" + job, jobJar, ClassLoader.getPlatformClassLoader())) {
                 assertEquals("GPU", openAndCount(loader), "job " + job);
+                hostArrayPaths.add(String.valueOf(
+                        loader.loadClass(GpuSupport.class.getName()).getMethod("hostArrayPath").invoke(null)));
                 release(loader);
             }
         }
+        // the heap is registered with the driver once a process: a later loader uses the registration of an earlier
+        final boolean direct = hostArrayPaths.get(0).startsWith("straight from the Java heap");
+        for (String path : hostArrayPaths) {
+            assertEquals(direct, path.startsWith("straight from the Java heap"), hostArrayPaths::toString);
+        }
+        System.out.println("host arrays of the three loaders' indexes: " + hostArrayPaths);
     }
 
     @Test
