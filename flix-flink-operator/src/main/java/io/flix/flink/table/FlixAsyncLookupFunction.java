@@ -93,8 +93,7 @@ public final class FlixAsyncLookupFunction extends AsyncLookupFunction {
         }
         final SharedDimension acquired = SharedDimensions.acquire(spec, context);
         registerMetrics(context.getMetricGroup(), acquired);
-        final String assignedGpus = TaskManagerGpus.describeAssigned(
-                context.getExternalResourceInfos(TaskManagerGpus.RESOURCE_NAME));
+        final String assignedGpus = TaskManagerGpus.describeAssigned(TaskManagerGpus.assignedTo(context));
         context.getMetricGroup().gauge("flixAssignedGpus", () -> assignedGpus);
         snapshotRole = acquired.snapshots() != null && acquired.snapshots().takeRole(isFirstSubtask(context));
         try {

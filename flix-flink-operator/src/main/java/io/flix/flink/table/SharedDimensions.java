@@ -42,7 +42,7 @@ final class SharedDimensions {
     static SharedDimension acquire(DimensionSpec spec, FunctionContext context) {
         ClassLoaderRelease.register(context);
         final List<Integer> gpus = TaskManagerGpus.of(
-                context.getExternalResourceInfos(TaskManagerGpus.RESOURCE_NAME), spec.indexSettings().backend());
+                TaskManagerGpus.assignedTo(context), spec.indexSettings().backend());
         return acquire(spec, () -> new SharedDimension(spec, gpus, FlixIndex::open, null));
     }
 

@@ -3,10 +3,13 @@ package io.flix.flink.taskmanager;
 import io.flix.index.Backend;
 
 import org.apache.flink.api.common.externalresource.ExternalResourceInfo;
+import org.apache.flink.table.api.TableException;
+import org.apache.flink.table.functions.FunctionContext;
 
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
+import java.util.Set;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 
@@ -29,6 +32,18 @@ public final class TaskManagerGpus {
     public static final String INDEX_PROPERTY = "index";
 
     private TaskManagerGpus() {
+    }
+
+    /**
+     * The GPUs Flink assigned to the task manager a SQL function runs on; none where it runs outside a task (Flink's
+     * {@link FunctionContext} then has no runtime context to ask).
+     */
+    public static Set<ExternalResourceInfo> assignedTo(FunctionContext context) {
+        try {
+            return context.getExternalResourceInfos(RESOURCE_NAME);
+        } catch (TableException outsideATask) {
+            return Set.of();
+        }
     }
 
     /** The task manager's GPUs for a backend, of the GPUs Flink assigned to it ({@code assigned}, may be empty). */

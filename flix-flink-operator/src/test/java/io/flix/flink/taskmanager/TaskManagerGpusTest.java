@@ -5,6 +5,7 @@ import io.flix.index.Backend;
 
 import org.apache.flink.api.common.externalresource.ExternalResourceInfo;
 import org.apache.flink.configuration.Configuration;
+import org.apache.flink.table.functions.FunctionContext;
 import org.junit.jupiter.api.Test;
 
 import java.util.Collection;
@@ -52,6 +53,12 @@ class TaskManagerGpusTest {
         assertEquals(3, everyAssigned.configFor(0, 1, second).device(), "keyed subtask 0 on the first assigned");
         assertEquals(1, everyAssigned.configFor(1, 1, second).device(), "keyed subtask 1 on the second");
         assertEquals(3, everyAssigned.configFor(2, 1, second).device());
+    }
+
+    @Test
+    void aSqlFunctionOutsideATaskHasNoGpuAssigned() {
+        assertEquals(Set.of(), TaskManagerGpus.assignedTo(new FunctionContext(null)));
+        assertEquals("none", TaskManagerGpus.describeAssigned(Set.of()));
     }
 
     @Test
