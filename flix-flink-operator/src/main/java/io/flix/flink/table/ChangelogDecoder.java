@@ -46,6 +46,9 @@ final class ChangelogDecoder {
     private final ListCollector<RowData> collector = new ListCollector<>(decoded);
     /** Written by the reader thread only; read by gauges. */
     private volatile long skipped;
+    /** The key of an update-before row not yet matched by its update-after (within one record). */
+    private long beforeKey;
+    private boolean beforePending;
     private long lastWarnNanos;
     private long skippedAtLastWarn;
     private boolean warned;
@@ -111,6 +114,7 @@ final class ChangelogDecoder {
             }
             apply(k, valueRow, batch);
         }
+        endOfRecord(batch);
     }
 
     /** A file line (numbered from 1): a row of every column; a row the format marks as a delete deletes its key. */
@@ -133,6 +137,15 @@ final class ChangelogDecoder {
             }
             apply(row.getLong(keyIndex), row, batch);
         }
+        endOfRecord(batch);
+    }
+
+    /** A record's rows are all applied: an update-before left unmatched deletes its key. */
+    private void endOfRecord(SerializedUpdates batch) {
+        if (beforePending) {
+            batch.delete(beforeKey);
+            beforePending = false;
+        }
     }
 
     /** Counts a skipped record; warns about the first one and then at most once a minute, with the count since. */
@@ -150,14 +163,26 @@ final class ChangelogDecoder {
         skippedAtLastWarn = skipped;
     }
 
+    /**
+     * Applies one decoded row. An update-before row (the row as it was) is held until the next row: an update-after of
+     * the same key replaces the row in place, so it needs no delete (a lookup never sees the key missing); anything
+     * else (an update-after of another key: the update changed the row's key; another kind; the record's end) means
+     * the old key is gone, so it is deleted first.
+     */
     private void apply(long key, RowData valueRow, SerializedUpdates batch) throws IOException {
         final RowKind kind = valueRow.getRowKind();
+        if (beforePending && !(kind == RowKind.UPDATE_AFTER && key == beforeKey)) {
+            batch.delete(beforeKey);
+        }
+        beforePending = false;
+        if (kind == RowKind.UPDATE_BEFORE) {
+            beforePending = true;
+            beforeKey = key;
+            return;
+        }
         if (kind == RowKind.DELETE) {
             batch.delete(key);
             return;
-        }
-        if (kind == RowKind.UPDATE_BEFORE) {
-            return; // the UPDATE_AFTER that follows replaces the row
         }
         final GenericRowData row = new GenericRowData(RowKind.INSERT, spec.rowType().getFieldCount());
         final int[] valueFields = spec.valueFields();

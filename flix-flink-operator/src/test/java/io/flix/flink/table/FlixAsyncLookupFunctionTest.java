@@ -12,6 +12,8 @@ import org.apache.flink.table.data.StringData;
 import org.apache.flink.table.data.TimestampData;
 import org.apache.flink.table.functions.FunctionContext;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Files;
@@ -132,6 +134,66 @@ class FlixAsyncLookupFunctionTest {
         } finally {
             function.close();
         }
+    }
+
+    /** Each changelog format Flink offers, a row's key changed from 1 to 2 in one update: key 1 answers none. */
+    @ParameterizedTest
+    @ValueSource(strings = {"debezium-json", "canal-json", "maxwell-json", "ogg-json"})
+    void anUpdateThatChangesTheKeyDeletesTheOldKey(String format) throws Exception {
+        final Path file = dir.resolve("products." + format);
+        Files.write(file, switch (format) {
+            case "debezium-json" -> List.of(
+                    "{\"before\":null,\"after\":{\"id\":1,\"name\":\"a\",\"price\":1.0},\"op\":\"c\"}",
+                    "{\"before\":null,\"after\":{\"id\":3,\"name\":\"c\",\"price\":3.0},\"op\":\"c\"}",
+                    "{\"before\":{\"id\":1,\"name\":\"a\",\"price\":1.0},"
+                            + "\"after\":{\"id\":2,\"name\":\"a\",\"price\":1.0},\"op\":\"u\"}",
+                    "{\"before\":{\"id\":3,\"name\":\"c\",\"price\":3.0},"
+                            + "\"after\":{\"id\":3,\"name\":\"c2\",\"price\":3.5},\"op\":\"u\"}");
+            case "canal-json" -> List.of(
+                    "{\"data\":[{\"id\":1,\"name\":\"a\",\"price\":1.0},{\"id\":3,\"name\":\"c\",\"price\":3.0}],"
+                            + "\"type\":\"INSERT\"}",
+                    "{\"data\":[{\"id\":2,\"name\":\"a\",\"price\":1.0},{\"id\":3,\"name\":\"c2\",\"price\":3.5}],"
+                            + "\"old\":[{\"id\":1},{\"name\":\"c\",\"price\":3.0}],\"type\":\"UPDATE\"}");
+            case "maxwell-json" -> List.of(
+                    "{\"data\":{\"id\":1,\"name\":\"a\",\"price\":1.0},\"type\":\"insert\"}",
+                    "{\"data\":{\"id\":3,\"name\":\"c\",\"price\":3.0},\"type\":\"insert\"}",
+                    "{\"data\":{\"id\":2,\"name\":\"a\",\"price\":1.0},\"old\":{\"id\":1},\"type\":\"update\"}",
+                    "{\"data\":{\"id\":3,\"name\":\"c2\",\"price\":3.5},\"old\":{\"name\":\"c\",\"price\":3.0},"
+                            + "\"type\":\"update\"}");
+            default -> List.of(
+                    "{\"before\":null,\"after\":{\"id\":1,\"name\":\"a\",\"price\":1.0},\"op_type\":\"I\"}",
+                    "{\"before\":null,\"after\":{\"id\":3,\"name\":\"c\",\"price\":3.0},\"op_type\":\"I\"}",
+                    "{\"before\":{\"id\":1,\"name\":\"a\",\"price\":1.0},"
+                            + "\"after\":{\"id\":2,\"name\":\"a\",\"price\":1.0},\"op_type\":\"U\"}",
+                    "{\"before\":{\"id\":3,\"name\":\"c\",\"price\":3.0},"
+                            + "\"after\":{\"id\":3,\"name\":\"c2\",\"price\":3.5},\"op_type\":\"U\"}");
+        });
+        final FlixAsyncLookupFunction function = function(fileOptions(file, format), new int[] {0});
+        function.open(new FunctionContext(null));
+        try {
+            assertEquals("none", describe(TestTables.answer(function.asyncLookup(GenericRowData.of(1L)))),
+                    "the key the update moved away from");
+            assertEquals("2:a:1.0", describe(TestTables.answer(function.asyncLookup(GenericRowData.of(2L)))));
+            assertEquals("3:c2:3.5", describe(TestTables.answer(function.asyncLookup(GenericRowData.of(3L)))),
+                    "an update that keeps its key replaces the row");
+            assertEquals(2, function.dimension().indexSize());
+        } finally {
+            function.close();
+        }
+    }
+
+    @Test
+    void aLineTheFormatCannotParseFailsTheOpenNamingTheFileAndTheLine() throws Exception {
+        final Path file = dir.resolve("broken.jsonl");
+        Files.write(file, List.of("{\"id\":1,\"name\":\"a\",\"price\":1.0}", "", "not json"));
+        final FlixAsyncLookupFunction function = function(fileOptions(file, "json"), new int[] {0});
+        final Exception e = org.junit.jupiter.api.Assertions.assertThrows(Exception.class,
+                () -> function.open(new FunctionContext(null)));
+        final StringBuilder messages = new StringBuilder();
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            messages.append(t.getMessage()).append(" | ");
+        }
+        assertTrue(messages.toString().contains(file + ", line 3"), messages::toString);
     }
 
     @Test
