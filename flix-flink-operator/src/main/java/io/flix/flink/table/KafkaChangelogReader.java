@@ -47,7 +47,9 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>Every broker call of the bootstrap (the topic's partitions, its end offsets, positions) is bounded by what is
  * left of 'lookup.bootstrap-timeout'; when it runs out, the error names the bootstrap servers, the topic and, where
- * the brokers did not answer, why (a connection attempt to each bootstrap server: refused, unknown host, ...).
+ * the brokers did not answer, why (a connection attempt to each bootstrap server: refused, unknown host, ...). The
+ * first call, which tells whether any broker answers at all, is bounded by the Kafka client's
+ * {@code default.api.timeout.ms} too, so that a table whose brokers are all unreachable fails within that time.
  */
 final class KafkaChangelogReader extends ChangelogReader {
 
@@ -56,6 +58,8 @@ final class KafkaChangelogReader extends ChangelogReader {
     /** Most bootstrap servers tried for the error message, and how long each connection attempt may take. */
     private static final int PROBED_SERVERS = 3;
     private static final int PROBE_TIMEOUT_MILLIS = 1_000;
+    /** The Kafka client's default for {@code default.api.timeout.ms}. */
+    private static final long DEFAULT_API_TIMEOUT_MILLIS = 60_000;
 
     private volatile KafkaConsumer<byte[], byte[]> consumer;
     /** What the reader waits for, for {@link #progress()}. */
@@ -215,9 +219,32 @@ final class KafkaChangelogReader extends ChangelogReader {
         }
     }
 
+    /**
+     * The topic's partitions: the first broker call, so it also tells whether any broker answers at all. That wait is
+     * bounded by the Kafka client's {@code default.api.timeout.ms} (60 s unless set with
+     * 'properties.default.api.timeout.ms'), not by the long 'lookup.bootstrap-timeout', which is for reading a large
+     * changelog: where no broker answers within it, the open fails naming the servers and the cause.
+     */
     private List<TopicPartition> partitions(KafkaConsumer<byte[], byte[]> c) {
         waitForBrokers("the partitions of topic '" + spec.topic() + "'");
-        final List<PartitionInfo> infos = c.partitionsFor(spec.topic(), dimension.bootstrapTimeLeft());
+        final Duration left = dimension.bootstrapTimeLeft();
+        final Duration answerTimeout = brokerAnswerTimeout();
+        final boolean boundByAnswer = answerTimeout.compareTo(left) < 0;
+        final List<PartitionInfo> infos;
+        try {
+            infos = c.partitionsFor(spec.topic(), boundByAnswer ? answerTimeout : left);
+        } catch (TimeoutException e) {
+            if (!boundByAnswer) {
+                throw e;
+            }
+            final Progress progress = progress();
+            final IllegalStateException noAnswer = new IllegalStateException("no Kafka broker answered within "
+                    + answerTimeout.toMillis() + " ms (the Kafka client's default.api.timeout.ms, set with "
+                    + "'properties.default.api.timeout.ms') at bootstrap servers '" + spec.bootstrapServers()
+                    + "' for topic '" + spec.topic() + "': " + progress.description(), progress.cause());
+            noAnswer.addSuppressed(e);
+            throw noAnswer;
+        }
         if (infos == null || infos.isEmpty()) {
             throw new IllegalStateException("topic '" + spec.topic() + "' (option 'topic') has no partitions or does "
                     + "not exist at bootstrap servers '" + spec.bootstrapServers() + "'");
@@ -227,6 +254,12 @@ final class KafkaChangelogReader extends ChangelogReader {
             partitions.add(new TopicPartition(info.topic(), info.partition()));
         }
         return partitions;
+    }
+
+    /** How long the first broker call waits for an answer: the consumer's {@code default.api.timeout.ms}. */
+    private Duration brokerAnswerTimeout() {
+        final String set = spec.consumerProperties().get(ConsumerConfig.DEFAULT_API_TIMEOUT_MS_CONFIG);
+        return Duration.ofMillis(set == null ? DEFAULT_API_TIMEOUT_MILLIS : Long.parseLong(set.trim()));
     }
 
     private void waitForBrokers(String what) {
