@@ -18,6 +18,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.regex.Pattern;
 
@@ -30,8 +31,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * Checks docker-compose.yml without a Docker engine: it parses (anchors and merge keys resolved, as Compose does),
  * its services, images and ports are the intended ones, the images are pinned to the versions this build compiles
- * against, the GPU task manager reserves the GPUs, and the jar the job-submission and generator services mount is
- * the one the build writes, with arguments the job and the generator accept.
+ * against, the GPU task manager reserves as many GPUs as it configures Flink's GPU external resource with (the same
+ * settings as the Kubernetes example's), and the jar the job-submission and generator services mount is the one the
+ * build writes, with arguments the job and the generator accept.
  */
 class DockerComposeFileTest {
 
@@ -108,14 +110,17 @@ class DockerComposeFileTest {
     }
 
     @Test
-    void theGpuTaskManagerReservesTheGpusAndTheDefaultOneRunsWithout() throws IOException {
+    void theGpuTaskManagerReservesAsManyGpusAsFlinkAssignsAndTheDefaultOneNone() throws IOException {
         final Map<String, Object> gpu = service("taskmanager-gpu");
         final List<?> devices = (List<?>) map(map(map(gpu, "deploy"), "resources"), "reservations").get("devices");
         assertEquals(1, devices.size());
         @SuppressWarnings("unchecked") final Map<String, Object> device = (Map<String, Object>) devices.get(0);
         assertEquals("nvidia", device.get("driver"));
-        assertEquals("all", device.get("count"));
         assertEquals(List.of("gpu"), device.get("capabilities"));
+        // the container sees as many GPUs as the discovery script is asked for: no more, or they sit idle
+        final Map<String, String> gpuProperties = flinkProperties(gpu);
+        assertEquals(gpuProperties.get(DeploymentFiles.GPU_AMOUNT), String.valueOf(device.get("count")),
+                "the reservation's count is external-resource.gpu.amount");
         assertEquals(List.of("gpu"), gpu.get("profiles"));
         assertEquals("taskmanager", gpu.get("command"));
 
@@ -123,10 +128,46 @@ class DockerComposeFileTest {
         assertNull(cpu.get("deploy"), "the CPU task manager reserves nothing");
         assertEquals(List.of("cpu"), cpu.get("profiles"));
         assertEquals("taskmanager", cpu.get("command"));
-        // the same Flink configuration on both
-        assertEquals(map(cpu, "environment").get("FLINK_PROPERTIES"), map(gpu, "environment").get("FLINK_PROPERTIES"));
+        // the CPU task manager configures no external resource, and the GPU one the same Flink otherwise
+        final Map<String, String> cpuProperties = flinkProperties(cpu);
+        assertEquals(Map.of(), DeploymentFiles.externalResourceSettings(cpuProperties));
+        final Map<String, String> gpuWithoutExternalResources = new TreeMap<>(gpuProperties);
+        gpuWithoutExternalResources.keySet().removeAll(DeploymentFiles.externalResourceSettings(gpuProperties)
+                .keySet());
+        assertEquals(new TreeMap<>(cpuProperties), gpuWithoutExternalResources);
+        assertEquals(cpuProperties, flinkProperties(service("jobmanager")), "one Flink configuration");
         // `docker compose up` takes the CPU profile unless the shell sets COMPOSE_PROFILES
         assertTrue(Files.readAllLines(root.resolve(".env")).contains("COMPOSE_PROFILES=cpu"));
+    }
+
+    @Test
+    void theGpuTaskManagerConfiguresFlinksGpuExternalResource() {
+        final Map<String, Object> gpu = service("taskmanager-gpu");
+        final Map<String, String> settings = DeploymentFiles.externalResourceSettings(flinkProperties(gpu));
+        final Map<String, String> expected = new TreeMap<>(DeploymentFiles.GPU_EXTERNAL_RESOURCE);
+        expected.put(DeploymentFiles.GPU_AMOUNT, settings.get(DeploymentFiles.GPU_AMOUNT));
+        assertEquals(expected, settings, "the GPU external resource and nothing else (standalone: no config key)");
+        assertTrue(Integer.parseInt(settings.get(DeploymentFiles.GPU_AMOUNT)) >= 1, "at least one GPU");
+
+        final Map<String, Object> env = map(gpu, "environment");
+        assertTrue(List.of(String.valueOf(env.get("NVIDIA_DRIVER_CAPABILITIES")).split(",")).containsAll(
+                List.of("compute", "utility")), "the CUDA driver library and nvidia-smi (the discovery script)");
+        for (String name : services.keySet()) {
+            final Object enabled = service(name).get("environment") instanceof Map<?, ?> e
+                    ? e.get("ENABLE_BUILT_IN_PLUGINS") : null;
+            assertFalse(String.valueOf(enabled).contains(DeploymentFiles.GPU_PLUGIN_JAR_PREFIX),
+                    name + ": the GPU plugin ships enabled; the entrypoint would look for it in opt/ and exit");
+        }
+    }
+
+    @Test
+    void theGpuProfileConfiguresTheGpuAsTheKubernetesExampleDoes() {
+        final Map<String, String> compose = DeploymentFiles.externalResourceSettings(
+                flinkProperties(service("taskmanager-gpu")));
+        final Map<String, String> kubernetes = DeploymentFiles.externalResourceSettings(map(
+                map(DeploymentFiles.yaml(FlinkDeploymentExampleTest.FILE), "spec"), "flinkConfiguration"));
+        kubernetes.remove(DeploymentFiles.KUBERNETES_GPU_KEY);
+        assertEquals(kubernetes, compose);
     }
 
     @Test
@@ -180,6 +221,10 @@ class DockerComposeFileTest {
         final Object value = parent.get(key);
         assertTrue(value instanceof Map, key + " is a mapping");
         return (Map<String, Object>) value;
+    }
+
+    private static Map<String, String> flinkProperties(Map<String, Object> service) {
+        return DeploymentFiles.flinkProperties(String.valueOf(map(service, "environment").get("FLINK_PROPERTIES")));
     }
 
     private static String string(Map<String, Object> parent, String key) {
