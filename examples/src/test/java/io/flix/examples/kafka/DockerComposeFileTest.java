@@ -2,18 +2,11 @@ package io.flix.examples.kafka;
 
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.yaml.snakeyaml.LoaderOptions;
-import org.yaml.snakeyaml.Yaml;
-import org.yaml.snakeyaml.constructor.SafeConstructor;
 
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.Reader;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -46,17 +39,10 @@ class DockerComposeFileTest {
 
     @BeforeAll
     @SuppressWarnings("unchecked")
-    static void parse() throws IOException {
-        build = new Properties();
-        try (InputStream in = DockerComposeFileTest.class.getResourceAsStream("/flix-build.properties")) {
-            assertNotNull(in, "flix-build.properties is written by the build");
-            build.load(in);
-        }
-        root = Path.of(build.getProperty("repository.root"));
-        try (Reader reader = Files.newBufferedReader(root.resolve("docker-compose.yml"), StandardCharsets.UTF_8)) {
-            final Map<String, Object> compose = new Yaml(new SafeConstructor(new LoaderOptions())).load(reader);
-            services = (Map<String, Object>) compose.get("services");
-        }
+    static void parse() {
+        build = DeploymentFiles.build();
+        root = DeploymentFiles.root();
+        services = (Map<String, Object>) DeploymentFiles.yaml("docker-compose.yml").get("services");
     }
 
     @Test
@@ -231,18 +217,8 @@ class DockerComposeFileTest {
         return String.valueOf(parent.get(key));
     }
 
-    /** The entrypoint and command of a service as words (shell scripts split on blanks, line continuations joined). */
     private static List<String> words(Map<String, Object> service) {
-        final List<String> words = new ArrayList<>();
-        for (String key : List.of("entrypoint", "command")) {
-            final Object value = service.get(key);
-            final List<?> parts = value instanceof List<?> l ? l : value == null ? List.of() : List.of(value);
-            for (Object part : parts) {
-                final String text = String.valueOf(part).replace("\\\n", " ");
-                words.addAll(Arrays.stream(text.split("\\s+")).filter(w -> !w.isEmpty()).toList());
-            }
-        }
-        return words;
+        return DeploymentFiles.words(service);
     }
 
     private static List<String> valuesOf(List<String> words, String... options) {
