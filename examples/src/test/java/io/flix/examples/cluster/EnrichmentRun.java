@@ -92,7 +92,8 @@ final class EnrichmentRun {
                     false)));
         }
         for (long id = 17; id <= count; id += 17) {
-            changelog.add(new ProducerRecord<>(products, null, TIME_BASE - 1, JsonCodec.productKeyBytes(id), null));
+            changelog.add(new ProducerRecord<>(products, null, TIME_BASE - 1, JsonCodec.productKeyBytes(id),
+                    (byte[]) null));
         }
         for (ProducerRecord<byte[], byte[]> r : changelog) {
             final long id = Long.parseLong(new String(r.key(), StandardCharsets.UTF_8));
