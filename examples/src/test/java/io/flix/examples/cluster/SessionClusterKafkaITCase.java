@@ -99,7 +99,8 @@ class SessionClusterKafkaITCase {
         final long start = System.nanoTime();
         final EnrichmentRun run = EnrichmentRun.create(topics, "b", "item", 300);
         run.writeProducts(PRODUCTS);
-        final String job = cluster.submit(EnrichmentRun.JOB, run.jobArgs(2, 1000), null);
+        // checkpoints every 3 s: the kill below comes while enriched orders sit in an open transaction
+        final String job = cluster.submit(EnrichmentRun.JOB, run.jobArgs(2, 3000), null);
         cluster.awaitRunning(job);
         run.awaitDimensionLoaded(cluster, job);
         final List<String> expected = new ArrayList<>(run.writeOrders(1, 1500, PRODUCTS));
@@ -108,7 +109,11 @@ class SessionClusterKafkaITCase {
         final String victim = taskManagerOf(cluster, job);
         final int failuresBefore = cluster.failureCount(job);
         expected.addAll(run.writeOrders(1501, 3000, PRODUCTS));
+        // the job has written some of the second half (committed or not): it is mid-run
+        FlinkSessionCluster.await(() -> topics.physicalRecords(run.enriched) > 1500,
+                "the job writes enriched orders of the second half");
         final long committedAtKill = topics.readCommitted(run.enriched).size();
+        final long writtenAtKill = topics.physicalRecords(run.enriched);
         final long killedAt = System.nanoTime();
         cluster.killTaskManager(victim);
         final String replacement = cluster.startTaskManager();
@@ -129,10 +134,11 @@ class SessionClusterKafkaITCase {
         assertEquals(expected.size(), new HashSet<>(actual).size(), () -> "distinct enriched orders; "
                 + EnrichmentRun.difference(expected, actual));
         assertEquals(expected, actual, "the enriched topic, each order exactly once after the kill");
-        System.out.printf("cluster (b) kill -9: killed %s (replacement %s) with %d of %d orders committed; job "
-                        + "running again %.1f s after the kill, all %d committed after %.1f s; %d records in the log "
-                        + "(aborted included), %d committed; failures recorded: %s; test %.1f s%n", victim,
-                replacement, committedAtKill, expected.size(), recovered, expected.size(), allCommitted,
+        System.out.printf("cluster (b) kill -9: killed %s (replacement %s) with %d of %d orders committed and %d "
+                        + "written (open transactions included); job running again %.1f s after the kill, all %d "
+                        + "committed after %.1f s; %d records in the log (aborted included), %d committed; failures "
+                        + "recorded: %s; test %.1f s%n", victim,
+                replacement, committedAtKill, expected.size(), writtenAtKill, recovered, expected.size(), allCommitted,
                 topics.physicalRecords(run.enriched), actual.size(), cluster.exceptions(job).lines().findFirst()
                         .orElse("?"), seconds(start));
     }
