@@ -9,7 +9,9 @@ import org.apache.flink.runtime.jobmanager.JobManagerProcessSpec;
 import org.apache.flink.runtime.jobmanager.JobManagerProcessUtils;
 import org.apache.flink.runtime.util.config.memory.ProcessMemoryUtils;
 
+import javax.management.JMException;
 import javax.management.MBeanServerConnection;
+import javax.management.ObjectName;
 import javax.management.remote.JMXConnector;
 import javax.management.remote.JMXConnectorFactory;
 import javax.management.remote.JMXServiceURL;
@@ -127,7 +129,7 @@ public final class FlinkSessionCluster implements AutoCloseable {
 
     /** What a task manager's JVM holds after a full GC. */
     public record JvmFigures(int threads, long heapUsedBytes, long metaspaceUsedBytes, int loadedClasses,
-                             Map<String, Integer> threadsByName) {
+                             long userCodeClassLoaders, Map<String, Integer> threadsByName) {
     }
 
     private FlinkSessionCluster(Path home, Path logs, Path jobJar) throws IOException {
@@ -273,7 +275,8 @@ public final class FlinkSessionCluster implements AutoCloseable {
         final List<String> command = new ArrayList<>();
         command.add(java);
         command.addAll(JAVA_OPTS);
-        command.add("-Xmx768m");
+        // a short-lived JVM: the C1 compiler only starts it sooner
+        command.addAll(List.of("-Xmx768m", "-XX:TieredStopAtLevel=1"));
         command.addAll(logOptions(name, "log4j-cli.properties"));
         command.addAll(List.of("-classpath", libClassPath, CLIENT_MAIN, "run", "-m",
                 ClusterSettings.LOOPBACK + ":" + restPort, "--detached"));
@@ -479,7 +482,29 @@ public final class FlinkSessionCluster implements AutoCloseable {
             }
         }
         return new JvmFigures(threads.getThreadCount(), memory.getHeapMemoryUsage().getUsed(), metaspace,
-                classes.getLoadedClassCount(), byName);
+                classes.getLoadedClassCount(), liveUserCodeClassLoaders(server), byName);
+    }
+
+    /**
+     * Live instances of Flink's child-first user-code class loader (one per job and task manager while the job holds
+     * slots there), from the class histogram of live objects (jcmd GC.class_histogram, through JMX).
+     */
+    private static long liveUserCodeClassLoaders(MBeanServerConnection server) throws IOException {
+        final String histogram;
+        try {
+            histogram = (String) server.invoke(new ObjectName("com.sun.management:type=DiagnosticCommand"),
+                    "gcClassHistogram", new Object[] {new String[0]}, new String[] {String[].class.getName()});
+        } catch (JMException e) {
+            throw new IOException("GC.class_histogram over JMX failed", e);
+        }
+        long loaders = 0;
+        for (String line : histogram.split("\n")) {
+            final String[] columns = line.trim().split("\\s+");
+            if (columns.length >= 4 && columns[3].endsWith("FlinkUserCodeClassLoaders$ChildFirstClassLoader")) {
+                loaders += Long.parseLong(columns[1]);
+            }
+        }
+        return loaders;
     }
 
     private JMXConnector jmxOf(String taskManager) throws IOException {

@@ -20,11 +20,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * (f) Five cancel-and-resubmit cycles of a shared-mode job: each cycle submits the jar (a new user-code class loader
  * on each task manager), lets it enrich every order, cancels it and waits until every slot is free; then a full GC
- * in each task manager (over JMX) and its live threads and heap. What a job leaves behind in a task manager (threads,
- * pools, registries, native or device memory held in statics of the job's classes) outlives its class loader and
+ * in each task manager (over JMX) and its live threads, heap and user-code class loaders (instances of Flink's
+ * child-first loader in the class histogram of live objects). What a job leaves behind in a task manager (threads,
+ * pools, registries, native or device memory held in statics of the job's classes) keeps its class loader alive and
  * grows with every cycle: the figures of cycle 5 must stay within a small slack of cycle 1's (cycle 1, not 0: the
- * first job also starts the task manager's own lazily created threads and pools). The figures of every cycle are
- * printed, with the threads by name that cycle 5 has beyond cycle 1.
+ * first job also starts the task manager's own lazily created threads and pools), and no more loaders may be alive.
+ * The figures of every cycle are printed, with the threads by name that cycle 5 has beyond cycle 1.
  */
 class SessionClusterResubmitITCase {
 
@@ -90,6 +91,10 @@ class SessionClusterResubmitITCase {
                         + first.threads() + " after cycle 1 (slack " + THREAD_SLACK + "); grown: "
                         + grown(first.threadsByName(), last.threadsByName()));
             }
+            if (last.userCodeClassLoaders() > first.userCodeClassLoaders()) {
+                failures.add(e.getKey() + ": " + last.userCodeClassLoaders() + " live user-code class loaders after "
+                        + "cycle " + CYCLES + ", " + first.userCodeClassLoaders() + " after cycle 1");
+            }
             if (last.heapUsedBytes() > first.heapUsedBytes() + HEAP_SLACK_BYTES) {
                 failures.add(e.getKey() + ": " + mib(last.heapUsedBytes()) + " MiB heap after GC after cycle "
                         + CYCLES + ", " + mib(first.heapUsedBytes()) + " MiB after cycle 1 (slack "
@@ -105,8 +110,9 @@ class SessionClusterResubmitITCase {
                 seconds));
         figures.forEach((tm, list) -> {
             final FlinkSessionCluster.JvmFigures f = list.get(list.size() - 1);
-            line.append(String.format(" %s threads=%d heap=%.1fMiB metaspace=%.1fMiB classes=%d;", tm, f.threads(),
-                    mib(f.heapUsedBytes()), mib(f.metaspaceUsedBytes()), f.loadedClasses()));
+            line.append(String.format(" %s threads=%d heap=%.1fMiB metaspace=%.1fMiB classes=%d userCodeLoaders=%d;",
+                    tm, f.threads(), mib(f.heapUsedBytes()), mib(f.metaspaceUsedBytes()), f.loadedClasses(),
+                    f.userCodeClassLoaders()));
         });
         System.out.println(line);
     }
