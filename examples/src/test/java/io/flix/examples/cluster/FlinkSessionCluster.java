@@ -500,7 +500,7 @@ public final class FlinkSessionCluster implements AutoCloseable {
         long loaders = 0;
         for (String line : histogram.split("\n")) {
             final String[] columns = line.trim().split("\\s+");
-            if (columns.length >= 4 && columns[3].endsWith("FlinkUserCodeClassLoaders$ChildFirstClassLoader")) {
+            if (columns.length >= 4 && columns[3].equals("org.apache.flink.util.ChildFirstClassLoader")) {
                 loaders += Long.parseLong(columns[1]);
             }
         }
