@@ -129,7 +129,8 @@ public final class FlinkSessionCluster implements AutoCloseable {
 
     /** What a task manager's JVM holds after a full GC. */
     public record JvmFigures(int threads, long heapUsedBytes, long metaspaceUsedBytes, int loadedClasses,
-                             long userCodeClassLoaders, Map<String, Integer> threadsByName) {
+                             long userCodeClassLoaders, List<String> userCodeClassLoaderIds, int kafkaMBeans,
+                             Map<String, Integer> threadsByName) {
     }
 
     private FlinkSessionCluster(Path home, Path logs, Path jobJar) throws IOException {
@@ -207,7 +208,10 @@ public final class FlinkSessionCluster implements AutoCloseable {
         command.addAll(JAVA_OPTS);
         command.addAll(taskManagerJvmParams);
         command.addAll(logOptions(id, "log4j.properties"));
-        // the leak checks read threads and heap over JMX, and force a GC through it
+        // the leak checks read threads and heap over JMX, and force a GC through it; that GC clears soft references
+        // (which a JVM otherwise keeps for a second per free MiB of heap since their last use): what soft caches
+        // hold for a while is no leak
+        command.add("-XX:SoftRefLRUPolicyMSPerMB=0");
         command.addAll(List.of("-Dcom.sun.management.jmxremote.port=" + jmxPort,
                 "-Dcom.sun.management.jmxremote.rmi.port=" + jmxPort,
                 "-Dcom.sun.management.jmxremote.host=" + ClusterSettings.LOOPBACK,
@@ -482,7 +486,41 @@ public final class FlinkSessionCluster implements AutoCloseable {
             }
         }
         return new JvmFigures(threads.getThreadCount(), memory.getHeapMemoryUsage().getUsed(), metaspace,
-                classes.getLoadedClassCount(), liveUserCodeClassLoaders(server), byName);
+                classes.getLoadedClassCount(), liveUserCodeClassLoaders(server), userCodeClassLoaderIds(server),
+                kafkaMBeans(server), byName);
+    }
+
+    /**
+     * The user-code class loaders whose classes are loaded, each as its ClassLoaderData address (fixed for the
+     * loader's life, so the same loader has the same id after each cycle) and its number of classes, from
+     * jcmd VM.classloader_stats through JMX.
+     */
+    private static List<String> userCodeClassLoaderIds(MBeanServerConnection server) throws IOException {
+        final String stats;
+        try {
+            stats = (String) server.invoke(new ObjectName("com.sun.management:type=DiagnosticCommand"),
+                    "vmClassloaderStats", new Object[] {new String[0]}, new String[] {String[].class.getName()});
+        } catch (JMException e) {
+            throw new IOException("VM.classloader_stats over JMX failed", e);
+        }
+        final List<String> ids = new ArrayList<>();
+        for (String line : stats.split("\n")) {
+            final String[] columns = line.trim().split("\\s+");
+            if (columns.length >= 7
+                    && columns[columns.length - 1].equals("org.apache.flink.util.ChildFirstClassLoader")) {
+                ids.add(columns[2] + "(" + columns[3] + " classes)");
+            }
+        }
+        return ids;
+    }
+
+    /** MBeans of Kafka clients (kafka.producer, kafka.consumer, ...): each open client registers some. */
+    private static int kafkaMBeans(MBeanServerConnection server) throws IOException {
+        try {
+            return server.queryNames(new ObjectName("kafka.*:*"), null).size();
+        } catch (JMException e) {
+            throw new IOException(e);
+        }
     }
 
     /**
@@ -505,6 +543,18 @@ public final class FlinkSessionCluster implements AutoCloseable {
             }
         }
         return loaders;
+    }
+
+    /** Writes a dump of the task manager's live heap ({@code jcmd GC.heap_dump}) to {@code file}, for a leak. */
+    public void dumpHeap(String taskManager, Path file) throws IOException {
+        try {
+            jmxOf(taskManager).getMBeanServerConnection().invoke(
+                    new ObjectName("com.sun.management:type=DiagnosticCommand"), "gcHeapDump",
+                    new Object[] {new String[] {file.toAbsolutePath().toString()}},
+                    new String[] {String[].class.getName()});
+        } catch (JMException e) {
+            throw new IOException("GC.heap_dump over JMX failed", e);
+        }
     }
 
     private JMXConnector jmxOf(String taskManager) throws IOException {

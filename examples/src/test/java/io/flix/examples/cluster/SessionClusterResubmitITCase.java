@@ -102,6 +102,13 @@ class SessionClusterResubmitITCase {
             }
         }
         System.out.printf("cluster (f) %d cycles in %.1f s%n", CYCLES, (System.nanoTime() - start) / 1e9);
+        if (!failures.isEmpty()) {
+            for (String tm : taskManagers) {
+                final java.nio.file.Path dump = cluster.logs().resolve(tm + "-after-cycle-" + CYCLES + ".hprof");
+                cluster.dumpHeap(tm, dump);
+                System.out.println("cluster (f) heap dump of " + tm + ": " + dump);
+            }
+        }
         assertTrue(failures.isEmpty(), "task managers keep what cancelled jobs left:\n" + String.join("\n", failures));
     }
 
@@ -110,9 +117,9 @@ class SessionClusterResubmitITCase {
                 seconds));
         figures.forEach((tm, list) -> {
             final FlinkSessionCluster.JvmFigures f = list.get(list.size() - 1);
-            line.append(String.format(" %s threads=%d heap=%.1fMiB metaspace=%.1fMiB classes=%d userCodeLoaders=%d;",
-                    tm, f.threads(), mib(f.heapUsedBytes()), mib(f.metaspaceUsedBytes()), f.loadedClasses(),
-                    f.userCodeClassLoaders()));
+            line.append(String.format(" %s threads=%d heap=%.1fMiB metaspace=%.1fMiB classes=%d userCodeLoaders=%d "
+                            + "%s kafkaMBeans=%d;", tm, f.threads(), mib(f.heapUsedBytes()), mib(f.metaspaceUsedBytes()),
+                    f.loadedClasses(), f.userCodeClassLoaders(), f.userCodeClassLoaderIds(), f.kafkaMBeans()));
         });
         System.out.println(line);
     }
