@@ -545,16 +545,11 @@ public final class FlinkSessionCluster implements AutoCloseable {
         return loaders;
     }
 
-    /** Writes a dump of the task manager's live heap ({@code jcmd GC.heap_dump}) to {@code file}, for a leak. */
+    /** Writes a dump of the task manager's live heap (HotSpotDiagnosticMXBean, over JMX) to {@code file}. */
     public void dumpHeap(String taskManager, Path file) throws IOException {
-        try {
-            jmxOf(taskManager).getMBeanServerConnection().invoke(
-                    new ObjectName("com.sun.management:type=DiagnosticCommand"), "gcHeapDump",
-                    new Object[] {new String[] {file.toAbsolutePath().toString()}},
-                    new String[] {String[].class.getName()});
-        } catch (JMException e) {
-            throw new IOException("GC.heap_dump over JMX failed", e);
-        }
+        ManagementFactory.newPlatformMXBeanProxy(jmxOf(taskManager).getMBeanServerConnection(),
+                "com.sun.management:type=HotSpotDiagnostic", com.sun.management.HotSpotDiagnosticMXBean.class)
+                .dumpHeap(file.toAbsolutePath().toString(), true);
     }
 
     private JMXConnector jmxOf(String taskManager) throws IOException {
