@@ -23,9 +23,15 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * in each task manager (over JMX) and its live threads, heap and user-code class loaders (instances of Flink's
  * child-first loader in the class histogram of live objects). What a job leaves behind in a task manager (threads,
  * pools, registries, native or device memory held in statics of the job's classes) keeps its class loader alive and
- * grows with every cycle: the figures of cycle 5 must stay within a small slack of cycle 1's (cycle 1, not 0: the
- * first job also starts the task manager's own lazily created threads and pools), and no more loaders may be alive.
- * The figures of every cycle are printed, with the threads by name that cycle 5 has beyond cycle 1.
+ * grows with every cycle: the threads and heap of cycle 5 must stay within a small slack of cycle 1's (cycle 1, not
+ * 0: the first job also starts the task manager's own lazily created threads and pools), and no more user-code
+ * loaders may be alive after cycle 5 than after cycle 2. Cycle 2, not 1: measured on the code of 2026-11-28, each
+ * task manager keeps two loaders of cancelled jobs from cycle 2 on, the same first job's loader throughout (in a
+ * heap dump reachable only through weak references: what holds it is outside the dump's roots) and the latest job's,
+ * held by the JDK 17's {@code java.lang.runtime.ObjectMethods.OBJECT_EQ} method handle's {@code asTypeCache} (a
+ * record's {@code equals}: {@code io.flix.flink.shared.TaskManagerDimensions$Key}) until the next job replaces it;
+ * neither grows with the cycles. The figures of every cycle are printed, with the loaders' identities and the threads
+ * by name that cycle 5 has beyond cycle 1; where the check fails, a heap dump of each task manager goes to the logs.
  */
 class SessionClusterResubmitITCase {
 
@@ -91,9 +97,11 @@ class SessionClusterResubmitITCase {
                         + first.threads() + " after cycle 1 (slack " + THREAD_SLACK + "); grown: "
                         + grown(first.threadsByName(), last.threadsByName()));
             }
-            if (last.userCodeClassLoaders() > first.userCodeClassLoaders()) {
+            final FlinkSessionCluster.JvmFigures second = e.getValue().get(2);
+            if (last.userCodeClassLoaders() > second.userCodeClassLoaders()) {
                 failures.add(e.getKey() + ": " + last.userCodeClassLoaders() + " live user-code class loaders after "
-                        + "cycle " + CYCLES + ", " + first.userCodeClassLoaders() + " after cycle 1");
+                        + "cycle " + CYCLES + ", " + second.userCodeClassLoaders() + " after cycle 2: "
+                        + last.userCodeClassLoaderIds() + " vs " + second.userCodeClassLoaderIds());
             }
             if (last.heapUsedBytes() > first.heapUsedBytes() + HEAP_SLACK_BYTES) {
                 failures.add(e.getKey() + ": " + mib(last.heapUsedBytes()) + " MiB heap after GC after cycle "
