@@ -4,6 +4,7 @@ import io.flix.examples.Order;
 import io.flix.examples.Product;
 import io.flix.examples.kafka.JsonCodec;
 import io.flix.examples.kafka.KafkaEnrichmentJob;
+import io.flix.index.Backend;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -28,6 +29,11 @@ import java.util.TreeMap;
 final class EnrichmentRun {
 
     static final String JOB = KafkaEnrichmentJob.class.getName();
+    /**
+     * The backend the jobs require: the GPU where this machine has a usable one (the task managers are processes of
+     * this machine), so that a job that cannot open the GPU fails rather than run on the CPU; else the CPU.
+     */
+    static final String BACKEND = Backend.GPU.unavailableReason() == null ? "gpu" : "cpu";
     /** The shared mode's writers (the dimension's appliers): their operator's name. */
     static final String WRITERS = KafkaEnrichmentJob.ENRICHMENT + ": dimension";
     /** Event times near now: the broker deletes records older than its retention (7 days) by their timestamps. */
@@ -63,7 +69,7 @@ final class EnrichmentRun {
         return run;
     }
 
-    /** The job's arguments: CPU backend, shared mode, this run's topics and transactional ids. */
+    /** The job's arguments: {@link #BACKEND}, shared mode, this run's topics and transactional ids. */
     List<String> jobArgs(int parallelism, long checkpointIntervalMs) {
         return jobArgs(parallelism, checkpointIntervalMs, enriched, name);
     }
@@ -75,7 +81,7 @@ final class EnrichmentRun {
                 "--group-id", "cluster-" + ids, "--transactional-id-prefix", "cluster-" + ids,
                 "--parallelism", Integer.toString(parallelism),
                 "--checkpoint-interval-ms", Long.toString(checkpointIntervalMs),
-                "--backend", "cpu", "--mode", "shared", "--batch-size", "512", "--flush-interval-ms", "20");
+                "--backend", BACKEND, "--mode", "shared", "--batch-size", "512", "--flush-interval-ms", "20");
     }
 
     /**

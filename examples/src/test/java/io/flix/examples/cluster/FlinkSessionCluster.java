@@ -201,6 +201,16 @@ public final class FlinkSessionCluster implements AutoCloseable {
 
     /** Starts one more task manager; returns its resource id (tm-1, tm-2, ...), as the REST API names it. */
     public synchronized String startTaskManager() throws IOException {
+        return startTaskManager(Map.of(), Map.of());
+    }
+
+    /**
+     * As {@link #startTaskManager()}, with settings of this task manager's own on its command line ({@code -D}, as
+     * a deployment gives each task manager its own, e.g. its GPU external resource) and environment variables
+     * ({@code FLINK_PLUGINS_DIR}, ...).
+     */
+    public synchronized String startTaskManager(Map<String, String> settings, Map<String, String> environment)
+            throws IOException {
         final String id = "tm-" + taskManagerNumber.incrementAndGet();
         final int jmxPort = freePort();
         final List<String> command = new ArrayList<>();
@@ -221,7 +231,8 @@ public final class FlinkSessionCluster implements AutoCloseable {
         command.addAll(List.of("-classpath", libClassPath, TASK_MANAGER_MAIN, "--configDir", conf.toString()));
         command.addAll(taskManagerDynamicConfigs);
         command.addAll(List.of("-D", "taskmanager.resource-id=" + id, "-D", "taskmanager.rpc.port=" + freePort()));
-        taskManagers.put(id, launch(id, command, jmxPort));
+        settings.forEach((key, value) -> command.addAll(List.of("-D", key + "=" + value)));
+        taskManagers.put(id, launch(id, command, jmxPort, environment));
         return id;
     }
 
@@ -244,11 +255,17 @@ public final class FlinkSessionCluster implements AutoCloseable {
     }
 
     private ClusterProcess launch(String name, List<String> command, int jmxPort) throws IOException {
+        return launch(name, command, jmxPort, Map.of());
+    }
+
+    private ClusterProcess launch(String name, List<String> command, int jmxPort, Map<String, String> environment)
+            throws IOException {
         final Path log = logs.resolve(name + ".log");
         final Path out = logs.resolve(name + ".out");
         final ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true)
                 .redirectOutput(out.toFile());
         builder.environment().put("FLINK_CONF_DIR", conf.toString());
+        builder.environment().putAll(environment);
         final Process process = builder.start();
         LIVE.add(process);
         Files.writeString(logs.resolve(name + ".command"), String.join(" ", command) + "\n");

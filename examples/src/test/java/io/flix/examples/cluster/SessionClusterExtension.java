@@ -93,7 +93,7 @@ public final class SessionClusterExtension implements BeforeAllCallback, BeforeE
         return jar != null ? Path.of(jar) : Path.of("target", "examples-0.1.0-SNAPSHOT.jar").toAbsolutePath();
     }
 
-    private static Path logDirectory() {
+    static Path logDirectory() {
         final String logs = System.getProperty("flix.cluster.logs");
         return (logs != null ? Path.of(logs) : Path.of("target", "cluster-logs")).resolve(
                 LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss"))).toAbsolutePath();

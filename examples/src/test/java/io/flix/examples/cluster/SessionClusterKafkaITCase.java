@@ -26,10 +26,11 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * The Kafka job ({@link KafkaEnrichmentJob}, shared mode, CPU backend) as a user runs it: its jar submitted with
- * {@code flink run} to a session cluster of separate processes ({@link SessionClusterExtension}), against a real
- * broker in the test JVM. Each test loads the product changelog, waits until every task manager's dimension holds it
- * (the operators' metrics, through the REST API), then writes orders; the enriched topic, read with
+ * The Kafka job ({@link KafkaEnrichmentJob}, shared mode, on the GPU where one is usable, else the CPU) as a user
+ * runs it: its jar submitted with {@code flink run} to a session cluster of separate processes
+ * ({@link SessionClusterExtension}), against a real broker in the test JVM. Each test loads the product changelog,
+ * waits until every task manager's dimension holds it (the operators' metrics, through the REST API), then writes
+ * orders; the enriched topic, read with
  * {@code read_committed} after the job was stopped with a savepoint (its last transactions committed), must hold
  * exactly the enriched orders computed here from what was written: each once, with its product's payload.
  */
@@ -80,7 +81,7 @@ class SessionClusterKafkaITCase {
         assertEquals("orders", letter.path("stage").asText());
         assertEquals("{not an order", letter.path("value").asText());
         assertFalse(backends.isEmpty(), "the lookups report their backend");
-        backends.values().forEach(b -> assertEquals("cpu", b, "flixBackend of every lookup subtask"));
+        backends.values().forEach(b -> assertEquals(EnrichmentRun.BACKEND, b, "flixBackend of every lookup subtask"));
         System.out.printf("cluster (a) exactly once: %d products records, %d orders -> %d enriched (%d with a "
                         + "product), 1 dead letter; submitted %.1f s, dimension loaded %.1f s, all committed %.1f s, "
                         + "stopped with a savepoint %.1f s after the start%n", run.productRecords, expected.size(),

@@ -1,5 +1,7 @@
 package io.flix.examples.cluster;
 
+import io.flix.examples.kafka.KafkaEnrichmentJob;
+
 import io.flix.flink.testing.KafkaBrokerExtension;
 
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -42,6 +44,11 @@ class SessionClusterResubmitITCase {
     static final int THREAD_SLACK = 4;
     /** Heap after a full GC moves by a few MiB with Flink's own caches (metrics, the REST handlers' history). */
     static final long HEAP_SLACK_BYTES = 16L << 20;
+    /**
+     * On the GPU: device memory after a cycle moves by the driver's own pools and what the primary context keeps;
+     * a cancelled job's index or kernels left behind would add their size every cycle.
+     */
+    static final long DEVICE_SLACK_MIB = 64;
 
     @RegisterExtension
     static final KafkaBrokerExtension KAFKA = new KafkaBrokerExtension();
@@ -63,6 +70,11 @@ class SessionClusterResubmitITCase {
         for (String tm : taskManagers) {
             figures.put(tm, new ArrayList<>(List.of(cluster.gcAndMeasure(tm))));
         }
+        final boolean onGpu = EnrichmentRun.BACKEND.equals("gpu");
+        final List<Long> deviceMiB = new ArrayList<>();
+        if (onGpu) {
+            deviceMiB.add(DeviceMemory.totalUsedMiB());
+        }
         print(0, figures, 0);
         for (int cycle = 1; cycle <= CYCLES; cycle++) {
             final long cycleStart = System.nanoTime();
@@ -78,10 +90,20 @@ class SessionClusterResubmitITCase {
             final Set<String> ran = new java.util.TreeSet<>();
             cluster.placement(job).values().forEach(s -> ran.addAll(s.values()));
             assertEquals(new java.util.TreeSet<>(taskManagers), ran, "cycle " + cycle + " ran on both");
+            final int cycleNumber = cycle;
+            FlinkSessionCluster.await(() -> cluster.operatorMetric(job, KafkaEnrichmentJob.ENRICHMENT, "flixBackend")
+                    .size() == 4, "cycle " + cycle + ": the four lookup subtasks report their backend");
+            cluster.operatorMetric(job, KafkaEnrichmentJob.ENRICHMENT, "flixBackend").forEach((subtask, backend) ->
+                    assertEquals(EnrichmentRun.BACKEND, backend, "cycle " + cycleNumber + ", subtask " + subtask));
             cluster.cancel(job);
             cluster.awaitTaskManagers(SessionClusterExtension.TASK_MANAGERS);
             for (String tm : taskManagers) {
                 figures.get(tm).add(cluster.gcAndMeasure(tm));
+            }
+            if (onGpu) {
+                deviceMiB.add(DeviceMemory.totalUsedMiB());
+                System.out.printf("cluster (f) device memory in use after cycle %d: %d MiB (%s)%n", cycle,
+                        deviceMiB.get(cycle), DeviceMemory.usedMiB());
             }
             print(cycle, figures, (System.nanoTime() - cycleStart) / 1e9);
         }
@@ -108,6 +130,10 @@ class SessionClusterResubmitITCase {
                         + CYCLES + ", " + mib(first.heapUsedBytes()) + " MiB after cycle 1 (slack "
                         + mib(HEAP_SLACK_BYTES) + " MiB)");
             }
+        }
+        if (onGpu && deviceMiB.get(CYCLES) > deviceMiB.get(1) + DEVICE_SLACK_MIB) {
+            failures.add("device memory in use: " + deviceMiB + " MiB before and after each cycle (slack "
+                    + DEVICE_SLACK_MIB + " MiB)");
         }
         System.out.printf("cluster (f) %d cycles in %.1f s%n", CYCLES, (System.nanoTime() - start) / 1e9);
         if (!failures.isEmpty()) {

@@ -87,7 +87,7 @@ class SessionClusterSqlITCase {
                 "--bootstrap-servers", topics.bootstrapServers(), "--orders-topic", "orders-e",
                 "--products-topic", "products-e", "--enriched-topic", "enriched-e", "--group-id", "cluster-e",
                 "--transactional-id-prefix", "cluster-e", "--parallelism", "2", "--checkpoint-interval-ms", "1000",
-                "--backend", "cpu", "--bounded"), null);
+                "--backend", EnrichmentRun.BACKEND, "--bounded"), null);
         final double submitted = (System.nanoTime() - start) / 1e9;
         cluster.awaitJobState(job, "FINISHED");
         final double finished = (System.nanoTime() - start) / 1e9;
