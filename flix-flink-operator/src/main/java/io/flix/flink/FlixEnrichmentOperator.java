@@ -254,6 +254,7 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
         final String assignedGpus = TaskManagerGpus.describeAssigned(
                 getRuntimeContext().getExternalResourceInfos(TaskManagerGpus.RESOURCE_NAME));
         group.gauge("flixAssignedGpus", () -> assignedGpus);
+        group.gauge("flixIndexLibrary", ClassLoaderRelease::indexLibraryHome);
         group.gauge("flixSnapshotMillis", () -> snapshotMillis);
     }
 

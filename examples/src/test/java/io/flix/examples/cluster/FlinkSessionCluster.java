@@ -133,16 +133,20 @@ public final class FlinkSessionCluster implements AutoCloseable {
                              Map<String, Integer> threadsByName) {
     }
 
-    private FlinkSessionCluster(Path home, Path logs, Path jobJar) throws IOException {
+    private FlinkSessionCluster(Path home, Path logs, Path jobJar, List<Path> moreLib,
+                                Map<String, String> moreSettings) throws IOException {
         this.home = home;
         this.conf = Files.createDirectories(home.resolve("conf"));
         this.logs = Files.createDirectories(logs);
         this.jobJar = jobJar;
         this.java = javaExecutable();
-        this.libClassPath = flinkLib(jobJar, logs.resolve("lib.txt")).stream().map(Path::toString)
-                .collect(Collectors.joining(File.pathSeparator));
+        final List<Path> lib = new ArrayList<>(moreLib);
+        lib.addAll(flinkLib(jobJar, logs.resolve("lib.txt")));
+        this.libClassPath = lib.stream().map(Path::toString).collect(Collectors.joining(File.pathSeparator));
         this.restPort = freePort();
-        this.config = ClusterSettings.clusterConfig(ClusterSettings.composeProperties(), restPort, freePort(), home);
+        this.config = new LinkedHashMap<>(
+                ClusterSettings.clusterConfig(ClusterSettings.composeProperties(), restPort, freePort(), home));
+        this.config.putAll(moreSettings);
         Files.writeString(conf.resolve("config.yaml"), ClusterSettings.yaml(config));
         Files.writeString(conf.resolve("log4j.properties"), LOG4J);
         Files.writeString(conf.resolve("log4j-cli.properties"), LOG4J);
@@ -158,13 +162,22 @@ public final class FlinkSessionCluster implements AutoCloseable {
      * @param logs where the processes' logs go (kept after the run)
      */
     public static FlinkSessionCluster start(Path logs, Path jobJar, int taskManagers) throws Exception {
+        return start(logs, jobJar, taskManagers, List.of(), Map.of());
+    }
+
+    /**
+     * As {@link #start(Path, Path, int)}, with more jars (or class folders) in the cluster's {@code lib/} and more
+     * settings in its {@code config.yaml}: the other way of deploying, the index library in {@code lib/}.
+     */
+    public static FlinkSessionCluster start(Path logs, Path jobJar, int taskManagers, List<Path> moreLib,
+                                            Map<String, String> moreSettings) throws Exception {
         if (!Files.isRegularFile(jobJar)) {
             throw new IllegalStateException("no job jar at " + jobJar + ": the cluster ITCases run after `package` "
                     + "(mvn verify), which writes it");
         }
         final long start = System.nanoTime();
         final FlinkSessionCluster cluster = new FlinkSessionCluster(Files.createTempDirectory("flix-cluster"), logs,
-                jobJar);
+                jobJar, moreLib, moreSettings);
         try {
             cluster.startJobManager();
             for (int i = 0; i < taskManagers; i++) {

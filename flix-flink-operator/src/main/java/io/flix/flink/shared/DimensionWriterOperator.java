@@ -189,6 +189,7 @@ public final class DimensionWriterOperator<P> extends AbstractStreamOperator<Voi
         final String assignedGpus = TaskManagerGpus.describeAssigned(
                 getRuntimeContext().getExternalResourceInfos(TaskManagerGpus.RESOURCE_NAME));
         group.gauge("flixAssignedGpus", () -> assignedGpus);
+        group.gauge("flixIndexLibrary", ClassLoaderRelease::indexLibraryHome);
         group.gauge("flixIndexBytes", dimension::indexBytes);
         group.gauge("flixDimensionPendingUpdates", dimension::pendingUpdates);
         group.gauge("flixDimensionLagMillis", dimension::lagMillis);

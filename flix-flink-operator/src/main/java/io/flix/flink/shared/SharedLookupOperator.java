@@ -166,6 +166,7 @@ public final class SharedLookupOperator<E, P> extends AbstractStreamOperator<Enr
         final String assignedGpus = TaskManagerGpus.describeAssigned(
                 getRuntimeContext().getExternalResourceInfos(TaskManagerGpus.RESOURCE_NAME));
         group.gauge("flixAssignedGpus", () -> assignedGpus);
+        group.gauge("flixIndexLibrary", ClassLoaderRelease::indexLibraryHome);
         group.gauge("flixIndexBytes", dimension::indexBytes);
         group.gauge("flixDimensionPendingUpdates", dimension::pendingUpdates);
         group.gauge("flixDimensionLagMillis", dimension::lagMillis);

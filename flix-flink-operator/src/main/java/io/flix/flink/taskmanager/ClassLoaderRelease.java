@@ -42,6 +42,14 @@ public final class ClassLoaderRelease {
         }
     }
 
+    /**
+     * Where the index library was loaded from, as the {@code flixIndexLibrary} gauges show it: "job" (the job's jar,
+     * in the job's class loader) or "task manager" (Flink's {@code lib/}, loaded parent-first for every job).
+     */
+    public static String indexLibraryHome() {
+        return indexLibraryCameWithTheJob() ? "job" : "task manager";
+    }
+
     /** Whether the index library was loaded by the class loader that loaded the operators (the job's). */
     static boolean indexLibraryCameWithTheJob() {
         return FlixIndex.class.getClassLoader() == ClassLoaderRelease.class.getClassLoader();
