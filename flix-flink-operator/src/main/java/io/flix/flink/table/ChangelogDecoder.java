@@ -49,6 +49,9 @@ final class ChangelogDecoder {
     private long lastWarnNanos;
     private long skippedAtLastWarn;
     private boolean warned;
+    /** An UPDATE_BEFORE's key not yet matched by the record's next row: a delete unless that row has the same key. */
+    private boolean beforePending;
+    private long beforeKey;
 
     ChangelogDecoder(DimensionSpec spec) throws Exception {
         this.spec = spec;
@@ -111,12 +114,20 @@ final class ChangelogDecoder {
             }
             apply(k, valueRow, batch);
         }
+        settleBefore(batch);
     }
 
     /** A file line (numbered from 1): a row of every column; a row the format marks as a delete deletes its key. */
     void addFileLine(long lineNumber, byte[] line, SerializedUpdates batch) throws IOException {
         decoded.clear();
-        spec.valueDecoder().deserialize(line, collector);
+        try {
+            spec.valueDecoder().deserialize(line, collector);
+        } catch (IOException | RuntimeException e) {
+            // the format's own message names neither the file nor the line
+            throw new IOException("The 'flix' table's changelog " + spec.describeChangelog() + ": line " + lineNumber
+                    + " cannot be decoded (set the format's ignore-parse-errors option to skip such lines): "
+                    + e.getMessage(), e);
+        }
         if (decoded.isEmpty()) {
             skip("it decodes to no row", "line " + lineNumber);
             return;
@@ -132,6 +143,15 @@ final class ChangelogDecoder {
                 continue;
             }
             apply(row.getLong(keyIndex), row, batch);
+        }
+        settleBefore(batch);
+    }
+
+    /** A record's rows ended after an UPDATE_BEFORE without its UPDATE_AFTER: the old row is gone. */
+    private void settleBefore(SerializedUpdates batch) {
+        if (beforePending) {
+            beforePending = false;
+            batch.delete(beforeKey);
         }
     }
 
@@ -152,12 +172,22 @@ final class ChangelogDecoder {
 
     private void apply(long key, RowData valueRow, SerializedUpdates batch) throws IOException {
         final RowKind kind = valueRow.getRowKind();
+        // Every changelog format emits UPDATE_BEFORE then UPDATE_AFTER from one record: the after row replaces the
+        // before row where the key is the same; where the key changed, the old key must go.
+        if (beforePending) {
+            beforePending = false;
+            if (beforeKey != key) {
+                batch.delete(beforeKey);
+            }
+        }
+        if (kind == RowKind.UPDATE_BEFORE) {
+            beforePending = true;
+            beforeKey = key;
+            return;
+        }
         if (kind == RowKind.DELETE) {
             batch.delete(key);
             return;
-        }
-        if (kind == RowKind.UPDATE_BEFORE) {
-            return; // the UPDATE_AFTER that follows replaces the row
         }
         final GenericRowData row = new GenericRowData(RowKind.INSERT, spec.rowType().getFieldCount());
         final int[] valueFields = spec.valueFields();
