@@ -311,4 +311,41 @@ class KafkaChangelogTest {
                 .contains("connection refused"), String.valueOf(e.getCause()));
         assertTrue(SharedDimensions.openOn("products-nowhere").isEmpty());
     }
+
+    /**
+     * No broker answers at all: the open fails after the connect timeout ('properties.default.api.timeout.ms'), not
+     * after 'lookup.bootstrap-timeout' (kept long here, for reading), naming the servers, the topic and the cause.
+     */
+    @Test
+    void unreachableBrokersFailAfterTheConnectTimeoutNotTheBootstrapTimeout() throws Exception {
+        final int port;
+        try (ServerSocket socket = new ServerSocket(0)) {
+            port = socket.getLocalPort();
+        }
+        final String servers = "localhost:" + port;
+        final Map<String, String> options = options("products-unreachable");
+        options.put("properties.bootstrap.servers", servers);
+        options.put("properties.default.api.timeout.ms", "1500");
+        options.put("lookup.bootstrap-timeout", "60 s");
+        final FlixAsyncLookupFunction function = TestTables.function(SCHEMA, options, new int[] {0});
+        final Exception e = assertThrows(Exception.class, () -> function.open(new FunctionContext(null)));
+        Throwable unreachable = e;
+        while (unreachable != null && !(unreachable instanceof KafkaChangelogReader.BrokersUnreachableException)) {
+            unreachable = unreachable.getCause();
+        }
+        assertTrue(unreachable != null, "the connect-phase failure, not the bootstrap timeout: " + e);
+        final String message = e.getMessage();
+        assertTrue(message.contains("'" + servers + "'"), message);
+        assertTrue(message.contains("'products-unreachable'"), message);
+        assertTrue(message.contains("'properties.default.api.timeout.ms' (1500 ms)"), message);
+        assertTrue(!message.contains("lookup.bootstrap-timeout"), message);
+        assertTrue(message.toLowerCase(java.util.Locale.ROOT).contains("connection refused"), message);
+        assertTrue(SharedDimensions.openOn("products-unreachable").isEmpty());
+    }
+
+    @Test
+    void theConnectTimeoutIsTheConsumersDefaultApiTimeout() {
+        assertEquals(60_000, KafkaChangelogReader.connectTimeout(Map.of()).toMillis());
+        assertEquals(1_500, KafkaChangelogReader.connectTimeout(Map.of("default.api.timeout.ms", "1500")).toMillis());
+    }
 }
