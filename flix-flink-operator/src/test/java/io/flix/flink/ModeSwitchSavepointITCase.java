@@ -34,6 +34,8 @@ import static org.junit.jupiter.api.Assertions.fail;
 class ModeSwitchSavepointITCase {
 
     private static final int KEYS = 300;
+    /** Updates loaded before the savepoint: they leave {@code TestJobs.dimension(UPDATES, KEYS)}, 139 keys. */
+    private static final long UPDATES = 3_000;
 
     @RegisterExtension
     static final MiniClusterExtension MINI_CLUSTER = new MiniClusterExtension(
@@ -58,9 +60,9 @@ class ModeSwitchSavepointITCase {
         JobParts.reset(load);
         final StreamExecutionEnvironment first = StreamExecutionEnvironment.getExecutionEnvironment();
         first.setParallelism(2);
-        enrichment(sharedFirst, TestJobs.updatesThatStayOpen(first, KEYS, KEYS, "updates-1"),
+        enrichment(sharedFirst, TestJobs.updatesThatStayOpen(first, UPDATES, KEYS, "updates-1"),
                 TestJobs.lookups(first, Long.MAX_VALUE, KEYS, load, 5, "lookups-1"),
-                JobParts.countingPayload(load, KEYS), uid)
+                JobParts.countingPayload(load, UPDATES), uid)
                 .build().sinkTo(new DiscardingSink<>());
         final JobClient loading = first.executeAsync("load");
         JobParts.LOADED.get(load).get(2, TimeUnit.MINUTES);
@@ -87,7 +89,9 @@ class ModeSwitchSavepointITCase {
         final List<String> out = JobParts.COLLECTED.get(resume);
         final long none = out.stream().filter(s -> s.endsWith("-> null}")).count();
         return fail("the savepoint was resumed in the other mode without an error: " + none + " of " + out.size()
-                + " lookups answered none, e.g. " + out.stream().limit(1).toList());
+                + " lookups answered none, where the savepoint's dimension held "
+                + TestJobs.dimension(UPDATES, KEYS).size() + " of the keys looked up; e.g. "
+                + out.stream().limit(1).toList());
     }
 
     private static void assertNamed(Throwable failure, String uid, String wayOut) {
