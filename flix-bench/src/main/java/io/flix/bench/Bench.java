@@ -121,8 +121,17 @@ public final class Bench {
         }
     }
 
-    private Bench(BenchOptions options) {
+    /** Draws the plots of a run: {@link Plots#write}; a test's stand-in simulates a runtime without fonts. */
+    @FunctionalInterface
+    interface Plotter {
+        List<Path> write(Path out, BenchOptions options, List<Result> results) throws IOException;
+    }
+
+    private final Plotter plotter;
+
+    private Bench(BenchOptions options, Plotter plotter) {
         this.options = options;
+        this.plotter = plotter;
         this.busBench = new BusBench(options.seed(), options.quick() ? 1 : BusBench.WARM_UP_CALLS);
     }
 
@@ -146,12 +155,17 @@ public final class Bench {
 
     /** Runs the benchmark and writes its files; fails on a wrong answer or when nothing can run. */
     static void run(BenchOptions options) throws IOException {
+        run(options, Plots::write);
+    }
+
+    /** {@link #run(BenchOptions)} with the plots drawn by {@code plotter}. */
+    static void run(BenchOptions options, Plotter plotter) throws IOException {
         System.setProperty("java.awt.headless", "true");
         if (options.plotOnly()) {
             plotOnly(options);
             return;
         }
-        new Bench(options).runAll();
+        new Bench(options, plotter).runAll();
     }
 
     /** {@code --backend gpu} where the GPU backend cannot run. */
@@ -527,8 +541,10 @@ public final class Bench {
      */
     private List<Path> drawPlots() throws IOException {
         try {
-            return Plots.write(options.out(), options, results);
-        } catch (LinkageError | java.awt.AWTError e) {
+            return plotter.write(options.out(), options, results);
+        } catch (LinkageError | java.awt.AWTError | InternalError | RuntimeException e) {
+            // a runtime without fonts fails in many ways (UnsatisfiedLinkError, AWTError, InternalError, an NPE
+            // from the font configuration); the CSV and the summary are the results, so they are written anyway
             notes.add("plots not drawn here (" + e + "); draw them from results.csv elsewhere with the same"
                     + " options plus --plot-only");
             return List.of();

@@ -56,6 +56,18 @@ final class BusBench {
     record Row(String label, String backend, String device, String section, String operation, int keys, int calls,
                double medianMs, long bytesIn, long bytesOut, double boundMs) {
 
+        /**
+         * Milliseconds to four significant digits, plain: a small batch's bound is nanoseconds, which four decimals
+         * of a millisecond would write as 0.0000.
+         */
+        static String significant(double ms) {
+            if (!Double.isFinite(ms)) {
+                return Double.toString(ms);
+            }
+            return new java.math.BigDecimal(ms).round(new java.math.MathContext(4)).stripTrailingZeros()
+                    .toPlainString();
+        }
+
         double keysPerSec() {
             return keys / (medianMs / 1e3);
         }
@@ -64,7 +76,7 @@ final class BusBench {
             return String.join(",", label, backend, Bench.csvField(device), section, operation, Integer.toString(keys),
                     Integer.toString(calls), String.format(Locale.ROOT, "%.4f", medianMs),
                     String.format(Locale.ROOT, "%.0f", keysPerSec()), Long.toString(bytesIn),
-                    Long.toString(bytesOut), Double.isNaN(boundMs) ? "" : String.format(Locale.ROOT, "%.4f", boundMs));
+                    Long.toString(bytesOut), Double.isNaN(boundMs) ? "" : significant(boundMs));
         }
     }
 

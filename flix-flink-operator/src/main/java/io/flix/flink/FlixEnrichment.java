@@ -310,6 +310,7 @@ public final class FlixEnrichment<U, E, P> {
         final FlixEnrichmentOperator<U, E, P> operator = new FlixEnrichmentOperator<>(payload,
                 payloadType.createSerializer(serializerConfig), lookups.getType().createSerializer(serializerConfig),
                 kind, rangeEnd, rangeLimit, batchSize, flushInterval.toMillis(), settings);
+        operator.uid = uid;
         // null keys are routed to one subtask and rejected by the operator, which applies the key functions again
         built = updates.keyBy(new IndexKey<>(updateKey), Types.LONG)
                 .connect(lookups.keyBy(new IndexKey<>(lookupKey), Types.LONG))
@@ -353,7 +354,13 @@ public final class FlixEnrichment<U, E, P> {
         if (uid != null) {
             encoded.uid(uid + "-encode");
             writer.uid(uid + "-dimension");
-            built.uid(uid);
+            built.uid(uid + "-lookups");
+            // the uid itself goes to a guard: a keyed mode's savepoint under it fails the restore instead of
+            // starting an empty dimension (see ModeGuard)
+            updates.filter(update -> false).setParallelism(updates.getParallelism())
+                    .keyBy(new IndexKey<>(updateKey), Types.LONG)
+                    .transform(name + ": mode guard", Types.VOID, new ModeGuard<U>(uid))
+                    .uid(uid).setParallelism(built.getParallelism());
         }
         return built;
     }

@@ -209,6 +209,9 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
         this.settings = settings;
     }
 
+    /** The uid the builder gave the operator, for the error of a shared mode's savepoint under it. */
+    String uid;
+
     @Override
     protected boolean isUsingCustomRawKeyedState() {
         return true;
@@ -217,6 +220,10 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
     @Override
     public void initializeState(StateInitializationContext context) throws Exception {
         super.initializeState(context);
+        if (context.isRestored()
+                && context.getOperatorStateStore().getRegisteredStateNames().contains(ModeGuard.SHARED_MODE_STATE)) {
+            throw new IllegalStateException(ModeGuard.sharedToKeyed(uid));
+        }
         openIndex();
         if (context.isRestored()) {
             restore(context.getRawKeyedStateInputs());

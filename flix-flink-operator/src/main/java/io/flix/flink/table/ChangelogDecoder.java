@@ -46,12 +46,12 @@ final class ChangelogDecoder {
     private final ListCollector<RowData> collector = new ListCollector<>(decoded);
     /** Written by the reader thread only; read by gauges. */
     private volatile long skipped;
-    /** The key of an update-before row not yet matched by its update-after (within one record). */
-    private long beforeKey;
-    private boolean beforePending;
     private long lastWarnNanos;
     private long skippedAtLastWarn;
     private boolean warned;
+    /** An UPDATE_BEFORE's key not yet matched by the record's next row: a delete unless that row has the same key. */
+    private boolean beforePending;
+    private long beforeKey;
 
     ChangelogDecoder(DimensionSpec spec) throws Exception {
         this.spec = spec;
@@ -114,13 +114,20 @@ final class ChangelogDecoder {
             }
             apply(k, valueRow, batch);
         }
-        endOfRecord(batch);
+        settleBefore(batch);
     }
 
     /** A file line (numbered from 1): a row of every column; a row the format marks as a delete deletes its key. */
     void addFileLine(long lineNumber, byte[] line, SerializedUpdates batch) throws IOException {
         decoded.clear();
-        spec.valueDecoder().deserialize(line, collector);
+        try {
+            spec.valueDecoder().deserialize(line, collector);
+        } catch (IOException | RuntimeException e) {
+            // the format's own message names neither the file nor the line
+            throw new IOException("The 'flix' table's changelog " + spec.describeChangelog() + ": line " + lineNumber
+                    + " cannot be decoded (set the format's ignore-parse-errors option to skip such lines): "
+                    + e.getMessage(), e);
+        }
         if (decoded.isEmpty()) {
             skip("it decodes to no row", "line " + lineNumber);
             return;
@@ -137,14 +144,14 @@ final class ChangelogDecoder {
             }
             apply(row.getLong(keyIndex), row, batch);
         }
-        endOfRecord(batch);
+        settleBefore(batch);
     }
 
-    /** A record's rows are all applied: an update-before left unmatched deletes its key. */
-    private void endOfRecord(SerializedUpdates batch) {
+    /** A record's rows ended after an UPDATE_BEFORE without its UPDATE_AFTER: the old row is gone. */
+    private void settleBefore(SerializedUpdates batch) {
         if (beforePending) {
-            batch.delete(beforeKey);
             beforePending = false;
+            batch.delete(beforeKey);
         }
     }
 
@@ -163,18 +170,16 @@ final class ChangelogDecoder {
         skippedAtLastWarn = skipped;
     }
 
-    /**
-     * Applies one decoded row. An update-before row (the row as it was) is held until the next row: an update-after of
-     * the same key replaces the row in place, so it needs no delete (a lookup never sees the key missing); anything
-     * else (an update-after of another key: the update changed the row's key; another kind; the record's end) means
-     * the old key is gone, so it is deleted first.
-     */
     private void apply(long key, RowData valueRow, SerializedUpdates batch) throws IOException {
         final RowKind kind = valueRow.getRowKind();
-        if (beforePending && !(kind == RowKind.UPDATE_AFTER && key == beforeKey)) {
-            batch.delete(beforeKey);
+        // Every changelog format emits UPDATE_BEFORE then UPDATE_AFTER from one record: the after row replaces the
+        // before row where the key is the same; where the key changed, the old key must go.
+        if (beforePending) {
+            beforePending = false;
+            if (beforeKey != key) {
+                batch.delete(beforeKey);
+            }
         }
-        beforePending = false;
         if (kind == RowKind.UPDATE_BEFORE) {
             beforePending = true;
             beforeKey = key;

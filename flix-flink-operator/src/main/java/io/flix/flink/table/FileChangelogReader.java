@@ -2,7 +2,6 @@ package io.flix.flink.table;
 
 import io.flix.flink.dimension.SerializedUpdates;
 import java.io.BufferedReader;
-import java.io.IOException;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -31,13 +30,7 @@ final class FileChangelogReader extends ChangelogReader {
                 if (line.isBlank()) {
                     continue;
                 }
-                try {
-                    decoder.addFileLine(lineNumber, line.getBytes(StandardCharsets.UTF_8), batch);
-                } catch (IOException | RuntimeException e) {
-                    throw new IOException("the changelog file " + path + ", line " + lineNumber
-                            + ", cannot be decoded (" + e.getMessage() + "); the value format's ignore-parse-errors "
-                            + "option (e.g. 'value.json.ignore-parse-errors') skips such lines", e);
-                }
+                decoder.addFileLine(lineNumber, line.getBytes(StandardCharsets.UTF_8), batch);
                 if (batch.size() >= spec.changelogBatchSize()) {
                     dimension.apply(batch);
                     batch.clear();

@@ -3,12 +3,16 @@ package io.flix.flink.table;
 import io.flix.flink.dimension.SerializedUpdates;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.Config;
+import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.config.TopicConfig;
 import org.apache.kafka.common.errors.InterruptException;
 import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.errors.WakeupException;
@@ -47,9 +51,7 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>Every broker call of the bootstrap (the topic's partitions, its end offsets, positions) is bounded by what is
  * left of 'lookup.bootstrap-timeout'; when it runs out, the error names the bootstrap servers, the topic and, where
- * the brokers did not answer, why (a connection attempt to each bootstrap server: refused, unknown host, ...). The
- * first call, which tells whether any broker answers at all, is bounded by the Kafka client's
- * {@code default.api.timeout.ms} too, so that a table whose brokers are all unreachable fails within that time.
+ * the brokers did not answer, why (a connection attempt to each bootstrap server: refused, unknown host, ...).
  */
 final class KafkaChangelogReader extends ChangelogReader {
 
@@ -58,8 +60,6 @@ final class KafkaChangelogReader extends ChangelogReader {
     /** Most bootstrap servers tried for the error message, and how long each connection attempt may take. */
     private static final int PROBED_SERVERS = 3;
     private static final int PROBE_TIMEOUT_MILLIS = 1_000;
-    /** The Kafka client's default for {@code default.api.timeout.ms}. */
-    private static final long DEFAULT_API_TIMEOUT_MILLIS = 60_000;
 
     private volatile KafkaConsumer<byte[], byte[]> consumer;
     /** What the reader waits for, for {@link #progress()}. */
@@ -170,7 +170,8 @@ final class KafkaChangelogReader extends ChangelogReader {
                                                  Map<TopicPartition, Long> endAtOpen) {
         waitForBrokers("the beginning offsets and the id of topic '" + spec.topic() + "'");
         final Map<TopicPartition, Long> beginning = c.beginningOffsets(partitions, dimension.bootstrapTimeLeft());
-        final String topicId = topicId();
+        final TopicFacts facts = topicFacts();
+        final String topicId = facts.id();
         waitingForBrokers = false;
         final Map<Integer, Long> beginningOf = new HashMap<>();
         final Map<Integer, Long> endOf = new HashMap<>();
@@ -178,7 +179,8 @@ final class KafkaChangelogReader extends ChangelogReader {
         endAtOpen.forEach((p, offset) -> endOf.put(p.partition(), offset));
         waitingFor = "loading a snapshot from " + dimension.snapshots().directory();
         final SnapshotRestore.Outcome outcome = SnapshotRestore.restore(dimension.snapshots().directory(), spec,
-                new SnapshotRestore.TopicState(topicId, beginningOf, endOf), dimension::loadSnapshot);
+                new SnapshotRestore.TopicState(topicId, beginningOf, endOf, facts.deleteRetentionMs(),
+                        facts.compactionUnknown(), System.currentTimeMillis()), dimension::loadSnapshot);
         final Map<Integer, Long> from = new HashMap<>(beginningOf);
         if (outcome.loaded() != null) {
             from.putAll(outcome.loaded().offsets());
@@ -195,8 +197,15 @@ final class KafkaChangelogReader extends ChangelogReader {
         return from;
     }
 
-    /** The topic's id, which changes where a topic is deleted and created again under its name. */
-    private String topicId() {
+    /** The topic's id and, where it is compacted, its delete.retention.ms (see {@link SnapshotRestore}). */
+    private record TopicFacts(String id, Long deleteRetentionMs, String compactionUnknown) {
+    }
+
+    /**
+     * The topic's id (it changes where a topic is deleted and created again under its name) and its cleanup
+     * settings as the broker has them; settings that do not read (no DescribeConfigs permission) are said so.
+     */
+    private TopicFacts topicFacts() {
         final Properties properties = new Properties();
         spec.consumerProperties().forEach((k, v) -> {
             if (AdminClientConfig.configNames().contains(k)) {
@@ -206,10 +215,27 @@ final class KafkaChangelogReader extends ChangelogReader {
         properties.put(AdminClientConfig.CLIENT_ID_CONFIG, "flix-snapshot-" + spec.topic());
         try (Admin admin = Admin.create(properties)) {
             final long millis = Math.max(1, dimension.bootstrapTimeLeft().toMillis());
-            return admin.describeTopics(List.of(spec.topic())).topicNameValues().get(spec.topic())
+            final String id = admin.describeTopics(List.of(spec.topic())).topicNameValues().get(spec.topic())
                     .get(millis, TimeUnit.MILLISECONDS).topicId().toString();
+            final ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, spec.topic());
+            final Config config;
+            try {
+                config = admin.describeConfigs(List.of(resource)).values().get(resource)
+                        .get(Math.max(1, dimension.bootstrapTimeLeft().toMillis()), TimeUnit.MILLISECONDS);
+            } catch (ExecutionException e) {
+                return new TopicFacts(id, null, String.valueOf(e.getCause()));
+            }
+            final ConfigEntry policy = config.get(TopicConfig.CLEANUP_POLICY_CONFIG);
+            final ConfigEntry retention = config.get(TopicConfig.DELETE_RETENTION_MS_CONFIG);
+            if (policy == null || policy.value() == null || retention == null || retention.value() == null) {
+                return new TopicFacts(id, null, "the broker gave no " + TopicConfig.CLEANUP_POLICY_CONFIG + " or "
+                        + TopicConfig.DELETE_RETENTION_MS_CONFIG);
+            }
+            final boolean compacted = List.of(policy.value().toLowerCase(Locale.ROOT).replace(" ", "").split(","))
+                    .contains(TopicConfig.CLEANUP_POLICY_COMPACT);
+            return new TopicFacts(id, compacted ? Long.parseLong(retention.value()) : null, null);
         } catch (java.util.concurrent.TimeoutException e) {
-            throw new TimeoutException("the id of topic '" + spec.topic() + "'", e);
+            throw new TimeoutException("the id and settings of topic '" + spec.topic() + "'", e);
         } catch (ExecutionException e) {
             throw new IllegalStateException("the brokers did not give the id of topic '" + spec.topic() + "': "
                     + e.getCause(), e.getCause());
@@ -220,30 +246,35 @@ final class KafkaChangelogReader extends ChangelogReader {
     }
 
     /**
-     * The topic's partitions: the first broker call, so it also tells whether any broker answers at all. That wait is
-     * bounded by the Kafka client's {@code default.api.timeout.ms} (60 s unless set with
-     * 'properties.default.api.timeout.ms'), not by the long 'lookup.bootstrap-timeout', which is for reading a large
-     * changelog: where no broker answers within it, the open fails naming the servers and the cause.
+     * How long the first broker call may wait for any broker to answer: the consumer's 'default.api.timeout.ms'
+     * ('properties.default.api.timeout.ms', Kafka's default 60 s), so that a table whose brokers are all unreachable
+     * fails in that time, not after 'lookup.bootstrap-timeout', which is sized for reading the topic.
      */
+    static Duration connectTimeout(Map<String, String> consumerProperties) {
+        final Object configured = consumerProperties.get(ConsumerConfig.DEFAULT_API_TIMEOUT_MS_CONFIG);
+        return Duration.ofMillis(configured == null
+                ? (Integer) ConsumerConfig.configDef().defaultValues().get(ConsumerConfig.DEFAULT_API_TIMEOUT_MS_CONFIG)
+                : Long.parseLong(configured.toString().trim()));
+    }
+
     private List<TopicPartition> partitions(KafkaConsumer<byte[], byte[]> c) {
         waitForBrokers("the partitions of topic '" + spec.topic() + "'");
+        final Duration connect = connectTimeout(spec.consumerProperties());
         final Duration left = dimension.bootstrapTimeLeft();
-        final Duration answerTimeout = brokerAnswerTimeout();
-        final boolean boundByAnswer = answerTimeout.compareTo(left) < 0;
         final List<PartitionInfo> infos;
         try {
-            infos = c.partitionsFor(spec.topic(), boundByAnswer ? answerTimeout : left);
+            infos = c.partitionsFor(spec.topic(), connect.compareTo(left) < 0 ? connect : left);
         } catch (TimeoutException e) {
-            if (!boundByAnswer) {
-                throw e;
+            if (connect.compareTo(left) >= 0) {
+                throw e; // the bootstrap's own deadline came first
             }
             final Progress progress = progress();
-            final IllegalStateException noAnswer = new IllegalStateException("no Kafka broker answered within "
-                    + answerTimeout.toMillis() + " ms (the Kafka client's default.api.timeout.ms, set with "
-                    + "'properties.default.api.timeout.ms') at bootstrap servers '" + spec.bootstrapServers()
-                    + "' for topic '" + spec.topic() + "': " + progress.description(), progress.cause());
-            noAnswer.addSuppressed(e);
-            throw noAnswer;
+            final BrokersUnreachableException unreachable = new BrokersUnreachableException("no broker at bootstrap "
+                    + "servers '" + spec.bootstrapServers() + "' answered for the partitions of topic '" + spec.topic()
+                    + "' within 'properties." + ConsumerConfig.DEFAULT_API_TIMEOUT_MS_CONFIG + "' (" + connect.toMillis()
+                    + " ms): " + progress.description(), progress.cause());
+            unreachable.addSuppressed(e);
+            throw unreachable;
         }
         if (infos == null || infos.isEmpty()) {
             throw new IllegalStateException("topic '" + spec.topic() + "' (option 'topic') has no partitions or does "
@@ -254,12 +285,6 @@ final class KafkaChangelogReader extends ChangelogReader {
             partitions.add(new TopicPartition(info.topic(), info.partition()));
         }
         return partitions;
-    }
-
-    /** How long the first broker call waits for an answer: the consumer's {@code default.api.timeout.ms}. */
-    private Duration brokerAnswerTimeout() {
-        final String set = spec.consumerProperties().get(ConsumerConfig.DEFAULT_API_TIMEOUT_MS_CONFIG);
-        return Duration.ofMillis(set == null ? DEFAULT_API_TIMEOUT_MILLIS : Long.parseLong(set.trim()));
     }
 
     private void waitForBrokers(String what) {
@@ -274,6 +299,15 @@ final class KafkaChangelogReader extends ChangelogReader {
             }
         }
         return true;
+    }
+
+    /** No broker answered the bootstrap's first call within the connect timeout ({@link #connectTimeout}). */
+    static final class BrokersUnreachableException extends IllegalStateException {
+        private static final long serialVersionUID = 1L;
+
+        BrokersUnreachableException(String message, Throwable cause) {
+            super(message, cause);
+        }
     }
 
     /** The bootstrap's time ran out in a broker call: the dimension's timeout error, with the call's. */

@@ -27,10 +27,12 @@ import java.util.TreeMap;
  * @param dataCrc32c the CRC-32C of the data file's bytes
  * @param writtenAt  when it was published (ISO-8601), for people
  * @param writtenBy  the host that wrote it, for people
+ * @param offsetsAtMillis when the offsets were taken (epoch milliseconds): the snapshot's age for a compacted topic
+ *                   ({@link SnapshotRestore}); null in manifests written before it was recorded
  */
 record SnapshotManifest(int format, long sequence, String topic, String topicId, String definition,
                         SortedMap<Integer, Long> offsets, long keys, int pages, String dataFile, long dataBytes,
-                        long dataCrc32c, String writtenAt, String writtenBy) {
+                        long dataCrc32c, String writtenAt, String writtenBy, Long offsetsAtMillis) {
 
     static final int FORMAT = 1;
 

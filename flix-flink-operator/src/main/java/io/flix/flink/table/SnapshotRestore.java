@@ -27,13 +27,30 @@ import java.util.Map;
  *       loads is used, else the whole topic is read.</li>
  * </ul>
  * Partitions the topic has gained since the snapshot are read from their beginning.
+ *
+ * <p>On a compacted topic ({@code cleanup.policy} holds {@code compact}) the log cleaner removes the records a
+ * tombstone deletes and, {@code delete.retention.ms} later, the tombstone itself; no offset shows it. A snapshot
+ * serves there only while every delete after its offsets is surely still in the topic: where its offsets are the
+ * end offsets (nothing came after them), or where it is younger than the topic's {@code delete.retention.ms} less
+ * a tenth of it ({@link #RETENTION_MARGIN_DIVISOR}: for the reader's lag behind the topic when the offsets were taken
+ * and the clocks of the hosts). Its age is from when its offsets were taken to the restore's clock.
  */
 final class SnapshotRestore {
 
     private static final Logger LOG = LoggerFactory.getLogger(SnapshotRestore.class);
 
-    /** The topic as the start finds it. */
-    record TopicState(String topicId, Map<Integer, Long> beginning, Map<Integer, Long> end) {
+    /** The margin kept below a compacted topic's {@code delete.retention.ms}: this fraction of it. */
+    static final int RETENTION_MARGIN_DIVISOR = 10;
+
+    /**
+     * The topic as the start finds it.
+     *
+     * @param deleteRetentionMs  the topic's {@code delete.retention.ms} where it is compacted; null where it is not
+     * @param compactionUnknown  why the topic's cleanup settings are not known (they did not read); null where known
+     * @param nowMillis          the restore's clock (epoch milliseconds), to age snapshots by
+     */
+    record TopicState(String topicId, Map<Integer, Long> beginning, Map<Integer, Long> end, Long deleteRetentionMs,
+                      String compactionUnknown, long nowMillis) {
     }
 
     /** The snapshot loaded, or null with the reason the whole topic is to be read. */
@@ -133,6 +150,41 @@ final class SnapshotRestore {
                 return "its offset " + offset.getValue() + " of partition " + partition + " is beyond the "
                         + "partition's end offset " + end + ": the topic was truncated or recreated";
             }
+        }
+        return compactionMismatch(manifest, spec, topic);
+    }
+
+    /** Why a snapshot may miss deletes the log cleaner removed from a compacted topic, or null where it cannot. */
+    private static String compactionMismatch(SnapshotManifest manifest, DimensionSpec spec, TopicState topic) {
+        boolean atEnd = true;
+        for (Map.Entry<Integer, Long> offset : manifest.offsets().entrySet()) {
+            atEnd &= offset.getValue().equals(topic.end().get(offset.getKey()));
+        }
+        if (atEnd) {
+            return null; // nothing after its offsets, so nothing the cleaner could have removed
+        }
+        if (topic.compactionUnknown() != null) {
+            return "the cleanup settings of topic '" + spec.topic() + "' do not read (" + topic.compactionUnknown()
+                    + "), so whether the log cleaner removed deletes after the snapshot's offsets is not known";
+        }
+        if (topic.deleteRetentionMs() == null) {
+            return null;
+        }
+        final long offsetsAt;
+        try {
+            offsetsAt = manifest.offsetsAtMillis() != null ? manifest.offsetsAtMillis()
+                    : java.time.Instant.parse(manifest.writtenAt()).toEpochMilli();
+        } catch (RuntimeException e) {
+            return "its age is not known (written at '" + manifest.writtenAt() + "'), and topic '" + spec.topic()
+                    + "' is compacted";
+        }
+        final long retention = topic.deleteRetentionMs();
+        final long limit = retention - retention / RETENTION_MARGIN_DIVISOR;
+        final long age = topic.nowMillis() - offsetsAt;
+        if (age > limit) {
+            return "it is " + age + " ms old and topic '" + spec.topic() + "' is compacted with delete.retention.ms "
+                    + retention + " ms (a snapshot serves up to " + limit + " ms, a tenth kept as a margin): the log "
+                    + "cleaner may have removed deletes after its offsets";
         }
         return null;
     }

@@ -148,6 +148,7 @@ final class SnapshotWriter implements AutoCloseable {
             return null;
         }
         final Map<Integer, Long> offsets = dimension.appliedOffsets(); // before the first page: see the class comment
+        final long offsetsAt = System.currentTimeMillis(); // wall clock: compared with another host's at restore
         if (offsets == null || offsets.equals(lastOffsets)) {
             return null;
         }
@@ -169,7 +170,7 @@ final class SnapshotWriter implements AutoCloseable {
             return new SnapshotDirectory.Written(pages[0].keys(), pages[0].pages());
         }, (dataFile, bytes, crc, w) -> new SnapshotManifest(SnapshotManifest.FORMAT, sequence, spec.topic(), topicId,
                 spec.snapshots().definition(), new TreeMap<>(offsets), w.keys(), w.pages(), dataFile, bytes,
-                crc, Instant.now().toString(), HostName.NAME));
+                crc, Instant.now().toString(), HostName.NAME, offsetsAt));
         lastOffsets = offsets;
         final long millis = (System.nanoTime() - start) / 1_000_000;
         lastWriteMillis = millis;

@@ -88,7 +88,10 @@
  *       partition).</li>
  *   <li>{@code 'changelog' = 'file'}: a local file of rows, one per line in {@code 'value.format'} (JSON lines by
  *       default), applied in order when the table opens; a changelog format (for example {@code 'debezium-json'})
- *       can delete keys. Read once, not watched: for a dimension that changes while the job runs, use Kafka.</li>
+ *       can delete keys; an update that changes a row's key (update-before of the old key, update-after of the
+ *       new) deletes the old key. A line the format cannot parse, without its ignore-parse-errors option, fails the
+ *       open naming the file and the line. Read once, not watched: for a dimension that changes while the job runs,
+ *       use Kafka.</li>
  * </ul>
  * Records without a usable key, and values (or lines) a format decodes to nothing or to a null row (with
  * {@code 'value.json.ignore-parse-errors' = 'true'}, Flink's JSON format gives nothing for a value that is not JSON
@@ -111,7 +114,10 @@
  * (one deadline for every subtask sharing the table); every broker call of the bootstrap is bounded by what is left
  * of it. Otherwise the open fails with an error that names the changelog (the topic and the bootstrap servers, or
  * the file), what the reader was waiting for and, where the brokers did not answer, why (each bootstrap server is
- * tried: connection refused, unknown host, ...).
+ * tried: connection refused, unknown host, ...). Where no broker answers the first call (the topic's partitions)
+ * within the consumer's {@code default.api.timeout.ms} (Kafka's 60 s unless
+ * {@code 'properties.default.api.timeout.ms'} says otherwise), the open fails then, with the same naming, rather
+ * than wait out the bootstrap's budget, which is for reading the topic.
  *
  * <h2>One index per task manager</h2>
  * The lookup subtasks of a task manager share one index and one changelog reader per table: a reference-counted
@@ -203,7 +209,9 @@
  *   <li><b>Never a second truth.</b> A start from a snapshot gives what a read of the whole topic would. Where the
  *       newest complete snapshot cannot (the table's definition changed: columns, key, formats or their options,
  *       'value.fields-include', the isolation level; the topic was deleted and created again; retention deleted
- *       records after a snapshot offset; a partition is gone or shorter), the start reads the whole topic and logs
+ *       records after a snapshot offset; a partition is gone or shorter; the topic is compacted and the snapshot
+ *       older than its delete.retention.ms less a tenth, so the cleaner may have removed tombstones after its
+ *       offsets), the start reads the whole topic and logs
  *       a warning with the reason; where its data does not match its manifest, the complete snapshot before it is
  *       tried. A directory whose newest snapshot is of another topic is refused: the open fails naming both topics
  *       (two tables on one path would delete each other's snapshots). See

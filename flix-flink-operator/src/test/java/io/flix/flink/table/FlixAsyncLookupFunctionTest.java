@@ -12,9 +12,9 @@ import org.apache.flink.table.data.StringData;
 import org.apache.flink.table.data.TimestampData;
 import org.apache.flink.table.functions.FunctionContext;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.params.provider.ValueSource;
-import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -136,64 +136,76 @@ class FlixAsyncLookupFunctionTest {
         }
     }
 
-    /** Each changelog format Flink offers, a row's key changed from 1 to 2 in one update: key 1 answers none. */
-    @ParameterizedTest
-    @ValueSource(strings = {"debezium-json", "canal-json", "maxwell-json", "ogg-json"})
-    void anUpdateThatChangesTheKeyDeletesTheOldKey(String format) throws Exception {
-        final Path file = dir.resolve("products." + format);
-        Files.write(file, switch (format) {
+    /** Lines of each changelog format: insert 1 and 3, change 1's key to 2, update 3 in place. */
+    private static List<String> keyChangeLines(String format) {
+        final String r1 = "{\"id\":1,\"name\":\"a\",\"price\":1.0}";
+        final String r2 = "{\"id\":2,\"name\":\"a\",\"price\":1.0}";
+        final String r3 = "{\"id\":3,\"name\":\"c\",\"price\":3.0}";
+        final String r3b = "{\"id\":3,\"name\":\"c2\",\"price\":3.5}";
+        return switch (format) {
             case "debezium-json" -> List.of(
-                    "{\"before\":null,\"after\":{\"id\":1,\"name\":\"a\",\"price\":1.0},\"op\":\"c\"}",
-                    "{\"before\":null,\"after\":{\"id\":3,\"name\":\"c\",\"price\":3.0},\"op\":\"c\"}",
-                    "{\"before\":{\"id\":1,\"name\":\"a\",\"price\":1.0},"
-                            + "\"after\":{\"id\":2,\"name\":\"a\",\"price\":1.0},\"op\":\"u\"}",
-                    "{\"before\":{\"id\":3,\"name\":\"c\",\"price\":3.0},"
-                            + "\"after\":{\"id\":3,\"name\":\"c2\",\"price\":3.5},\"op\":\"u\"}");
+                    "{\"before\":null,\"after\":" + r1 + ",\"op\":\"c\"}",
+                    "{\"before\":null,\"after\":" + r3 + ",\"op\":\"c\"}",
+                    "{\"before\":" + r1 + ",\"after\":" + r2 + ",\"op\":\"u\"}",
+                    "{\"before\":" + r3 + ",\"after\":" + r3b + ",\"op\":\"u\"}");
             case "canal-json" -> List.of(
-                    "{\"data\":[{\"id\":1,\"name\":\"a\",\"price\":1.0},{\"id\":3,\"name\":\"c\",\"price\":3.0}],"
-                            + "\"type\":\"INSERT\"}",
-                    "{\"data\":[{\"id\":2,\"name\":\"a\",\"price\":1.0},{\"id\":3,\"name\":\"c2\",\"price\":3.5}],"
-                            + "\"old\":[{\"id\":1},{\"name\":\"c\",\"price\":3.0}],\"type\":\"UPDATE\"}");
+                    "{\"data\":[" + r1 + "," + r3 + "],\"type\":\"INSERT\",\"database\":\"d\",\"table\":\"p\"}",
+                    "{\"data\":[" + r2 + "," + r3b + "],\"old\":[{\"id\":1},{\"name\":\"c\",\"price\":3.0}],"
+                            + "\"type\":\"UPDATE\",\"database\":\"d\",\"table\":\"p\"}");
             case "maxwell-json" -> List.of(
-                    "{\"data\":{\"id\":1,\"name\":\"a\",\"price\":1.0},\"type\":\"insert\"}",
-                    "{\"data\":{\"id\":3,\"name\":\"c\",\"price\":3.0},\"type\":\"insert\"}",
-                    "{\"data\":{\"id\":2,\"name\":\"a\",\"price\":1.0},\"old\":{\"id\":1},\"type\":\"update\"}",
-                    "{\"data\":{\"id\":3,\"name\":\"c2\",\"price\":3.5},\"old\":{\"name\":\"c\",\"price\":3.0},"
-                            + "\"type\":\"update\"}");
-            default -> List.of(
-                    "{\"before\":null,\"after\":{\"id\":1,\"name\":\"a\",\"price\":1.0},\"op_type\":\"I\"}",
-                    "{\"before\":null,\"after\":{\"id\":3,\"name\":\"c\",\"price\":3.0},\"op_type\":\"I\"}",
-                    "{\"before\":{\"id\":1,\"name\":\"a\",\"price\":1.0},"
-                            + "\"after\":{\"id\":2,\"name\":\"a\",\"price\":1.0},\"op_type\":\"U\"}",
-                    "{\"before\":{\"id\":3,\"name\":\"c\",\"price\":3.0},"
-                            + "\"after\":{\"id\":3,\"name\":\"c2\",\"price\":3.5},\"op_type\":\"U\"}");
-        });
+                    "{\"database\":\"d\",\"table\":\"p\",\"type\":\"insert\",\"data\":" + r1 + "}",
+                    "{\"database\":\"d\",\"table\":\"p\",\"type\":\"insert\",\"data\":" + r3 + "}",
+                    "{\"database\":\"d\",\"table\":\"p\",\"type\":\"update\",\"data\":" + r2
+                            + ",\"old\":{\"id\":1}}",
+                    "{\"database\":\"d\",\"table\":\"p\",\"type\":\"update\",\"data\":" + r3b
+                            + ",\"old\":{\"name\":\"c\",\"price\":3.0}}");
+            case "ogg-json" -> List.of(
+                    "{\"table\":\"d.p\",\"op_type\":\"I\",\"after\":" + r1 + "}",
+                    "{\"table\":\"d.p\",\"op_type\":\"I\",\"after\":" + r3 + "}",
+                    "{\"table\":\"d.p\",\"op_type\":\"U\",\"before\":" + r1 + ",\"after\":" + r2 + "}",
+                    "{\"table\":\"d.p\",\"op_type\":\"U\",\"before\":" + r3 + ",\"after\":" + r3b + "}");
+            default -> throw new IllegalArgumentException(format);
+        };
+    }
+
+    /**
+     * An update that changes a row's key (update-before id=1, update-after id=2) removes the old key, in every
+     * changelog format Flink offers; an update that keeps its key replaces the row.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"canal-json", "debezium-json", "maxwell-json", "ogg-json"})
+    void aKeyChangingUpdateRemovesTheOldKey(String format) throws Exception {
+        final Path file = dir.resolve("products." + format);
+        Files.write(file, keyChangeLines(format));
         final FlixAsyncLookupFunction function = function(fileOptions(file, format), new int[] {0});
         function.open(new FunctionContext(null));
         try {
-            assertEquals("none", describe(TestTables.answer(function.asyncLookup(GenericRowData.of(1L)))),
-                    "the key the update moved away from");
+            assertEquals("none", describe(TestTables.answer(function.asyncLookup(GenericRowData.of(1L)))));
             assertEquals("2:a:1.0", describe(TestTables.answer(function.asyncLookup(GenericRowData.of(2L)))));
-            assertEquals("3:c2:3.5", describe(TestTables.answer(function.asyncLookup(GenericRowData.of(3L)))),
-                    "an update that keeps its key replaces the row");
+            assertEquals("3:c2:3.5", describe(TestTables.answer(function.asyncLookup(GenericRowData.of(3L)))));
             assertEquals(2, function.dimension().indexSize());
         } finally {
             function.close();
         }
     }
 
+    /** Without ignore-parse-errors, a line the format cannot parse fails the open naming the file and the line. */
     @Test
-    void aLineTheFormatCannotParseFailsTheOpenNamingTheFileAndTheLine() throws Exception {
+    void aMalformedLineFailsNamingTheFileAndTheLine() {
         final Path file = dir.resolve("broken.jsonl");
-        Files.write(file, List.of("{\"id\":1,\"name\":\"a\",\"price\":1.0}", "", "not json"));
+        try {
+            Files.write(file, List.of("{\"id\":1,\"name\":\"a\",\"price\":1.0}", "", "not json"));
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
         final FlixAsyncLookupFunction function = function(fileOptions(file, "json"), new int[] {0});
         final Exception e = org.junit.jupiter.api.Assertions.assertThrows(Exception.class,
                 () -> function.open(new FunctionContext(null)));
-        final StringBuilder messages = new StringBuilder();
+        final StringBuilder chain = new StringBuilder();
         for (Throwable t = e; t != null; t = t.getCause()) {
-            messages.append(t.getMessage()).append(" | ");
+            chain.append(t.getMessage()).append(" | ");
         }
-        assertTrue(messages.toString().contains(file + ", line 3"), messages::toString);
+        assertTrue(chain.toString().contains("file '" + file + "': line 3 cannot be decoded"), chain.toString());
     }
 
     @Test

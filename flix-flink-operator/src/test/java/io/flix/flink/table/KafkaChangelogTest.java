@@ -286,32 +286,6 @@ class KafkaChangelogTest {
     }
 
     /**
-     * No broker answers at all, and 'lookup.bootstrap-timeout' is long (its default, ten minutes, for reading a large
-     * changelog): the open fails once the Kafka client's default.api.timeout.ms has passed, not the bootstrap's
-     * budget, naming the servers, the setting and the cause.
-     */
-    @Test
-    void aTableNoBrokerAnswersFailsWithinTheClientsApiTimeout() throws Exception {
-        final int port;
-        try (ServerSocket socket = new ServerSocket(0)) {
-            port = socket.getLocalPort();
-        }
-        final String servers = "localhost:" + port;
-        final Map<String, String> options = options("products-no-broker");
-        options.put("properties.bootstrap.servers", servers);
-        options.put("properties.default.api.timeout.ms", "1500");
-        final FlixAsyncLookupFunction function = TestTables.function(SCHEMA, options, new int[] {0});
-        final Exception e = assertThrows(Exception.class, () -> function.open(new FunctionContext(null)));
-        final String message = e.getMessage();
-        assertTrue(message.contains("no Kafka broker answered within 1500 ms"), message);
-        assertTrue(message.contains("'properties.default.api.timeout.ms'"), message);
-        assertTrue(message.contains("'" + servers + "'") && message.contains("'products-no-broker'"), message);
-        assertTrue(!message.contains("lookup.bootstrap-timeout"), "not the bootstrap's budget: " + message);
-        assertTrue(message.toLowerCase(java.util.Locale.ROOT).contains("connection refused"), message);
-        assertTrue(SharedDimensions.openOn("products-no-broker").isEmpty());
-    }
-
-    /**
      * The brokers cannot be reached (a port nobody listens on): the open fails after 'lookup.bootstrap-timeout',
      * and the error names the bootstrap servers, the topic and the cause.
      */
@@ -336,5 +310,42 @@ class KafkaChangelogTest {
         assertTrue(e.getCause() != null && e.getCause().getMessage().toLowerCase(java.util.Locale.ROOT)
                 .contains("connection refused"), String.valueOf(e.getCause()));
         assertTrue(SharedDimensions.openOn("products-nowhere").isEmpty());
+    }
+
+    /**
+     * No broker answers at all: the open fails after the connect timeout ('properties.default.api.timeout.ms'), not
+     * after 'lookup.bootstrap-timeout' (kept long here, for reading), naming the servers, the topic and the cause.
+     */
+    @Test
+    void unreachableBrokersFailAfterTheConnectTimeoutNotTheBootstrapTimeout() throws Exception {
+        final int port;
+        try (ServerSocket socket = new ServerSocket(0)) {
+            port = socket.getLocalPort();
+        }
+        final String servers = "localhost:" + port;
+        final Map<String, String> options = options("products-unreachable");
+        options.put("properties.bootstrap.servers", servers);
+        options.put("properties.default.api.timeout.ms", "1500");
+        options.put("lookup.bootstrap-timeout", "60 s");
+        final FlixAsyncLookupFunction function = TestTables.function(SCHEMA, options, new int[] {0});
+        final Exception e = assertThrows(Exception.class, () -> function.open(new FunctionContext(null)));
+        Throwable unreachable = e;
+        while (unreachable != null && !(unreachable instanceof KafkaChangelogReader.BrokersUnreachableException)) {
+            unreachable = unreachable.getCause();
+        }
+        assertTrue(unreachable != null, "the connect-phase failure, not the bootstrap timeout: " + e);
+        final String message = e.getMessage();
+        assertTrue(message.contains("'" + servers + "'"), message);
+        assertTrue(message.contains("'products-unreachable'"), message);
+        assertTrue(message.contains("'properties.default.api.timeout.ms' (1500 ms)"), message);
+        assertTrue(!message.contains("lookup.bootstrap-timeout"), message);
+        assertTrue(message.toLowerCase(java.util.Locale.ROOT).contains("connection refused"), message);
+        assertTrue(SharedDimensions.openOn("products-unreachable").isEmpty());
+    }
+
+    @Test
+    void theConnectTimeoutIsTheConsumersDefaultApiTimeout() {
+        assertEquals(60_000, KafkaChangelogReader.connectTimeout(Map.of()).toMillis());
+        assertEquals(1_500, KafkaChangelogReader.connectTimeout(Map.of("default.api.timeout.ms", "1500")).toMillis());
     }
 }

@@ -34,7 +34,7 @@ class SnapshotDirectoryTest {
                                              SnapshotDirectory.Written written) {
         return new SnapshotManifest(SnapshotManifest.FORMAT, sequence, "products", "id-1", "ROW<...>",
                 new TreeMap<>(Map.of(0, 10 * sequence, 1, 20 * sequence)), written.keys(), written.pages(), dataFile,
-                bytes, crc, "2026-11-24T00:00:00Z", "test");
+                bytes, crc, "2026-11-24T00:00:00Z", "test", null);
     }
 
     /** Writes a snapshot whose data is {@code data}. */

@@ -22,7 +22,17 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  */
 public final class KafkaBrokerExtension implements BeforeAllCallback, AfterAllCallback {
 
+    private final Map<String, String> brokerSettings;
     private KafkaClusterTestKit cluster;
+
+    public KafkaBrokerExtension() {
+        this(Map.of());
+    }
+
+    /** A broker with these settings besides the single-node ones (for example a fast log cleaner). */
+    public KafkaBrokerExtension(Map<String, String> brokerSettings) {
+        this.brokerSettings = Map.copyOf(brokerSettings);
+    }
 
     @Override
     public void beforeAll(ExtensionContext context) throws Exception {
@@ -31,15 +41,16 @@ public final class KafkaBrokerExtension implements BeforeAllCallback, AfterAllCa
                 .setNumBrokerNodes(1)
                 .setNumControllerNodes(1)
                 .build();
-        cluster = new KafkaClusterTestKit.Builder(nodes)
+        final KafkaClusterTestKit.Builder builder = new KafkaClusterTestKit.Builder(nodes)
                 .setConfigProp("offsets.topic.replication.factor", "1")
                 .setConfigProp("offsets.topic.num.partitions", "1")
                 .setConfigProp("transaction.state.log.replication.factor", "1")
                 .setConfigProp("transaction.state.log.min.isr", "1")
                 .setConfigProp("transaction.state.log.num.partitions", "1")
                 .setConfigProp("group.initial.rebalance.delay.ms", "0")
-                .setConfigProp("auto.create.topics.enable", "false")
-                .build();
+                .setConfigProp("auto.create.topics.enable", "false");
+        brokerSettings.forEach(builder::setConfigProp);
+        cluster = builder.build();
         cluster.format();
         cluster.startup();
         cluster.waitForReadyBrokers();
@@ -70,8 +81,14 @@ public final class KafkaBrokerExtension implements BeforeAllCallback, AfterAllCa
 
     /** Creates topics with the given partition counts (one replica each) and waits until they exist. */
     public void createTopics(Map<String, Integer> partitionsByTopic) throws Exception {
+        createTopics(partitionsByTopic, Map.of());
+    }
+
+    /** Creates topics with the given partition counts and topic settings (one replica each); waits until they exist. */
+    public void createTopics(Map<String, Integer> partitionsByTopic, Map<String, String> topicSettings)
+            throws Exception {
         List<NewTopic> topics = partitionsByTopic.entrySet().stream()
-                .map(e -> new NewTopic(e.getKey(), e.getValue(), (short) 1))
+                .map(e -> new NewTopic(e.getKey(), e.getValue(), (short) 1).configs(topicSettings))
                 .toList();
         try (Admin admin = Admin.create(clientProperties())) {
             admin.createTopics(topics).all().get(60, TimeUnit.SECONDS);

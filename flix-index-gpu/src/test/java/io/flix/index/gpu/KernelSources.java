@@ -3,7 +3,11 @@ package io.flix.index.gpu;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 
+import org.junit.jupiter.api.Assumptions;
+
 import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
 import java.lang.reflect.Field;
 import java.lang.reflect.Modifier;
 import java.nio.file.Files;
@@ -38,33 +42,60 @@ public final class KernelSources {
     private record Parameter(String type, String name) {
     }
 
+    private final String module;
     private final Path cuda;
     private final Path javaSources;
 
     /**
-     * The sources of {@code module}: its directory where run from the repository root, else the working directory
-     * (Maven runs a module's tests there).
+     * The sources of {@code module}: from the test class path ({@code kernel-sources/<module>/}, copied there by the
+     * module's pom, so that a packed test jar carries them), else from its directory where run from the repository
+     * root or the working directory (Maven runs a module's tests there).
      */
     public KernelSources(String module) {
-        final Path dir = Files.isDirectory(Path.of(module)) ? Path.of(module) : Path.of("");
+        this(module, Files.isDirectory(Path.of(module)) ? Path.of(module) : Path.of(""));
+    }
+
+    /** The sources of {@code module}, its directory (the fallback to the class path's copy) {@code dir}. */
+    KernelSources(String module, Path dir) {
+        this.module = module;
         this.cuda = dir.resolve("src/main/cuda");
         this.javaSources = dir.resolve("src/main/java/io/flix/index/gpu");
     }
 
-    /** The {@code #define NAME VALUE} lines of a header (a comment may follow): integer literals, or INT64_MIN. */
-    public Map<String, Long> headerConstants(Path header) throws IOException {
+    /** A kernel source or header of this module, as text. */
+    public String cudaFile(String name) throws IOException {
+        return read("cuda/" + name, cuda.resolve(name));
+    }
+
+    private String javaFile(String name) throws IOException {
+        return read("java/" + name, javaSources.resolve(name));
+    }
+
+    /** The class path's copy; else the file; else the test is skipped saying where it looked. */
+    private String read(String resource, Path file) throws IOException {
+        final String name = "kernel-sources/" + module + "/" + resource;
+        try (InputStream in = KernelSources.class.getClassLoader().getResourceAsStream(name)) {
+            if (in != null) {
+                return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+            }
+        }
+        if (Files.isRegularFile(file)) {
+            return Files.readString(file);
+        }
+        Assumptions.abort("the kernel sources are not here: no " + name + " on the class path (the module's pom "
+                + "copies them into its test resources) and no " + file.toAbsolutePath());
+        return null;
+    }
+
+    /** The {@code #define NAME VALUE} lines of a header's text (a comment may follow): integer literals, or INT64_MIN. */
+    public Map<String, Long> headerConstants(String header) {
         final Map<String, Long> constants = new TreeMap<>();
-        final Matcher m = DEFINE.matcher(Files.readString(header));
+        final Matcher m = DEFINE.matcher(header);
         while (m.find()) {
             final String value = m.group(2);
             constants.put(m.group(1), value.equals("INT64_MIN") ? Long.MIN_VALUE : Long.decode(value));
         }
         return constants;
-    }
-
-    /** A header of this module's kernels. */
-    public Path cudaFile(String name) {
-        return cuda.resolve(name);
     }
 
     /** The static int and long fields of a class, by name. */
@@ -86,9 +117,9 @@ public final class KernelSources {
      * parameter in order as its type needs (ptr, i32, i64).
      */
     public void assertLaunchesMatchKernels(String cudaFile, String javaFile) throws IOException {
-        final Map<String, List<Parameter>> kernels = kernels(Files.readString(cuda.resolve(cudaFile)));
+        final Map<String, List<Parameter>> kernels = kernels(cudaFile(cudaFile));
         assertFalse(kernels.isEmpty(), "no kernel found in " + cudaFile);
-        final String java = Files.readString(javaSources.resolve(javaFile));
+        final String java = javaFile(javaFile);
         final Map<String, String> launchOf = new TreeMap<>();
         final Matcher m = LAUNCH.matcher(java);
         while (m.find()) {
