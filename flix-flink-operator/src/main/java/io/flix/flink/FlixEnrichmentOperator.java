@@ -2,6 +2,7 @@ package io.flix.flink;
 
 import io.flix.flink.taskmanager.BackendReport;
 import io.flix.flink.taskmanager.ClassLoaderRelease;
+import io.flix.flink.taskmanager.TaskManagerGauges;
 import io.flix.flink.taskmanager.TaskManagerGpus;
 
 import io.flix.index.FlixConfig;
@@ -258,10 +259,7 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
             device = -1;
         }
         group.gauge("flixDevice", () -> device);
-        final String assignedGpus = TaskManagerGpus.describeAssigned(
-                getRuntimeContext().getExternalResourceInfos(TaskManagerGpus.RESOURCE_NAME));
-        group.gauge("flixAssignedGpus", () -> assignedGpus);
-        group.gauge("flixIndexLibrary", ClassLoaderRelease::indexLibraryHome);
+        TaskManagerGauges.register(group, TaskManagerGpus.assignedTo(getRuntimeContext()));
         group.gauge("flixSnapshotMillis", () -> snapshotMillis);
     }
 
@@ -274,7 +272,7 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
         final int slots = getContainingTask().getEnvironment().getTaskManagerInfo().getConfiguration()
                 .get(TaskManagerOptions.NUM_TASK_SLOTS);
         final List<Integer> gpus = TaskManagerGpus.of(
-                getRuntimeContext().getExternalResourceInfos(TaskManagerGpus.RESOURCE_NAME), settings.backend());
+                TaskManagerGpus.assignedTo(getRuntimeContext()), settings.backend());
         final FlixConfig config = settings.configFor(subtask, Math.max(1, Math.min(parallelism, slots)), gpus);
         index = FlixIndex.open(config);
         ClassLoaderRelease.register(getRuntimeContext());

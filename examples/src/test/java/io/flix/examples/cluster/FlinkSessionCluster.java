@@ -466,21 +466,44 @@ public final class FlinkSessionCluster implements AutoCloseable {
         final String wanted = normalized(operator);
         final Map<Integer, String> values = new TreeMap<>();
         for (JsonNode v : get("/jobs/" + jobId).path("vertices")) {
-            final String vertex = "/jobs/" + jobId + "/vertices/" + v.path("id").asText() + "/metrics";
-            final List<String> ids = new ArrayList<>();
-            for (JsonNode m : get(vertex)) {
-                final String id = m.path("id").asText();
-                final int dot = id.indexOf('.');
-                if (dot > 0 && id.endsWith("." + metric) && id.substring(0, dot).chars().allMatch(Character::isDigit)
-                        && normalized(id.substring(dot + 1, id.length() - metric.length() - 1)).contains(wanted)) {
-                    ids.add(id);
-                }
+            values.putAll(subtaskMetric(jobId, v, metric,
+                    name -> normalized(name).contains(wanted)));
+        }
+        return values;
+    }
+
+    /**
+     * One metric of every vertex whose name contains {@code vertex}, per subtask: vertex name -> (subtask -> value).
+     * Unlike {@link #operatorMetric}, vertices whose subtasks share numbers stay apart.
+     */
+    public Map<String, Map<Integer, String>> vertexMetric(String jobId, String vertex, String metric) {
+        final Map<String, Map<Integer, String>> values = new TreeMap<>();
+        for (JsonNode v : get("/jobs/" + jobId).path("vertices")) {
+            if (v.path("name").asText().contains(vertex)) {
+                values.put(v.path("name").asText(), subtaskMetric(jobId, v, metric, name -> true));
             }
-            if (!ids.isEmpty()) {
-                for (JsonNode m : get(vertex + "?get=" + String.join(",", ids))) {
-                    final String id = m.path("id").asText();
-                    values.put(Integer.parseInt(id.substring(0, id.indexOf('.'))), m.path("value").asText());
-                }
+        }
+        return values;
+    }
+
+    /** A vertex's metric {@code <subtask>.<operator>.<metric>} of the operators {@code operatorName} accepts. */
+    private Map<Integer, String> subtaskMetric(String jobId, JsonNode v, String metric,
+                                               java.util.function.Predicate<String> operatorName) {
+        final String vertex = "/jobs/" + jobId + "/vertices/" + v.path("id").asText() + "/metrics";
+        final List<String> ids = new ArrayList<>();
+        for (JsonNode m : get(vertex)) {
+            final String id = m.path("id").asText();
+            final int dot = id.indexOf('.');
+            if (dot > 0 && id.endsWith("." + metric) && id.substring(0, dot).chars().allMatch(Character::isDigit)
+                    && operatorName.test(id.substring(dot + 1, id.length() - metric.length() - 1))) {
+                ids.add(id);
+            }
+        }
+        final Map<Integer, String> values = new TreeMap<>();
+        if (!ids.isEmpty()) {
+            for (JsonNode m : get(vertex + "?get=" + String.join(",", ids))) {
+                final String id = m.path("id").asText();
+                values.put(Integer.parseInt(id.substring(0, id.indexOf('.'))), m.path("value").asText());
             }
         }
         return values;

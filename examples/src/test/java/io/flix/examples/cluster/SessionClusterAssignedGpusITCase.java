@@ -5,7 +5,6 @@ import io.flix.flink.taskmanager.StandInGpuDriver;
 import io.flix.flink.testing.KafkaBrokerExtension;
 import io.flix.index.Backend;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -126,30 +125,6 @@ class SessionClusterAssignedGpusITCase {
 
     /** One metric of every vertex of the dimension (lookups and writers): vertex name -> (subtask -> value). */
     private static Map<String, Map<Integer, String>> vertexMetric(String job, String metric) {
-        final Map<String, Map<Integer, String>> values = new TreeMap<>();
-        for (JsonNode v : cluster.get("/jobs/" + job).path("vertices")) {
-            final String name = v.path("name").asText();
-            if (!name.contains(KafkaEnrichmentJob.ENRICHMENT)) {
-                continue;
-            }
-            final String path = "/jobs/" + job + "/vertices/" + v.path("id").asText() + "/metrics";
-            final List<String> ids = new ArrayList<>();
-            for (JsonNode m : cluster.get(path)) {
-                final String id = m.path("id").asText();
-                if (id.endsWith("." + metric) && id.indexOf('.') > 0
-                        && id.substring(0, id.indexOf('.')).chars().allMatch(Character::isDigit)) {
-                    ids.add(id);
-                }
-            }
-            final Map<Integer, String> bySubtask = new TreeMap<>();
-            if (!ids.isEmpty()) {
-                for (JsonNode m : cluster.get(path + "?get=" + String.join(",", ids))) {
-                    final String id = m.path("id").asText();
-                    bySubtask.put(Integer.parseInt(id.substring(0, id.indexOf('.'))), m.path("value").asText());
-                }
-            }
-            values.put(name, bySubtask);
-        }
-        return values;
+        return cluster.vertexMetric(job, KafkaEnrichmentJob.ENRICHMENT, metric);
     }
 }

@@ -1,6 +1,7 @@
 package io.flix.flink.shared;
 
 import io.flix.flink.taskmanager.ClassLoaderRelease;
+import io.flix.flink.taskmanager.TaskManagerGauges;
 import io.flix.flink.taskmanager.TaskManagerGpus;
 
 import io.flix.flink.BatchDeadline;
@@ -152,7 +153,7 @@ public final class DimensionWriterOperator<P> extends AbstractStreamOperator<Voi
         spare = new SerializedUpdates(capacity);
         dimension = TaskManagerDimensions.acquire(getContainingTask().getEnvironment().getTaskManagerInfo(),
                 getRuntimeContext().getJobInfo().getJobId(), dimensionId, settings, payloadSerializer, capacity,
-                TaskManagerGpus.of(getRuntimeContext().getExternalResourceInfos(TaskManagerGpus.RESOURCE_NAME),
+                TaskManagerGpus.of(TaskManagerGpus.assignedTo(getRuntimeContext()),
                         settings.backend()));
         ClassLoaderRelease.register(getRuntimeContext());
         applier = dimension.registerWriter(subtask, attempt);
@@ -186,10 +187,7 @@ public final class DimensionWriterOperator<P> extends AbstractStreamOperator<Voi
         group.gauge("flixRowBytes", dimension::payloadBytes);
         group.gauge("flixBackend", dimension::backendName);
         group.gauge("flixDevices", () -> DimensionIndex.describe(dimension.devices()));
-        final String assignedGpus = TaskManagerGpus.describeAssigned(
-                getRuntimeContext().getExternalResourceInfos(TaskManagerGpus.RESOURCE_NAME));
-        group.gauge("flixAssignedGpus", () -> assignedGpus);
-        group.gauge("flixIndexLibrary", ClassLoaderRelease::indexLibraryHome);
+        TaskManagerGauges.register(group, TaskManagerGpus.assignedTo(getRuntimeContext()));
         group.gauge("flixIndexBytes", dimension::indexBytes);
         group.gauge("flixDimensionPendingUpdates", dimension::pendingUpdates);
         group.gauge("flixDimensionLagMillis", dimension::lagMillis);

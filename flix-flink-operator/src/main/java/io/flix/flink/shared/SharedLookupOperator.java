@@ -1,6 +1,7 @@
 package io.flix.flink.shared;
 
 import io.flix.flink.taskmanager.ClassLoaderRelease;
+import io.flix.flink.taskmanager.TaskManagerGauges;
 import io.flix.flink.taskmanager.TaskManagerGpus;
 
 import io.flix.flink.Enriched;
@@ -138,7 +139,7 @@ public final class SharedLookupOperator<E, P> extends AbstractStreamOperator<Enr
         final int capacity = Math.min(batchSize, 1 << 16);
         dimension = TaskManagerDimensions.acquire(getContainingTask().getEnvironment().getTaskManagerInfo(),
                 getRuntimeContext().getJobInfo().getJobId(), dimensionId, settings, payloadSerializer, capacity,
-                TaskManagerGpus.of(getRuntimeContext().getExternalResourceInfos(TaskManagerGpus.RESOURCE_NAME),
+                TaskManagerGpus.of(TaskManagerGpus.assignedTo(getRuntimeContext()),
                         settings.backend()));
         ClassLoaderRelease.register(getRuntimeContext());
         copyEvents = getExecutionConfig().isObjectReuseEnabled();
@@ -163,10 +164,7 @@ public final class SharedLookupOperator<E, P> extends AbstractStreamOperator<Enr
         group.gauge("flixIndexSize", dimension::size);
         group.gauge("flixBackend", dimension::backendName);
         group.gauge("flixDevices", () -> DimensionIndex.describe(dimension.devices()));
-        final String assignedGpus = TaskManagerGpus.describeAssigned(
-                getRuntimeContext().getExternalResourceInfos(TaskManagerGpus.RESOURCE_NAME));
-        group.gauge("flixAssignedGpus", () -> assignedGpus);
-        group.gauge("flixIndexLibrary", ClassLoaderRelease::indexLibraryHome);
+        TaskManagerGauges.register(group, TaskManagerGpus.assignedTo(getRuntimeContext()));
         group.gauge("flixIndexBytes", dimension::indexBytes);
         group.gauge("flixDimensionPendingUpdates", dimension::pendingUpdates);
         group.gauge("flixDimensionLagMillis", dimension::lagMillis);

@@ -51,11 +51,7 @@ public final class TaskManagerDimension<P> implements AutoCloseable {
     private volatile int applyingUpdates;
     private volatile long oldestApplyingNanos;
 
-    TaskManagerDimension(String description, FlixIndex index, TypeSerializer<P> payloadSerializer, int batchCapacity) {
-        this(description, index, index.backend(), payloadSerializer, batchCapacity);
-    }
-
-    /** As above, for an index opened with backend {@code asked} (its gauge says where AUTO fell to the CPU). */
+    /** @param asked the backend the index was opened with (its gauge says where AUTO fell to the CPU) */
     TaskManagerDimension(String description, FlixIndex index, Backend asked, TypeSerializer<P> payloadSerializer,
                          int batchCapacity) {
         this.dimension = new LocalDimension<>(description, index, asked,

@@ -1,5 +1,6 @@
 package io.flix.flink.table;
 
+import io.flix.flink.taskmanager.TaskManagerGauges;
 import io.flix.flink.taskmanager.TaskManagerGpus;
 
 import org.apache.flink.metrics.Counter;
@@ -93,8 +94,7 @@ public final class FlixAsyncLookupFunction extends AsyncLookupFunction {
         }
         final SharedDimension acquired = SharedDimensions.acquire(spec, context);
         registerMetrics(context.getMetricGroup(), acquired);
-        final String assignedGpus = TaskManagerGpus.describeAssigned(TaskManagerGpus.assignedTo(context));
-        context.getMetricGroup().gauge("flixAssignedGpus", () -> assignedGpus);
+        TaskManagerGauges.register(context.getMetricGroup(), TaskManagerGpus.assignedTo(context));
         snapshotRole = acquired.snapshots() != null && acquired.snapshots().takeRole(isFirstSubtask(context));
         try {
             acquired.awaitBootstrap();

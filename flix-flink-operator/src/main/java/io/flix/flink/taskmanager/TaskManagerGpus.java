@@ -3,6 +3,7 @@ package io.flix.flink.taskmanager;
 import io.flix.index.Backend;
 
 import org.apache.flink.api.common.externalresource.ExternalResourceInfo;
+import org.apache.flink.api.common.functions.RuntimeContext;
 import org.apache.flink.table.api.TableException;
 import org.apache.flink.table.functions.FunctionContext;
 
@@ -32,6 +33,11 @@ public final class TaskManagerGpus {
     public static final String INDEX_PROPERTY = "index";
 
     private TaskManagerGpus() {
+    }
+
+    /** The GPUs Flink assigned to the task manager an operator runs on. */
+    public static Set<ExternalResourceInfo> assignedTo(RuntimeContext context) {
+        return context.getExternalResourceInfos(RESOURCE_NAME);
     }
 
     /**

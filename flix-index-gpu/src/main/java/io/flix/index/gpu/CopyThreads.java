@@ -55,11 +55,6 @@ final class CopyThreads {
         staging = null;
     }
 
-    /** Pools started and not stopped; for tests. */
-    static synchronized int poolsStarted() {
-        return (up == null ? 0 : 1) + (down == null ? 0 : 1) + (staging == null ? 0 : 1);
-    }
-
     private static ExecutorService pool(String name, int threads) {
         return Executors.newFixedThreadPool(threads, runnable -> {
             final Thread t = new Thread(runnable, name);
