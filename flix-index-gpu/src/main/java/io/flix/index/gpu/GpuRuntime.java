@@ -42,6 +42,8 @@ final class GpuRuntime {
 
     private static final Map<Integer, DeviceContext> DEVICES = new HashMap<>();
     private static boolean initialised;
+    /** Set where {@link #release()} let go of JCuda in a job's class loader: the GPU backend stays closed there. */
+    private static boolean closedForGood;
 
     private GpuRuntime() {
     }
@@ -50,6 +52,10 @@ final class GpuRuntime {
     static synchronized void initialise() throws IOException {
         if (initialised) {
             return;
+        }
+        if (closedForGood) {
+            throw new IOException("the GPU backend of this class loader was released (its job ended): open indexes "
+                    + "in the class loader of a job that runs");
         }
         if (GpuRuntime.class.getResource(FATBIN_RESOURCE) == null) {
             throw new IOException("the GPU kernels (" + FATBIN_RESOURCE + ") are not in this build of flix-index-gpu: "
@@ -72,6 +78,9 @@ final class GpuRuntime {
     }
 
     static synchronized int deviceCount() {
+        if (closedForGood) {
+            throw new IllegalStateException("the GPU backend of this class loader was released (its job ended)");
+        }
         final int[] count = new int[1];
         cuDeviceGetCount(count);
         return count[0];
@@ -107,7 +116,9 @@ final class GpuRuntime {
     /**
      * Releases what this class loader holds on the devices between indexes: the copy threads, the pinned staging,
      * each device's kernel modules and its hold on the primary context. Only where no index of this class loader is
-     * open or will be: Flink's operators call it as the job's class loader is released.
+     * open or will be: Flink's operators call it as the job's class loader is released. In a class loader other than
+     * the application's, JCuda's references to its own classes go too (they would keep the loader from being
+     * collected), and the GPU backend of this loader cannot open again.
      */
     static synchronized void release() {
         CopyThreads.shutdown();
@@ -116,6 +127,10 @@ final class GpuRuntime {
             d.release();
         }
         DEVICES.clear();
+        if (initialised && JCudaNatives.dropClassReferences()) {
+            initialised = false;
+            closedForGood = true;
+        }
     }
 
     /** The device's context with the kernels loaded, current on the calling thread. */

@@ -14,11 +14,14 @@ import java.nio.file.Path;
  * to, so while its driver class initialises here, {@code java.io.tmpdir} names a directory of this loader's own; the
  * copy is deleted once loaded (the mapping stays). Where JCuda lives in a parent class loader (Flink's {@code lib/}
  * with {@code jcuda.} loaded parent-first) its class is initialised once for the process and this does nothing more.
+ * When the job's class loader is released, {@link #dropClassReferences()} lets go of what would keep it alive.
  */
 final class JCudaNatives {
 
     static final String DRIVER_CLASS = "jcuda.driver.JCudaDriver";
     private static boolean loaded;
+    /** The directory this loader's copy of the driver library was extracted to; null where JCuda was loaded before. */
+    private static String extractedTo;
 
     private JCudaNatives() {
     }
@@ -28,7 +31,7 @@ final class JCudaNatives {
         if (loaded) {
             return;
         }
-        final Path directory = Files.createTempDirectory("flix-jcuda-");
+        final Path directory = Files.createTempDirectory("flix-jcuda-").toRealPath();
         try {
             // one lock for every class loader of the process: two loaders must not swap the property at once
             synchronized (System.getProperties()) {
@@ -41,9 +44,37 @@ final class JCudaNatives {
                 }
             }
             loaded = true;
+            if (driverClassIsThisLoaders()) {
+                extractedTo = directory + "/";
+            }
         } finally {
             deleteTree(directory);
         }
+    }
+
+    /**
+     * Lets go of the references to JCuda's classes that its driver library keeps (see {@code flix_jcuda_jni.cu}), so
+     * that this class loader can be collected; only where this loader extracted its own copy of the library, and it is
+     * not the application class loader (which lives as long as the process). No JCuda call of this loader may follow:
+     * the library would find its classes gone. Needs {@link NativeLibrary} loaded.
+     *
+     * @return whether the references were dropped
+     */
+    static synchronized boolean dropClassReferences() {
+        final ClassLoader loader = JCudaNatives.class.getClassLoader();
+        if (extractedTo == null || loader == ClassLoader.getSystemClassLoader()) {
+            return false;
+        }
+        final int dropped = dropClassReferences(extractedTo);
+        extractedTo = null;
+        return dropped > 0;
+    }
+
+    private static native int dropClassReferences(String directory);
+
+    private static boolean driverClassIsThisLoaders() throws ClassNotFoundException {
+        return Class.forName(DRIVER_CLASS, false, JCudaNatives.class.getClassLoader()).getClassLoader()
+                == JCudaNatives.class.getClassLoader();
     }
 
     /** Deletes what JCuda extracted (a loaded library keeps its mapping); where that fails, the files stay. */

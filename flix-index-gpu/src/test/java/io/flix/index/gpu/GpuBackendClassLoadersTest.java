@@ -6,6 +6,7 @@ import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
+import java.lang.ref.WeakReference;
 import java.lang.reflect.Method;
 import java.net.URISyntaxException;
 import java.net.URL;
@@ -22,6 +23,7 @@ import java.util.concurrent.Future;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -65,6 +67,44 @@ class GpuBackendClassLoadersTest {
             assertEquals(direct, path.startsWith("straight from the Java heap"), hostArrayPaths::toString);
         }
         System.out.println("host arrays of the three loaders' indexes: " + hostArrayPaths);
+    }
+
+    /**
+     * A job's class loader, released, is collected: JCuda's native library holds global references to its classes,
+     * which would keep every job's class loader (and its class metadata) in the task manager for good.
+     */
+    @Test
+    void aReleasedLoaderIsCollected() throws Exception {
+        final WeakReference<ClassLoader> released = openAndRelease(false);
+        int collections = 0;
+        while (released.get() != null && collections < 20) {
+            System.gc();
+            collections++;
+        }
+        assertNull(released.get(), "the released class loader is still reachable after " + collections
+                + " collections");
+    }
+
+    /** After its release a loader's GPU backend fails to open, naming why, rather than touching JCuda again. */
+    @Test
+    void aReleasedLoadersGpuBackendStaysClosed() throws Exception {
+        openAndRelease(true);
+    }
+
+    private static WeakReference<ClassLoader> openAndRelease(boolean reopen) throws Exception {
+        try (URLClassLoader loader = new URLClassLoader("released-job", jobJar, ClassLoader.getPlatformClassLoader())) {
+            assertEquals("GPU", openAndCount(loader));
+            release(loader);
+            if (reopen) {
+                final Throwable reopened = assertThrows(Throwable.class, () -> openAndCount(loader));
+                final StringBuilder causes = new StringBuilder();
+                for (Throwable t = reopened; t != null; t = t.getCause()) {
+                    causes.append(t).append(" / ");
+                }
+                assertTrue(causes.toString().contains("was released"), causes::toString);
+            }
+            return new WeakReference<>(loader);
+        }
     }
 
     @Test
