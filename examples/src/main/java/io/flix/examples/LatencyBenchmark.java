@@ -162,7 +162,7 @@ public final class LatencyBenchmark {
                 .withFlixExactKeyTable(!options.text("--exact-key-table", "on").equals("off"));
         final Path out = Path.of(options.text("--out", "latency-out"));
         System.out.printf(Locale.ROOT, "keys=%d parallelism=%d cores=%d maxHeap=%.1f GiB batch=%d flush=%d ms "
-                        + "rates=%s x heap max, phases of %.1f s after a warm-up of %.1f s at %.2f x, buffer timeouts "
+                        + "rates=%s x heap max, phases of %.2f s after a warm-up of %.2f s at %.2f x, buffer timeouts "
                         + "%s ms, gpu=%s%n", keys, parallelism, Runtime.getRuntime().availableProcessors(),
                 Runtime.getRuntime().maxMemory() / 1073741824.0, setup.batchSize(), setup.flushMillis(), rates,
                 phaseSeconds, warmupSeconds, warmupRate, timeouts,
@@ -302,7 +302,7 @@ public final class LatencyBenchmark {
         final StringBuilder summary = new StringBuilder("# Enrichment latency\n\n");
         summary.append(String.format(Locale.ROOT, "%d keys, parallelism %d, %d cores, max heap %.1f GiB; FliX "
                         + "micro-batches of %d records or %d ms. Heap-state job's maximum: %,.0f lookups/s (%s). "
-                        + "Warm-up %.1f s at %,.0f/s (not reported), then phases of %.1f s. Latency: output time "
+                        + "Warm-up %.2f s at %,.0f/s (not reported), then phases of %.2f s. Latency: output time "
                         + "minus the order's due time, per phase the order was stamped in; achieved: orders out of "
                         + "the enrichment during the phase's window over its length.%n%n",
                 setup.keys(), setup.parallelism(), Runtime.getRuntime().availableProcessors(),

@@ -202,7 +202,9 @@ final class PacedOrderSource
                 final long due = phaseStart + (long) ((k + (double) lane / lanes) * nanosPerOrder);
                 if (due > now) {
                     final CompletableFuture<Void> wake = new CompletableFuture<>();
-                    CompletableFuture.delayedExecutor(due - now, TimeUnit.NANOSECONDS).execute(() -> wake.complete(null));
+                    // completed on the JDK's delay thread itself (no hop through the common pool)
+                    CompletableFuture.delayedExecutor(due - now, TimeUnit.NANOSECONDS, Runnable::run)
+                            .execute(() -> wake.complete(null));
                     available = wake;
                     return InputStatus.NOTHING_AVAILABLE;
                 }

@@ -28,7 +28,7 @@ class LatencyBenchmarkSmokeTest {
     @Test
     void everyContestantRateAndTimeoutIsMeasuredAndWritten(@TempDir Path out) throws Exception {
         final Report report = LatencyBenchmark.run(new String[] {"--quick", "--backend", "cpu",
-                "--rocksdb-managed", "128m", "--phase-seconds", "0.25", "--warmup-seconds", "0.1",
+                "--rocksdb-managed", "128m", "--phase-seconds", "0.2", "--warmup-seconds", "0.1",
                 "--flush-ms", "20", "--out", out.toString()});
 
         assertTrue(report.heapMaxMeasured() && report.heapMaxPerSecond() > 0, report.toString());
