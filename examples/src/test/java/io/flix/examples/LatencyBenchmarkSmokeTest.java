@@ -24,11 +24,12 @@ class LatencyBenchmarkSmokeTest {
             "ceiling-chained");
     private static final List<Double> RATES = List.of(0.1, 0.5, 0.9, 2.0);
     private static final List<Long> TIMEOUTS = List.of(100L, 1L);
+    private static final double PHASE_SECONDS = 0.2;
 
     @Test
     void everyContestantRateAndTimeoutIsMeasuredAndWritten(@TempDir Path out) throws Exception {
         final Report report = LatencyBenchmark.run(new String[] {"--quick", "--backend", "cpu",
-                "--rocksdb-managed", "128m", "--phase-seconds", "0.2", "--warmup-seconds", "0.1",
+                "--rocksdb-managed", "128m", "--phase-seconds", String.valueOf(PHASE_SECONDS), "--warmup-seconds", "0.1",
                 "--flush-ms", "20", "--out", out.toString()});
 
         assertTrue(report.heapMaxMeasured() && report.heapMaxPerSecond() > 0, report.toString());
@@ -46,6 +47,8 @@ class LatencyBenchmarkSmokeTest {
         for (Row row : rows) {
             assertTrue(row.emitted() > 0, row.toString());
             assertEquals(row.emitted(), row.recorded(), "every order offered came out with its latency: " + row);
+            // the phase's orders at its rate, split over the 2 source subtasks
+            assertEquals(row.offeredPerSecond() * PHASE_SECONDS, row.emitted(), 2, row.toString());
             assertTrue(row.p50() <= row.p99() && row.p99() <= row.p999() && row.p999() <= row.max(), row.toString());
             assertEquals(row.rateFraction() * report.heapMaxPerSecond(), row.offeredPerSecond(),
                     1e-6 * row.offeredPerSecond(), row.toString());
