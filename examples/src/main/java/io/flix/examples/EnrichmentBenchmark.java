@@ -612,7 +612,7 @@ public final class EnrichmentBenchmark {
     }
 
     /** The cluster's and the job's configuration (the same, as in a local environment). */
-    private static Configuration configuration(Contestant contestant, Setup setup, Path checkpoints) {
+    static Configuration configuration(Contestant contestant, Setup setup, Path checkpoints) {
         final Configuration conf = new Configuration();
         // savepoints of this size go to files, not to the job manager's memory
         conf.set(CheckpointingOptions.CHECKPOINT_STORAGE, "filesystem");
@@ -644,10 +644,7 @@ public final class EnrichmentBenchmark {
                         lookups, TypeInformation.of(Order.class)).heldBackUntil(BenchmarkProgress::lookupsReleased),
                 WatermarkStrategy.noWatermarks(), "orders").uid(ordersUid);
         if (setup.payload().equals("long")) {
-            final DataStream<ProductPrice> updates = env.fromSource(GeneratedSource.of(
-                            i -> new ProductPrice(productId(i), price(i)), keys,
-                            TypeInformation.of(ProductPrice.class)),
-                    WatermarkStrategy.noWatermarks(), "products").uid("products");
+            final DataStream<ProductPrice> updates = priceUpdates(env, keys);
             enrich(contestant, setup, updates, orders, p -> p.id, p -> p.price, Types.LONG)
                     .sinkTo(new AnswerCheckingSink<Long>(keys, price -> price, !contestant.ceiling())).name("check")
                     .uid("check");
@@ -662,8 +659,18 @@ public final class EnrichmentBenchmark {
         return env;
     }
 
-    /** The contestant's enrichment of the orders against the updates' payloads. */
-    private static <U, P> DataStream<Enriched<Order, P>> enrich(
+    /** The dimension's updates with payload {@code long}: products 0 to {@code keys - 1}, each with its price. */
+    static DataStream<ProductPrice> priceUpdates(StreamExecutionEnvironment env, long keys) {
+        return env.fromSource(GeneratedSource.of(i -> new ProductPrice(productId(i), price(i)), keys,
+                        TypeInformation.of(ProductPrice.class)),
+                WatermarkStrategy.noWatermarks(), "products").uid("products");
+    }
+
+    /**
+     * The contestant's enrichment of the orders against the updates' payloads (also {@link LatencyBenchmark}'s: the
+     * same jobs, other orders and sink).
+     */
+    static <U, P> DataStream<Enriched<Order, P>> enrich(
             Contestant contestant, Setup setup, DataStream<U> updates, DataStream<Order> orders,
             KeySelector<U, Long> key, SerializableFunction<U, P> payloadOf, TypeInformation<P> payloadType) {
         final TypeInformation<Enriched<Order, P>> enrichedType =
@@ -719,7 +726,7 @@ public final class EnrichmentBenchmark {
     }
 
     /** Whether every copy of the dimension the contestant keeps holds every key. */
-    private static boolean loaded(Contestant contestant, Setup setup) {
+    static boolean loaded(Contestant contestant, Setup setup) {
         final long keys = setup.keys();
         final int parallelism = setup.parallelism();
         return contestant.flix() ? flixHolds(contestant, keys, parallelism)
@@ -787,7 +794,7 @@ public final class EnrichmentBenchmark {
     }
 
     /** The backends the FliX subtasks reported (joined where they differ); for the others their state's home. */
-    private static String backendUsed(Contestant contestant) {
+    static String backendUsed(Contestant contestant) {
         if (contestant.flix()) {
             final TreeSet<String> names = new TreeSet<>();
             FlixMetrics.values(ENRICHMENT, "flixBackend").forEach(name -> names.add(String.valueOf(name)));
@@ -869,7 +876,7 @@ public final class EnrichmentBenchmark {
         }
     }
 
-    private static void deleteRecursively(Path dir) throws java.io.IOException {
+    static void deleteRecursively(Path dir) throws java.io.IOException {
         final List<Path> paths = new ArrayList<>();
         try (Stream<Path> walk = Files.walk(dir)) {
             walk.forEach(paths::add);
