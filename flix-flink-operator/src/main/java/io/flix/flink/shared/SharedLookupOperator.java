@@ -119,6 +119,8 @@ public final class SharedLookupOperator<E, P> extends AbstractStreamOperator<Enr
     private transient Executor worker;
     /** LOAD: the worker this operator started, shut down in {@link #close}; null where a test set the worker. */
     private transient ExecutorService ownWorker;
+    /** The thread of {@link #ownWorker}, joined in {@link #close}. */
+    private transient volatile Thread workerThread;
     private transient MailboxExecutor mailbox;
     private transient BatchDeadline deadline;
     private transient StreamRecord<Enriched<E, P>> outputRecord;
@@ -201,6 +203,7 @@ public final class SharedLookupOperator<E, P> extends AbstractStreamOperator<Enr
                 ownWorker = Executors.newSingleThreadExecutor(runnable -> {
                     final Thread thread = new Thread(runnable, name);
                     thread.setDaemon(true);
+                    workerThread = thread;
                     return thread;
                 });
                 worker = ownWorker;
@@ -576,9 +579,14 @@ public final class SharedLookupOperator<E, P> extends AbstractStreamOperator<Enr
         inFlight = null;
         if (stopping != null) {
             stopping.shutdownNow();
+            final Thread thread = workerThread;
+            workerThread = null;
             if (!stopping.awaitTermination(60, TimeUnit.SECONDS)) {
                 throw new IllegalStateException("the FliX lookup worker of dimension " + dimensionId
                         + " did not stop within 60 s of close");
+            }
+            if (thread != null) {
+                thread.join(TimeUnit.SECONDS.toMillis(60));
             }
         }
     }

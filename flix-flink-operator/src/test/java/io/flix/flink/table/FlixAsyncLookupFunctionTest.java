@@ -58,6 +58,9 @@ class FlixAsyncLookupFunctionTest {
         options.put("value.format", format);
         options.put("lookup.batch-size", "4");
         options.put("lookup.linger", "20 ms");
+        // batches on size or linger (the tests that count batches fire the linger): ProbeBatcherTest and
+        // aLookupAtIdleIsSentAtOnceUnderTheLoadPolicy cover the default load policy
+        options.put("lookup.batch-policy", "linger");
         options.put("index.backend", "cpu");
         options.put("changelog.batch-size", "3");
         return options;
