@@ -21,9 +21,11 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledExecutorService;
 
 /**
- * The {@code 'flix'} table's lookups: gathers the lookups of this subtask into a batch, answers it against the task
- * manager's shared dimension when it holds {@code lookup.batch-size} lookups (on the subtask's thread) or when its
- * first lookup has waited {@code lookup.linger} (on the dimension's linger timer thread), and completes each lookup's
+ * The {@code 'flix'} table's lookups: gathers the lookups of this subtask into a batch ({@link ProbeBatcher}),
+ * answers it against the task manager's shared dimension (under {@code 'lookup.batch-policy' = 'load'}, the default:
+ * at once on the subtask's dispatcher thread when none of its batches is in flight, else when the one in flight
+ * completes; under both policies when it holds {@code lookup.batch-size} lookups, on the subtask's thread, or when
+ * its first lookup has waited {@code lookup.linger}, on the dimension's linger timer thread), and completes each lookup's
  * future with the key's row (a collection of 0 or 1 rows): with {@code 'lookup.match'} = 'floor' or 'ceiling', the
  * row of the largest key {@code <=} it or the smallest key {@code >=} it, over the whole dimension. The batch sees
  * every changelog update applied before it was answered.

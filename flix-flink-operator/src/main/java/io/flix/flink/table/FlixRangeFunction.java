@@ -78,8 +78,9 @@ import java.util.concurrent.ScheduledExecutorService;
  * <h2>Batches</h2>
  * Both are {@link AsyncTableFunction}s: Flink 2.2's planner runs an asynchronous table function under
  * {@code LATERAL TABLE} as an asynchronous correlate, with no option to turn on. Each subtask gathers its probes
- * into batches as the lookup join does ({@link ProbeBatcher}): a batch goes to the task manager's shared dimension
- * (the one the table's lookup joins use) when it holds {@code min('lookup.batch-size',
+ * into batches as the lookup join does ({@link ProbeBatcher}, {@code 'lookup.batch-policy'}): a batch goes to the
+ * task manager's shared dimension (the one the table's lookup joins use) at once when none of the subtask's is in
+ * flight (the load policy, the default), else when it completes, and at the latest when it holds {@code min('lookup.batch-size',
  * 'table.exec.async-table.max-concurrent-operations')} probes (Flink keeps no more in flight per subtask, default
  * 10: raise it to the batch size) or when its first probe has waited {@code 'lookup.linger'}; on the GPU backend,
  * the batches of several subtasks meet in one index call. A batch is answered by index calls of at most
