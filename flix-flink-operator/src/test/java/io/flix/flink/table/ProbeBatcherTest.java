@@ -11,10 +11,11 @@ import java.util.concurrent.Executor;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * {@link ProbeBatcher} under the load policy, with its dispatcher and its linger timer under the test's control:
+ * {@link ProbeBatcher} under the load policy and the linger policy, with its dispatcher and its linger timer under the test's control:
  * nothing here depends on timing.
  */
 class ProbeBatcherTest {
@@ -86,7 +87,7 @@ class ProbeBatcherTest {
     }
 
     @Test
-    void closeReturnsTheProbesNotSentAndRefusesLaterOnes() {
+    void closeUnderTheLoadPolicyLetsTheBatchInFlightFinish() {
         final ProbeBatcher<Integer> batcher = batcher(100);
         batcher.add(1);
         batcher.add(2);
@@ -124,5 +125,59 @@ class ProbeBatcherTest {
         for (List<Integer> batch : sent) {
             assertTrue(batch.size() <= 8, "at most batchSize: " + batch.size());
         }
+    }
+
+    // ---- the linger policy (no dispatcher): batches on size and linger only ----
+
+    private final List<String> senders = new ArrayList<>();
+
+    private ProbeBatcher<Integer> lingerBatcher(int batchSize) {
+        return new ProbeBatcher<>(batchSize, 1_000_000, linger, (batch, firstNanos) -> {
+            sent.add(batch);
+            senders.add(Thread.currentThread().getName());
+        });
+    }
+
+    @Test
+    void aFullBatchIsSentByTheThreadThatFillsIt() {
+        final ProbeBatcher<Integer> batcher = lingerBatcher(3);
+        for (int probe = 0; probe < 7; probe++) {
+            assertTrue(batcher.add(probe));
+        }
+        assertEquals(List.of(List.of(0, 1, 2), List.of(3, 4, 5)), sent);
+        assertEquals(List.of(Thread.currentThread().getName(), Thread.currentThread().getName()), senders);
+        assertEquals(3, linger.getAllScheduledTasks().size(), "one linger per batch started");
+    }
+
+    @Test
+    void theLingerSendsWhatTheSizeTriggerDidNotAndOnlyThat() {
+        final ProbeBatcher<Integer> batcher = lingerBatcher(3);
+        for (int probe = 0; probe < 4; probe++) {
+            batcher.add(probe);
+        }
+        linger.triggerScheduledTasks(); // the full batch's linger finds it sent; the second batch's sends it
+        assertEquals(List.of(List.of(0, 1, 2), List.of(3)), sent);
+        batcher.add(4);
+        assertEquals(2, sent.size(), "a new batch waits for its own linger");
+        linger.triggerScheduledTasks();
+        assertEquals(List.of(List.of(0, 1, 2), List.of(3), List.of(4)), sent);
+    }
+
+    @Test
+    void closeReturnsTheProbesNotSentAndRefusesLaterOnes() {
+        final ProbeBatcher<Integer> batcher = lingerBatcher(3);
+        batcher.add(0);
+        batcher.add(1);
+        assertEquals(List.of(0, 1), batcher.close());
+        assertFalse(batcher.add(2));
+        linger.triggerScheduledTasks(); // a linger after close sends nothing
+        assertEquals(List.of(), sent);
+        assertEquals(List.of(), batcher.close());
+    }
+
+    @Test
+    void aBatchSizeBelowOneIsRefused() {
+        final IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> lingerBatcher(0));
+        assertTrue(e.getMessage().contains("was 0"), e.getMessage());
     }
 }
