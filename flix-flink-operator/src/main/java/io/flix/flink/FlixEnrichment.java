@@ -88,6 +88,7 @@ public final class FlixEnrichment<U, E, P> {
     private int rangeLimit;
     private int batchSize = 10_000;
     private Duration flushInterval = Duration.ofMillis(100);
+    private FlushPolicy flushPolicy = FlushPolicy.LOAD;
     private IndexSettings settings = IndexSettings.defaults();
     private String name = "FliX enrichment";
     private String uid;
@@ -156,6 +157,7 @@ public final class FlixEnrichment<U, E, P> {
         next.rangeLimit = rangeLimit;
         next.batchSize = batchSize;
         next.flushInterval = flushInterval;
+        next.flushPolicy = flushPolicy;
         next.settings = settings;
         next.name = name;
         next.uid = uid;
@@ -196,7 +198,24 @@ public final class FlixEnrichment<U, E, P> {
         return this;
     }
 
-    /** Longest processing time a record waits in a batch; zero flushes only on size, watermarks and checkpoints. */
+    /**
+     * When a micro-batch of lookups goes to the index: {@link FlushPolicy#LOAD} (the default; batches follow the
+     * load, a lookup never waits for a timer while the index is idle) or {@link FlushPolicy#TIMER} (on size or on the
+     * {@link #flushInterval}). See {@link FlushPolicy}; which operators follow it is said there and in
+     * {@code docs/operator.md}.
+     */
+    public FlixEnrichment<U, E, P> flushPolicy(FlushPolicy policy) {
+        if (policy == null) {
+            throw new IllegalArgumentException("the flush policy is required");
+        }
+        this.flushPolicy = policy;
+        return this;
+    }
+
+    /**
+     * Longest processing time a record waits in a batch under {@link FlushPolicy#TIMER} (and for the shared mode's
+     * updates); zero flushes only on size, watermarks and checkpoints.
+     */
     public FlixEnrichment<U, E, P> flushInterval(Duration interval) {
         if (interval == null || interval.isNegative()) {
             throw new IllegalArgumentException("flushInterval must be zero or positive");
@@ -341,7 +360,7 @@ public final class FlixEnrichment<U, E, P> {
         built = lookups.transform(name, enrichedType(lookups.getType(), payloadType),
                 new SharedLookupOperator<>(dimensionId, settings, payloadSerializer,
                         lookups.getType().createSerializer(serializerConfig), lookupKey, kind, rangeEnd, rangeLimit,
-                        batchSize, flushInterval.toMillis(), dimensionStartTimeout.toMillis()));
+                        batchSize, flushInterval.toMillis(), dimensionStartTimeout.toMillis(), flushPolicy));
         if (parallelism > 0) {
             built.setParallelism(parallelism);
         }

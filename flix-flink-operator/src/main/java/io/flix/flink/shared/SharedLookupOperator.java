@@ -6,6 +6,7 @@ import io.flix.flink.taskmanager.TaskManagerGpus;
 
 import io.flix.flink.Enriched;
 import io.flix.flink.FlixEnrichment;
+import io.flix.flink.FlushPolicy;
 import io.flix.flink.BatchDeadline;
 import io.flix.flink.IndexSettings;
 import io.flix.flink.LookupKind;
@@ -17,6 +18,7 @@ import io.flix.flink.dimension.IndexLookups;
 import io.flix.index.FlixIndex;
 import io.flix.index.RangeResult;
 
+import org.apache.flink.api.common.operators.MailboxExecutor;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.api.java.functions.KeySelector;
@@ -31,6 +33,11 @@ import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.util.OutputTag;
 
 import java.io.IOException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -38,10 +45,27 @@ import java.util.List;
 /**
  * Answers lookups against the task manager's shared dimension ({@link TaskManagerDimension}), chained to the
  * lookups' own upstream operator: no key-by, no serialization. Lookups are gathered per subtask into micro-batches
- * (on {@code batchSize} lookups, a processing-time flush interval, before a watermark, before a checkpoint barrier
- * and at end of input: nothing buffered crosses a watermark or a barrier) and each batch is answered by one index
- * call under the dimension's shared lock, so the batch sees the dimension between two of the applier's update
- * batches. Exact, floor, ceiling and range lookups answer over the whole dimension.
+ * and each batch is answered by one index call under the dimension's shared lock, so the batch sees the dimension
+ * between two of the applier's update batches. Exact, floor, ceiling and range lookups answer over the whole
+ * dimension.
+ *
+ * <h2>When a batch goes to the index ({@link FlushPolicy})</h2>
+ * Under {@link FlushPolicy#LOAD} (the default) batches follow the load: the index call of a batch, and the payload
+ * reads that build its results, run on a worker thread of this subtask, one batch in flight at a time. A lookup that
+ * arrives while none is in flight is sent at once (a batch of one at low load: no timer wait); the lookups that
+ * arrive while a call runs are buffered on the task's thread and sent together when it completes. The completion is
+ * handed back to the task's thread through the operator's {@link MailboxExecutor}, as Flink's async I/O operator
+ * does: the results are emitted there, in arrival order, then the lookups gathered meanwhile are sent. A buffer that
+ * reaches {@code batchSize} while a call is in flight waits for it (the task yields to its mailbox: backpressure).
+ * The flush interval is not used: no lookup waits longer than the call in flight. Under {@link FlushPolicy#TIMER}
+ * a batch is answered on the task's thread on {@code batchSize} lookups or when its first has waited the flush
+ * interval, as before.
+ *
+ * <p>Under both, a watermark, a checkpoint barrier ({@link #prepareSnapshotPreBarrier}) and the end of input
+ * ({@link #finish()}) first send what is buffered, wait for every call in flight and emit its results, and only then
+ * go on: nothing buffered crosses a watermark or a barrier, and the operator keeps no state. An index call that fails
+ * fails the task with the cause. {@link #close()} stops the worker thread (and waits for it) before it lets go of
+ * the dimension.
  *
  * <p>The first batch waits until the dimension has been started on this task manager (by its applier, from a
  * restore or empty), at most {@code startTimeoutMillis}. A lookup without a usable key or range end, and one whose
@@ -74,6 +98,7 @@ public final class SharedLookupOperator<E, P> extends AbstractStreamOperator<Enr
     private final int batchSize;
     private final long flushIntervalMillis;
     private final long startTimeoutMillis;
+    private final FlushPolicy flushPolicy;
 
     private transient TaskManagerDimension<P> dimension;
     private transient boolean started;
@@ -84,16 +109,19 @@ public final class SharedLookupOperator<E, P> extends AbstractStreamOperator<Enr
     private transient PayloadStore<P> readerStore;
     private transient PayloadStore.Reader<P> reader;
 
-    private transient Object[] events;
-    private transient long[] keys;
-    private transient long[] ends;
-    private transient long[] timestamps;
-    private transient boolean[] hasTimestamp;
-    private transient int count;
-    private transient long[] valuesOut;
-    private transient long[] keysOut;
-    /** Per lookup of the batch being answered: its result, or the reason it is rejected. */
-    private transient Object[] answers;
+    /** The lookups being gathered, on the task's thread. */
+    private transient Batch gathering;
+    /** LOAD: the batch whose index call is in flight on the worker; null when none is. */
+    private transient Batch inFlight;
+    /** LOAD: a cleared batch, to gather the next one in. */
+    private transient Batch spare;
+    /** LOAD: runs the index calls; set by a test before {@link #open}, else a thread of this subtask. */
+    private transient Executor worker;
+    /** LOAD: the worker this operator started, shut down in {@link #close}; null where a test set the worker. */
+    private transient ExecutorService ownWorker;
+    /** The thread of {@link #ownWorker}, joined in {@link #close}. */
+    private transient volatile Thread workerThread;
+    private transient MailboxExecutor mailbox;
     private transient BatchDeadline deadline;
     private transient StreamRecord<Enriched<E, P>> outputRecord;
 
@@ -108,6 +136,17 @@ public final class SharedLookupOperator<E, P> extends AbstractStreamOperator<Enr
     public SharedLookupOperator(String dimensionId, IndexSettings settings, TypeSerializer<P> payloadSerializer,
                                 TypeSerializer<E> eventSerializer, KeySelector<E, Long> lookupKey, LookupKind lookupKind, KeySelector<E, Long> rangeEnd,
                                 int rangeLimit, int batchSize, long flushIntervalMillis, long startTimeoutMillis) {
+        this(dimensionId, settings, payloadSerializer, eventSerializer, lookupKey, lookupKind, rangeEnd, rangeLimit,
+                batchSize, flushIntervalMillis, startTimeoutMillis, FlushPolicy.LOAD);
+    }
+
+    public SharedLookupOperator(String dimensionId, IndexSettings settings, TypeSerializer<P> payloadSerializer,
+                                TypeSerializer<E> eventSerializer, KeySelector<E, Long> lookupKey, LookupKind lookupKind, KeySelector<E, Long> rangeEnd,
+                                int rangeLimit, int batchSize, long flushIntervalMillis, long startTimeoutMillis,
+                                FlushPolicy flushPolicy) {
+        if (flushPolicy == null) {
+            throw new IllegalArgumentException("the flush policy is required");
+        }
         if (dimensionId == null || settings == null || payloadSerializer == null || eventSerializer == null
                 || lookupKey == null || lookupKind == null) {
             throw new IllegalArgumentException("dimension id, settings, payload serializer, key and kind are required");
@@ -131,6 +170,12 @@ public final class SharedLookupOperator<E, P> extends AbstractStreamOperator<Enr
         this.batchSize = batchSize;
         this.flushIntervalMillis = flushIntervalMillis;
         this.startTimeoutMillis = startTimeoutMillis;
+        this.flushPolicy = flushPolicy;
+    }
+
+    /** Runs the index calls on {@code executor} instead of a thread of the subtask; before {@link #open}, for tests. */
+    void setWorker(Executor executor) {
+        this.worker = executor;
     }
 
     @Override
@@ -144,16 +189,26 @@ public final class SharedLookupOperator<E, P> extends AbstractStreamOperator<Enr
         ClassLoaderRelease.register(getRuntimeContext());
         copyEvents = getExecutionConfig().isObjectReuseEnabled();
         eventSerializer = eventSerializerTemplate.duplicate();
-        events = new Object[capacity];
-        keys = new long[capacity];
-        ends = lookupKind == LookupKind.RANGE ? new long[capacity] : null;
-        timestamps = new long[capacity];
-        hasTimestamp = new boolean[capacity];
-        valuesOut = new long[capacity];
-        keysOut = new long[capacity];
-        answers = new Object[capacity];
+        gathering = new Batch(capacity, lookupKind == LookupKind.RANGE);
         outputRecord = new StreamRecord<>(null);
-        deadline = new BatchDeadline(getProcessingTimeService(), flushIntervalMillis, () -> count, this::flush);
+        if (flushPolicy == FlushPolicy.TIMER) {
+            deadline = new BatchDeadline(getProcessingTimeService(), flushIntervalMillis, () -> gathering.count,
+                    this::flush);
+        } else {
+            mailbox = getContainingTask().getMailboxExecutorFactory()
+                    .createExecutor(getOperatorConfig().getChainIndex());
+            if (worker == null) {
+                final String name = "FliX lookups of dimension " + dimensionId + " ("
+                        + getRuntimeContext().getTaskInfo().getTaskNameWithSubtasks() + ")";
+                ownWorker = Executors.newSingleThreadExecutor(runnable -> {
+                    final Thread thread = new Thread(runnable, name);
+                    thread.setDaemon(true);
+                    workerThread = thread;
+                    return thread;
+                });
+                worker = ownWorker;
+            }
+        }
         final MetricGroup group = getMetricGroup();
         lookups = group.counter("flixLookups");
         rejected = group.counter("flixRejected");
@@ -185,7 +240,7 @@ public final class SharedLookupOperator<E, P> extends AbstractStreamOperator<Enr
             return;
         }
         long end = 0;
-        if (ends != null) {
+        if (lookupKind == LookupKind.RANGE) {
             final Long rangeEndKey;
             try {
                 rangeEndKey = rangeEnd.getKey(event);
@@ -199,43 +254,171 @@ public final class SharedLookupOperator<E, P> extends AbstractStreamOperator<Enr
             }
             end = rangeEndKey;
         }
-        if (count == events.length) {
-            grow();
-        }
-        events[count] = copyEvents ? eventSerializer.copy(event) : event;
-        keys[count] = key;
-        if (ends != null) {
-            ends[count] = end;
-        }
-        hasTimestamp[count] = element.hasTimestamp();
-        timestamps[count] = element.hasTimestamp() ? element.getTimestamp() : 0L;
-        count++;
+        gathering.add(copyEvents ? eventSerializer.copy(event) : event, key, end, element);
         lookups.inc();
-        if (count >= batchSize) {
+        final int count = gathering.count;
+        if (flushPolicy == FlushPolicy.TIMER) {
+            if (count >= batchSize) {
+                flush();
+            } else {
+                deadline.recordBuffered(count);
+            }
+            return;
+        }
+        if (inFlight == null) {
+            submit();
+            return;
+        }
+        // a full buffer waits for the call in flight, whose completion sends it
+        while (inFlight != null && gathering.count >= batchSize) {
+            mailbox.yield();
+        }
+    }
+
+    /** The lookups of one micro-batch, in arrival order, and once answered their results. */
+    private static final class Batch {
+        Object[] events;
+        long[] keys;
+        long[] ends;
+        long[] timestamps;
+        boolean[] hasTimestamp;
+        int count;
+        long[] valuesOut;
+        long[] keysOut;
+        /** Per lookup: its result, or the reason it is rejected. */
+        Object[] answers;
+        /** Keys of the index call that answered the batch (with other subtasks' where gathered). */
+        int gathered;
+        long startNanos;
+
+        Batch(int capacity, boolean range) {
+            events = new Object[capacity];
+            keys = new long[capacity];
+            ends = range ? new long[capacity] : null;
+            timestamps = new long[capacity];
+            hasTimestamp = new boolean[capacity];
+            valuesOut = new long[capacity];
+            keysOut = new long[capacity];
+            answers = new Object[capacity];
+        }
+
+        void add(Object event, long key, long end, StreamRecord<?> element) {
+            if (count == events.length) {
+                grow();
+            }
+            events[count] = event;
+            keys[count] = key;
+            if (ends != null) {
+                ends[count] = end;
+            }
+            hasTimestamp[count] = element.hasTimestamp();
+            timestamps[count] = element.hasTimestamp() ? element.getTimestamp() : 0L;
+            count++;
+        }
+
+        private void grow() {
+            final int capacity = events.length * 2;
+            events = Arrays.copyOf(events, capacity);
+            keys = Arrays.copyOf(keys, capacity);
+            if (ends != null) {
+                ends = Arrays.copyOf(ends, capacity);
+            }
+            timestamps = Arrays.copyOf(timestamps, capacity);
+            hasTimestamp = Arrays.copyOf(hasTimestamp, capacity);
+            valuesOut = new long[capacity];
+            keysOut = new long[capacity];
+            answers = new Object[capacity];
+        }
+
+        void clear() {
+            Arrays.fill(events, 0, count, null);
+            Arrays.fill(answers, 0, count, null);
+            count = 0;
+            gathered = 0;
+        }
+    }
+
+    // ---- LOAD: one batch in flight on the worker ----
+
+    /** Sends the gathered lookups to the worker; none may be in flight. */
+    private void submit() {
+        final Batch batch = gathering;
+        gathering = spare != null ? spare : new Batch(batch.events.length, lookupKind == LookupKind.RANGE);
+        spare = null;
+        inFlight = batch;
+        batch.startNanos = System.nanoTime();
+        try {
+            worker.execute(() -> {
+                Throwable failure = null;
+                try {
+                    answerOnWorker(batch);
+                } catch (Throwable t) {
+                    failure = t;
+                }
+                final Throwable failed = failure;
+                try {
+                    mailbox.execute(() -> completed(batch, failed), "FliX lookup batch answered");
+                } catch (RejectedExecutionException closing) {
+                    // the task is ending: its mailbox takes no more mail, and close() waits for this thread
+                }
+            });
+        } catch (RejectedExecutionException e) {
+            inFlight = null;
+            throw new IllegalStateException("the FliX lookup worker of dimension " + dimensionId
+                    + " is shut down; a batch of " + batch.count + " lookups cannot be answered", e);
+        }
+    }
+
+    /** On the worker: the batch's index call and results. */
+    private void answerOnWorker(Batch batch) throws Exception {
+        if (!started) {
+            dimension.awaitStarted(startTimeoutMillis);
+            started = true;
+        }
+        final int n = batch.count;
+        batch.gathered = dimension.read((index, payloads) -> {
+            answer(index, payloads, batch, n);
+            return index.lastGathered();
+        });
+    }
+
+    /** On the task's thread, as a mail: emits the batch answered and sends the lookups gathered meanwhile. */
+    private void completed(Batch batch, Throwable failure) throws Exception {
+        inFlight = null;
+        if (failure != null) {
+            throw new IllegalStateException("a FliX lookup batch of " + batch.count + " lookups on dimension "
+                    + dimensionId + " failed in its index call: " + failure, failure);
+        }
+        emit(batch, batch.count, batch.startNanos);
+        spare = batch;
+        if (gathering.count > 0) {
+            submit();
+        }
+    }
+
+    /**
+     * Sends what is buffered and waits for every call in flight, emitting their results; before a watermark, a
+     * barrier or the end of input goes on.
+     */
+    private void drain() throws Exception {
+        if (flushPolicy == FlushPolicy.TIMER) {
             flush();
-        } else {
-            deadline.recordBuffered(count);
+            return;
+        }
+        while (inFlight != null || gathering.count > 0) {
+            if (inFlight == null) {
+                submit();
+            } else {
+                mailbox.yield();
+            }
         }
     }
 
-    private void grow() {
-        final int capacity = events.length * 2;
-        events = Arrays.copyOf(events, capacity);
-        keys = Arrays.copyOf(keys, capacity);
-        if (ends != null) {
-            ends = Arrays.copyOf(ends, capacity);
-        }
-        timestamps = Arrays.copyOf(timestamps, capacity);
-        hasTimestamp = Arrays.copyOf(hasTimestamp, capacity);
-        valuesOut = new long[capacity];
-        keysOut = new long[capacity];
-        answers = new Object[capacity];
-    }
 
-
-    /** Answers the buffered lookups with one index call and emits them in arrival order. */
+    /** TIMER: answers the buffered lookups with one index call on this thread and emits them in arrival order. */
     void flush() throws Exception {
-        final int n = count;
+        final Batch batch = gathering;
+        final int n = batch.count;
         if (n == 0) {
             return;
         }
@@ -244,38 +427,48 @@ public final class SharedLookupOperator<E, P> extends AbstractStreamOperator<Enr
             dimension.awaitStarted(startTimeoutMillis);
             started = true;
         }
-        final int gathered = dimension.read((index, payloads) -> {
-            answer(index, payloads, n);
+        batch.gathered = dimension.read((index, payloads) -> {
+            answer(index, payloads, batch, n);
             return index.lastGathered();
         });
-        gatheredSizes.update(gathered);
+        emit(batch, n, start);
+    }
+
+    /** Emits an answered batch in arrival order and clears it. */
+    private void emit(Batch batch, int n, long startNanos) {
+        gatheredSizes.update(batch.gathered);
+        final Object[] answers = batch.answers;
         for (int l = 0; l < n; l++) {
             final Object answer = answers[l];
             if (answer instanceof String reason) {
-                reject(reason, events[l], hasTimestamp[l], timestamps[l]);
+                reject(reason, batch.events[l], batch.hasTimestamp[l], batch.timestamps[l]);
                 continue;
             }
             @SuppressWarnings("unchecked")
             final Enriched<E, P> value = (Enriched<E, P>) answer;
-            if (hasTimestamp[l]) {
-                outputRecord.replace(value, timestamps[l]);
+            if (batch.hasTimestamp[l]) {
+                outputRecord.replace(value, batch.timestamps[l]);
             } else {
                 outputRecord.replace(value);
                 outputRecord.eraseTimestamp();
             }
             output.collect(outputRecord);
         }
-        Arrays.fill(events, 0, n, null);
-        Arrays.fill(answers, 0, n, null);
-        count = 0;
+        batch.clear();
         flushes.inc();
         batchSizes.update(n);
-        flushLatencies.update(System.nanoTime() - start);
+        flushLatencies.update(System.nanoTime() - startNanos);
     }
 
-    /** Under the dimension's shared lock: the index call, and each lookup's result read into {@link #answers}. */
+    /** Under the dimension's shared lock: the index call, and each lookup's result read into the batch's answers. */
     @SuppressWarnings("unchecked")
-    private void answer(IndexLookups index, PayloadStore<P> payloads, int n) {
+    private void answer(IndexLookups index, PayloadStore<P> payloads, Batch batch, int n) {
+        final Object[] events = batch.events;
+        final long[] keys = batch.keys;
+        final long[] ends = batch.ends;
+        final long[] valuesOut = batch.valuesOut;
+        final long[] keysOut = batch.keysOut;
+        final Object[] answers = batch.answers;
         if (payloads != readerStore) {
             readerStore = payloads;
             reader = payloads.reader();
@@ -287,7 +480,7 @@ public final class SharedLookupOperator<E, P> extends AbstractStreamOperator<Enr
                     final long value = valuesOut[l];
                     answers[l] = value == NOT_FOUND
                             ? new Enriched<>((E) events[l], LookupKind.EXACT, null, null, null)
-                            : payloadAnswer(l, value, keys[l], null);
+                            : payloadAnswer(events[l], value, keys[l], null);
                 }
             }
             case FLOOR, CEILING -> {
@@ -300,7 +493,7 @@ public final class SharedLookupOperator<E, P> extends AbstractStreamOperator<Enr
                     final long value = valuesOut[l];
                     answers[l] = value == NOT_FOUND
                             ? new Enriched<>((E) events[l], lookupKind, null, null, null)
-                            : payloadAnswer(l, value, keysOut[l], keysOut[l]);
+                            : payloadAnswer(events[l], value, keysOut[l], keysOut[l]);
                 }
             }
             default -> {
@@ -327,9 +520,9 @@ public final class SharedLookupOperator<E, P> extends AbstractStreamOperator<Enr
 
     /** A found lookup's result, or the reason its payload cannot be read. */
     @SuppressWarnings("unchecked")
-    private Object payloadAnswer(int l, long value, long key, Long matchedKey) {
+    private Object payloadAnswer(Object event, long value, long key, Long matchedKey) {
         try {
-            return new Enriched<>((E) events[l], lookupKind, reader.payload(value, key), matchedKey, null);
+            return new Enriched<>((E) event, lookupKind, reader.payload(value, key), matchedKey, null);
         } catch (IOException e) {
             return e.getMessage();
         }
@@ -346,19 +539,19 @@ public final class SharedLookupOperator<E, P> extends AbstractStreamOperator<Enr
 
     @Override
     public void processWatermark(Watermark mark) throws Exception {
-        flush();
+        drain();
         super.processWatermark(mark);
     }
 
     @Override
     public void prepareSnapshotPreBarrier(long checkpointId) throws Exception {
-        flush();
+        drain();
         super.prepareSnapshotPreBarrier(checkpointId);
     }
 
     @Override
     public void finish() throws Exception {
-        flush();
+        drain();
         super.finish();
     }
 
@@ -367,6 +560,7 @@ public final class SharedLookupOperator<E, P> extends AbstractStreamOperator<Enr
         try {
             super.close();
         } finally {
+            stopWorker();
             if (dimension != null) {
                 TaskManagerDimensions.release(dimension);
                 dimension = null;
@@ -374,8 +568,36 @@ public final class SharedLookupOperator<E, P> extends AbstractStreamOperator<Enr
         }
     }
 
-    /** Lookups buffered, not yet answered; for tests. */
+    /**
+     * Stops the worker this operator started and waits for it (a call in flight is interrupted where it waits), so
+     * that no thread of the operator outlives it and none reads the dimension after it is released.
+     */
+    private void stopWorker() throws InterruptedException {
+        final ExecutorService stopping = ownWorker;
+        ownWorker = null;
+        worker = null;
+        inFlight = null;
+        if (stopping != null) {
+            stopping.shutdownNow();
+            final Thread thread = workerThread;
+            workerThread = null;
+            if (!stopping.awaitTermination(60, TimeUnit.SECONDS)) {
+                throw new IllegalStateException("the FliX lookup worker of dimension " + dimensionId
+                        + " did not stop within 60 s of close");
+            }
+            if (thread != null) {
+                thread.join(TimeUnit.SECONDS.toMillis(60));
+            }
+        }
+    }
+
+    /** Lookups buffered, not yet sent; for tests. */
     int buffered() {
-        return count;
+        return gathering == null ? 0 : gathering.count;
+    }
+
+    /** Lookups of the batch whose index call is in flight, 0 where none is; for tests. */
+    int inFlight() {
+        return inFlight == null ? 0 : inFlight.count;
     }
 }

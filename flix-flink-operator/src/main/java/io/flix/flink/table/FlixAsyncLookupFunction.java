@@ -21,9 +21,11 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledExecutorService;
 
 /**
- * The {@code 'flix'} table's lookups: gathers the lookups of this subtask into a batch, answers it against the task
- * manager's shared dimension when it holds {@code lookup.batch-size} lookups (on the subtask's thread) or when its
- * first lookup has waited {@code lookup.linger} (on the dimension's linger timer thread), and completes each lookup's
+ * The {@code 'flix'} table's lookups: gathers the lookups of this subtask into a batch ({@link ProbeBatcher}),
+ * answers it against the task manager's shared dimension (under {@code 'lookup.batch-policy' = 'load'}, the default:
+ * at once on the subtask's dispatcher thread when none of its batches is in flight, else when the one in flight
+ * completes; under both policies when it holds {@code lookup.batch-size} lookups, on the subtask's thread, or when
+ * its first lookup has waited {@code lookup.linger}, on the dimension's linger timer thread), and completes each lookup's
  * future with the key's row (a collection of 0 or 1 rows): with {@code 'lookup.match'} = 'floor' or 'ceiling', the
  * row of the largest key {@code <=} it or the smallest key {@code >=} it, over the whole dimension. The batch sees
  * every changelog update applied before it was answered.
@@ -53,6 +55,10 @@ public final class FlixAsyncLookupFunction extends AsyncLookupFunction {
     private transient ScheduledExecutorService lingerTimer;
     /** Gathers the lookups into batches while open; null before {@link #open} and after {@link #close}. */
     private transient volatile ProbeBatcher<Lookup> batcher;
+    /** Sends batches under the load policy; set by a test before {@link #open}. */
+    private transient java.util.concurrent.Executor testDispatcher;
+    /** The dispatcher thread this function started, stopped in {@link #close}. */
+    private transient ProbeDispatcher ownDispatcher;
     /** The shared dimension while open; null before {@link #open} and after {@link #close}. */
     private transient SharedDimension dimension;
     /** Whether this subtask makes its task manager write the table's snapshots ({@link SnapshotWriter}). */
@@ -104,7 +110,7 @@ public final class FlixAsyncLookupFunction extends AsyncLookupFunction {
         }
         dimension = acquired;
         batcher = new ProbeBatcher<>(lookup.batchSize(), lookup.linger().toNanos(),
-                lingerTimer != null ? lingerTimer : acquired.lingerTimer,
+                lingerTimer != null ? lingerTimer : acquired.lingerTimer, dispatcher(context),
                 (batch, firstNanos) -> send(acquired, batch, firstNanos));
     }
 
@@ -128,6 +134,35 @@ public final class FlixAsyncLookupFunction extends AsyncLookupFunction {
     /** Sets the timer that runs batches' linger, in place of the dimension's; before {@link #open}, for tests. */
     void setLingerTimer(ScheduledExecutorService timer) {
         this.lingerTimer = timer;
+    }
+
+    /**
+     * Sets where batches that follow the load are sent, in place of a thread of this subtask; before {@link #open},
+     * for tests (only with {@code 'lookup.batch-policy' = 'load'}).
+     */
+    void setDispatcher(java.util.concurrent.Executor executor) {
+        this.testDispatcher = executor;
+    }
+
+    /** Under the load policy, the thread (or the test's executor) that sends batches; null under 'linger'. */
+    private java.util.concurrent.Executor dispatcher(FunctionContext context) {
+        if (!lookup.followLoad()) {
+            return null;
+        }
+        if (testDispatcher != null) {
+            return testDispatcher;
+        }
+        ownDispatcher = new ProbeDispatcher("FliX lookup batches of " + spec.describeChangelog()
+                + " (" + subtaskName(context) + ")");
+        return ownDispatcher;
+    }
+
+    static String subtaskName(FunctionContext context) {
+        try {
+            return context.getTaskInfo().getTaskNameWithSubtasks();
+        } catch (RuntimeException e) {
+            return "outside a job";
+        }
     }
 
     private void registerMetrics(MetricGroup group, SharedDimension d) {
@@ -233,6 +268,11 @@ public final class FlixAsyncLookupFunction extends AsyncLookupFunction {
                     unsent.future.completeExceptionally(new IllegalStateException("the 'flix' lookup function ("
                             + spec.describeChangelog() + ") closed before this lookup was sent"));
                 }
+            }
+            final ProbeDispatcher stopping = ownDispatcher;
+            ownDispatcher = null;
+            if (stopping != null) {
+                stopping.close(); // before the dimension goes: the batches handed over finish first
             }
             final SharedDimension held = dimension;
             dimension = null;

@@ -111,6 +111,15 @@ public final class FlixConnectorOptions {
             .defaultValue(Duration.ofMillis(2))
             .withDescription("The longest a gathered lookup waits for its batch to fill before it is sent anyway.");
 
+    public static final ConfigOption<String> LOOKUP_BATCH_POLICY = ConfigOptions.key("lookup.batch-policy")
+            .stringType()
+            .defaultValue("load")
+            .withDescription("When a lookup subtask sends its gathered lookups: 'load' (batches follow the load: a "
+                    + "lookup that arrives while none of the subtask's batches is in flight is sent at once, the "
+                    + "lookups that arrive while one is in flight go together when it completes; "
+                    + "'lookup.batch-size' and 'lookup.linger' stay upper bounds) or 'linger' (on "
+                    + "'lookup.batch-size' lookups, or when the first has waited 'lookup.linger').");
+
     public static final ConfigOption<Duration> LOOKUP_BOOTSTRAP_TIMEOUT = ConfigOptions.key("lookup.bootstrap-timeout")
             .durationType()
             .defaultValue(Duration.ofMinutes(10))

@@ -41,6 +41,7 @@ import static io.flix.flink.table.FlixConnectorOptions.INDEX_EXACT_KEY_TABLE;
 import static io.flix.flink.table.FlixConnectorOptions.INDEX_NODE_SIZE;
 import static io.flix.flink.table.FlixConnectorOptions.INDEX_THREADS;
 import static io.flix.flink.table.FlixConnectorOptions.KEY_FORMAT;
+import static io.flix.flink.table.FlixConnectorOptions.LOOKUP_BATCH_POLICY;
 import static io.flix.flink.table.FlixConnectorOptions.LOOKUP_BATCH_SIZE;
 import static io.flix.flink.table.FlixConnectorOptions.LOOKUP_BOOTSTRAP_TIMEOUT;
 import static io.flix.flink.table.FlixConnectorOptions.LOOKUP_LINGER;
@@ -72,6 +73,7 @@ public final class FlixDynamicTableFactory implements DynamicTableSourceFactory 
     public Set<ConfigOption<?>> optionalOptions() {
         return Set.of(CHANGELOG, TOPIC, PROPS_BOOTSTRAP_SERVERS, KEY_FORMAT, VALUE_FORMAT, VALUE_FIELDS_INCLUDE,
                 CHANGELOG_POLL_TIMEOUT, CHANGELOG_BATCH_SIZE, FILE_PATH, LOOKUP_BATCH_SIZE, LOOKUP_LINGER,
+                LOOKUP_BATCH_POLICY,
                 LOOKUP_BOOTSTRAP_TIMEOUT, LOOKUP_MATCH, INDEX_BACKEND, INDEX_NODE_SIZE, INDEX_INITIAL_FILL,
                 INDEX_THREADS, INDEX_DEVICES, INDEX_GPU_MEMORY_BUDGET, INDEX_EXACT_KEY_TABLE, SNAPSHOT_PATH,
                 SNAPSHOT_INTERVAL);
@@ -161,7 +163,16 @@ public final class FlixDynamicTableFactory implements DynamicTableSourceFactory 
         }
         positive(options, LOOKUP_BOOTSTRAP_TIMEOUT);
         return new LookupOptions(options.get(LOOKUP_BATCH_SIZE), linger, options.get(LOOKUP_BOOTSTRAP_TIMEOUT),
-                lookupMatch(options));
+                lookupMatch(options), followLoad(options));
+    }
+
+    private static boolean followLoad(ReadableConfig options) {
+        return switch (options.get(LOOKUP_BATCH_POLICY).trim().toLowerCase(Locale.ROOT)) {
+            case "load" -> true;
+            case "linger" -> false;
+            default -> throw new ValidationException("Option '" + LOOKUP_BATCH_POLICY.key() + "' must be 'load' or "
+                    + "'linger', was '" + options.get(LOOKUP_BATCH_POLICY) + "'.");
+        };
     }
 
     private static LookupKind lookupMatch(ReadableConfig options) {

@@ -78,8 +78,9 @@ import java.util.concurrent.ScheduledExecutorService;
  * <h2>Batches</h2>
  * Both are {@link AsyncTableFunction}s: Flink 2.2's planner runs an asynchronous table function under
  * {@code LATERAL TABLE} as an asynchronous correlate, with no option to turn on. Each subtask gathers its probes
- * into batches as the lookup join does ({@link ProbeBatcher}): a batch goes to the task manager's shared dimension
- * (the one the table's lookup joins use) when it holds {@code min('lookup.batch-size',
+ * into batches as the lookup join does ({@link ProbeBatcher}, {@code 'lookup.batch-policy'}): a batch goes to the
+ * task manager's shared dimension (the one the table's lookup joins use) at once when none of the subtask's is in
+ * flight (the load policy, the default), else when it completes, and at the latest when it holds {@code min('lookup.batch-size',
  * 'table.exec.async-table.max-concurrent-operations')} probes (Flink keeps no more in flight per subtask, default
  * 10: raise it to the batch size) or when its first probe has waited {@code 'lookup.linger'}; on the GPU backend,
  * the batches of several subtasks meet in one index call. A batch is answered by index calls of at most
@@ -140,10 +141,16 @@ public final class FlixRangeFunction extends AsyncTableFunction<RowData> impleme
     private final int maxRows;
     private final int batchSize;
     private final long lingerNanos;
+    /** Whether batches follow the load ({@code 'lookup.batch-policy' = 'load'}, see {@link ProbeBatcher}). */
+    private final boolean followLoad;
 
     /** Runs batches' linger; the dimension's timer unless a test sets one before {@link #open}. */
     private transient ScheduledExecutorService lingerTimer;
     private transient volatile ProbeBatcher<Probe> batcher;
+    /** Sends batches under the load policy; set by a test before {@link #open}. */
+    private transient java.util.concurrent.Executor testDispatcher;
+    /** The dispatcher thread this function started, stopped in {@link #close}. */
+    private transient ProbeDispatcher ownDispatcher;
     private transient SharedDimension dimension;
     private transient Counter probes;
     private transient Counter batches;
@@ -169,10 +176,18 @@ public final class FlixRangeFunction extends AsyncTableFunction<RowData> impleme
         this.maxRows = 0;
         this.batchSize = 0;
         this.lingerNanos = 0;
+        this.followLoad = true;
     }
 
     /** The function as it runs: a table's dimension and the probes' limit. */
     FlixRangeFunction(boolean orNull, DimensionSpec spec, int maxRows, int batchSize, long lingerNanos) {
+        this(orNull, spec, maxRows, batchSize, lingerNanos, true);
+    }
+
+    /** The function as it runs, with its batch policy. */
+    FlixRangeFunction(boolean orNull, DimensionSpec spec, int maxRows, int batchSize, long lingerNanos,
+                      boolean followLoad) {
+        this.followLoad = followLoad;
         this.orNull = orNull;
         this.catalog = null;
         this.database = null;
@@ -273,7 +288,7 @@ public final class FlixRangeFunction extends AsyncTableFunction<RowData> impleme
                 source.dimensionSpec(new LookupRuntimeProviderContext(new int[][] {{source.keyIndex()}}, false));
         final int inFlight = config.get(ExecutionConfigOptions.TABLE_EXEC_ASYNC_TABLE_MAX_CONCURRENT_OPERATIONS);
         return new FlixRangeFunction(orNull, dimensionSpec, rows, Math.max(1, Math.min(source.lookup().batchSize(),
-                inFlight)), source.lookup().linger().toNanos());
+                inFlight)), source.lookup().linger().toNanos(), source.lookup().followLoad());
     }
 
     @Override
@@ -303,8 +318,23 @@ public final class FlixRangeFunction extends AsyncTableFunction<RowData> impleme
             throw e;
         }
         dimension = acquired;
+        final java.util.concurrent.Executor dispatcher;
+        if (!followLoad) {
+            dispatcher = null;
+        } else if (testDispatcher != null) {
+            dispatcher = testDispatcher;
+        } else {
+            ownDispatcher = new ProbeDispatcher(sqlName() + " batches of " + spec.describeChangelog() + " ("
+                    + FlixAsyncLookupFunction.subtaskName(context) + ")");
+            dispatcher = ownDispatcher;
+        }
         batcher = new ProbeBatcher<>(batchSize, lingerNanos, lingerTimer != null ? lingerTimer
-                : acquired.lingerTimer, (batch, firstNanos) -> send(acquired, batch, firstNanos));
+                : acquired.lingerTimer, dispatcher, (batch, firstNanos) -> send(acquired, batch, firstNanos));
+    }
+
+    /** Sets where batches that follow the load are sent, in place of a thread of this subtask; before {@link #open}. */
+    void setDispatcher(java.util.concurrent.Executor executor) {
+        this.testDispatcher = executor;
     }
 
     /** Sets the timer that runs batches' linger, in place of the dimension's; before {@link #open}, for tests. */
@@ -426,6 +456,11 @@ public final class FlixRangeFunction extends AsyncTableFunction<RowData> impleme
                     unsent.future.completeExceptionally(new IllegalStateException(sqlName() + " on the 'flix' "
                             + "table (" + spec.describeChangelog() + ") closed before this probe was sent"));
                 }
+            }
+            final ProbeDispatcher stopping = ownDispatcher;
+            ownDispatcher = null;
+            if (stopping != null) {
+                stopping.close(); // before the dimension goes: the batches handed over finish first
             }
             final SharedDimension held = dimension;
             dimension = null;

@@ -16,9 +16,16 @@ import java.time.Duration;
  * @param match            which row a lookup answers with: of its key ({@link LookupKind#EXACT}), of the largest key
  *                         {@code <=} it ({@link LookupKind#FLOOR}) or of the smallest key {@code >=} it
  *                         ({@link LookupKind#CEILING}) ({@code 'lookup.match'})
+ * @param followLoad       whether a subtask sends a batch at once when none of its batches is in flight
+ *                         ({@code 'lookup.batch-policy' = 'load'}, see {@link ProbeBatcher}); false: on size or
+ *                         linger only ({@code 'linger'})
  */
-record LookupOptions(int batchSize, Duration linger, Duration bootstrapTimeout, LookupKind match)
+record LookupOptions(int batchSize, Duration linger, Duration bootstrapTimeout, LookupKind match, boolean followLoad)
         implements Serializable {
+
+    LookupOptions(int batchSize, Duration linger, Duration bootstrapTimeout, LookupKind match) {
+        this(batchSize, linger, bootstrapTimeout, match, true);
+    }
 
     LookupOptions {
         if (match == LookupKind.RANGE) {

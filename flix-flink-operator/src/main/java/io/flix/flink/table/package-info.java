@@ -126,10 +126,11 @@
  * subtasks of one job share it; with the connector in Flink's {@code lib/}, equal tables of several jobs on one
  * task manager share too. The index and the rows are held in an {@link io.flix.flink.dimension.LocalDimension}, the
  * same home as the DataStream shared mode's dimension: the reader applies each batch of changelog records under its
- * exclusive lock, and each lookup batch is answered on the thread that sends it (its subtask's, or the linger
- * timer's) under its shared lock. So the lookups of several subtasks run in parallel on the CPU backend, and on the
+ * exclusive lock, and each lookup batch is answered on the thread that sends it (the subtask's dispatcher thread
+ * under {@code 'lookup.batch-policy' = 'load'}, the subtask's own, or the linger timer's) under its shared lock. So the lookups of several subtasks run in parallel on the CPU backend, and on the
  * GPU backend, which runs one index call at a time, the batches that meet are gathered into one larger index call;
- * no thread besides the reader and the linger timer. The index opens when the first subtask opens the table; where
+ * no thread besides the reader, the linger timer and one dispatcher per lookup subtask (under the load policy,
+ * stopped and joined when the subtask closes). The index opens when the first subtask opens the table; where
  * it cannot (for example {@code 'index.backend' = 'gpu'} without a usable GPU), that open fails naming the table and
  * the cause. The index uses the task manager's first visible GPU ({@code 'index.backend'}: auto, cpu, gpu) or, on
  * the CPU, all its cores ({@code 'index.threads'}). {@code 'index.gpu-memory-budget'} ('80%', '40gb') bounds the
@@ -143,13 +144,17 @@
  * records is being applied waits for it. (Earlier versions ran lookups and records through one owner thread and
  * one queue: a lookup saw exactly the records queued before it, and the lookups of every subtask were answered one
  * engine batch at a time; now the reader applies records itself and no lookup passes through another thread.)
- * Two batches of one subtask may be answered at the same time (one on the subtask's thread, one on the linger
- * timer's), so a later batch may be answered first; Flink's async lookup operator keeps the output order unless
+ * Two batches of one subtask may be answered at the same time (one on the dispatcher's or the subtask's thread,
+ * one on the linger timer's), so a later batch may be answered first; Flink's async lookup operator keeps the output order unless
  * told {@code 'ALLOW_UNORDERED'}.
  *
  * <h2>Lookups</h2>
- * {@link io.flix.flink.table.FlixAsyncLookupFunction} gathers a subtask's lookups and sends them as one batch when
- * it holds {@code 'lookup.batch-size'} lookups or its first one has waited {@code 'lookup.linger'}; each lookup's
+ * {@link io.flix.flink.table.FlixAsyncLookupFunction} gathers a subtask's lookups and sends them as one batch; under
+ * {@code 'lookup.batch-policy' = 'load'} (the default) batches follow the load: a lookup that arrives while no batch
+ * of the subtask is in flight is sent at once on the subtask's dispatcher thread, and the lookups that arrive while
+ * one is in flight go together when it completes ({@link io.flix.flink.table.ProbeBatcher}); under both policies a
+ * batch goes when it holds {@code 'lookup.batch-size'} lookups or its first one has waited {@code 'lookup.linger'}
+ * (under {@code 'linger'} these are the only triggers); each lookup's
  * future completes with 0 or 1 row, or exceptionally where the table failed. Whatever fails applying a batch of
  * records or answering a lookup batch (the index, the row store, a metrics callback, an
  * {@link java.lang.OutOfMemoryError}) or in the changelog reader is logged and fails the lookup batches not answered

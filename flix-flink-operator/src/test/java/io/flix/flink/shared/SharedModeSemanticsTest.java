@@ -1,6 +1,7 @@
 package io.flix.flink.shared;
 
 import io.flix.flink.Enriched;
+import io.flix.flink.FlushPolicy;
 import io.flix.flink.LookupKind;
 import io.flix.flink.Match;
 
@@ -25,7 +26,9 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
 /**
- * The shared mode's semantics, with the writer and the lookups of one task manager in harnesses: a lookup sees every
+ * The shared mode's semantics under {@link FlushPolicy#TIMER} (a batch is answered on the task's thread, so a batch
+ * of one answers at once and lookups can run from several test threads; {@link LoadFollowingLookupsTest} covers the
+ * default policy), with the writer and the lookups of one task manager in harnesses: a lookup sees every
  * update applied before its micro-batch, in the update stream's order, and none still buffered; nothing buffered
  * crosses a watermark or a checkpoint barrier; and a lookup batch sees an update batch wholly or not at all, however
  * the threads interleave.
@@ -39,7 +42,7 @@ class SharedModeSemanticsTest {
                                                               int batchSize) {
         return new SharedLookupOperator<>(dimensionId, SimulatedJob.CPU, StringSerializer.INSTANCE,
                 LongSerializer.INSTANCE, key -> key, kind, kind == LookupKind.RANGE ? key -> key + rangeSpan : null,
-                10, batchSize, 0, TimeUnit.SECONDS.toMillis(SAFETY_NET_SECONDS));
+                10, batchSize, 0, TimeUnit.SECONDS.toMillis(SAFETY_NET_SECONDS), FlushPolicy.TIMER);
     }
 
     /** The answer to one lookup, from a lookup operator whose batches hold one lookup. */

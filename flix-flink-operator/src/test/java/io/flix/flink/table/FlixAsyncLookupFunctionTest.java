@@ -58,6 +58,9 @@ class FlixAsyncLookupFunctionTest {
         options.put("value.format", format);
         options.put("lookup.batch-size", "4");
         options.put("lookup.linger", "20 ms");
+        // batches on size or linger (the tests that count batches fire the linger): ProbeBatcherTest and
+        // aLookupAtIdleIsSentAtOnceUnderTheLoadPolicy cover the default load policy
+        options.put("lookup.batch-policy", "linger");
         options.put("index.backend", "cpu");
         options.put("changelog.batch-size", "3");
         return options;
@@ -404,6 +407,79 @@ class FlixAsyncLookupFunctionTest {
         } finally {
             function.close();
         }
+    }
+
+    /**
+     * Under 'lookup.batch-policy' = 'load' (the default) a lookup at idle is sent at once, without a linger, on the
+     * dispatcher (held by the test here), and the lookups that arrive while it is in flight go together next.
+     */
+    @Test
+    void aLookupAtIdleIsSentAtOnceUnderTheLoadPolicy() throws Exception {
+        final Path file = dir.resolve("products.jsonl");
+        Files.write(file, List.of("{\"id\":1,\"name\":\"a\",\"price\":1.0}",
+                "{\"id\":2,\"name\":\"b\",\"price\":2.0}"));
+        final Map<String, String> options = fileOptions(file, "json");
+        options.remove("lookup.batch-policy");
+        options.put("lookup.batch-size", "100");
+        final FlixAsyncLookupFunction function = function(options, new int[] {0});
+        final ManuallyTriggeredScheduledExecutorService linger = new ManuallyTriggeredScheduledExecutorService();
+        final java.util.ArrayDeque<Runnable> dispatched = new java.util.ArrayDeque<>();
+        function.setLingerTimer(linger);
+        function.setDispatcher(dispatched::add);
+        function.open(new FunctionContext(null));
+        try {
+            final CompletableFuture<Collection<RowData>> first = function.asyncLookup(GenericRowData.of(1L));
+            assertEquals(1, dispatched.size(), "sent at once");
+            assertEquals(0, linger.getAllScheduledTasks().size(), "no linger at idle");
+            final CompletableFuture<Collection<RowData>> second = function.asyncLookup(GenericRowData.of(2L));
+            final CompletableFuture<Collection<RowData>> third = function.asyncLookup(GenericRowData.of(3L));
+            assertEquals(1, dispatched.size(), "one batch in flight; the others gather");
+            dispatched.poll().run();
+            assertEquals("1:a:1.0", describe(TestTables.answer(first)));
+            assertFalse(second.isDone());
+            assertEquals(1, dispatched.size(), "the two gathered go next, together");
+            dispatched.poll().run();
+            assertEquals("2:b:2.0", describe(TestTables.answer(second)));
+            assertEquals("none", describe(TestTables.answer(third)));
+            assertTrue(dispatched.isEmpty());
+        } finally {
+            function.close();
+        }
+    }
+
+    /** The load policy's dispatcher thread answers, and stops (joined) when the function closes. */
+    @Test
+    void theDispatcherThreadStopsWithTheFunction() throws Exception {
+        final Path file = dir.resolve("products.jsonl");
+        Files.write(file, List.of("{\"id\":1,\"name\":\"a\",\"price\":1.0}"));
+        final Map<String, String> options = fileOptions(file, "json");
+        options.put("lookup.batch-policy", "load");
+        final FlixAsyncLookupFunction function = function(options, new int[] {0});
+        function.open(new FunctionContext(null));
+        final List<CompletableFuture<Collection<RowData>>> futures = new ArrayList<>();
+        try {
+            for (long k = 0; k < 500; k++) {
+                futures.add(function.asyncLookup(GenericRowData.of(k % 3)));
+            }
+            for (int i = 0; i < futures.size(); i++) {
+                assertEquals(i % 3 == 1 ? "1:a:1.0" : "none", describe(TestTables.answer(futures.get(i))));
+            }
+            assertEquals(1, dispatcherThreads(file));
+        } finally {
+            function.close();
+        }
+        assertEquals(0, dispatcherThreads(file), "close stops the dispatcher thread");
+    }
+
+    private static int dispatcherThreads(Path file) {
+        int found = 0;
+        for (Thread thread : Thread.getAllStackTraces().keySet()) {
+            if (thread.getName().startsWith("FliX lookup batches of") && thread.getName().contains(file.toString())
+                    && thread.isAlive()) {
+                found++;
+            }
+        }
+        return found;
     }
 
     /** A linger that has not fired keeps the lookup gathered; firing it sends a batch of what was gathered. */

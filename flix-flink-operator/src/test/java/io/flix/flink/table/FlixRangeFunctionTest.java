@@ -107,6 +107,8 @@ class FlixRangeFunctionTest {
         options.put("file.path", file().toString());
         options.put("index.backend", "cpu");
         options.put("lookup.linger", "1 h"); // only the test fires it
+        // batches on size or linger, which the test fires: ProbeBatcherTest covers the load policy
+        options.put("lookup.batch-policy", "linger");
         return options;
     }
 
@@ -114,7 +116,8 @@ class FlixRangeFunctionTest {
     private FlixRangeFunction open(boolean orNull, int maxRows, int batchSize, MetricGroup group) throws Exception {
         final FlixLookupTableSource source = (FlixLookupTableSource) FactoryMocks.createTableSource(SCHEMA, options());
         final FlixRangeFunction function = new FlixRangeFunction(orNull,
-                source.dimensionSpec(new TestLookupContext(new int[] {0})), maxRows, batchSize, source.lookup().linger().toNanos());
+                source.dimensionSpec(new TestLookupContext(new int[] {0})), maxRows, batchSize, source.lookup().linger().toNanos(),
+                source.lookup().followLoad());
         if (held == null) {
             held = SharedDimensions.acquire(function.spec(), config -> HookedIndex.wrap(FlixIndex.open(config),
                     method -> {

@@ -80,6 +80,7 @@ class SharedDimensionConcurrencyTest {
         options.put("changelog", "file");
         options.put("file.path", file.toString());
         options.put("lookup.batch-size", String.valueOf(KEYS)); // a batch asks for every key, sent by the last
+        options.put("lookup.batch-policy", "linger"); // on size only: the batch goes on the thread that fills it
         options.put("index.backend", "cpu");
         final FlixAsyncLookupFunction function = TestTables.function(SCHEMA, options, new int[] {0});
         function.setLingerTimer(new ManuallyTriggeredScheduledExecutorService()); // never fired: no linger
