@@ -68,11 +68,27 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
     private static final int SORT_WITH_PERMUTATION_MIN = 1024;
     /** Batch scratch for up to this many keys stays allocated between calls. */
     static final int SCRATCH_KEPT = 1 << 22;
+    /**
+     * From this many keys an update batch is sorted and reduced to unique keys on the workers ({@link BatchPrep});
+     * below, on the caller's thread, where forking would cost more than it saves. The operator's batches reach 2^16.
+     */
+    static final int PREP_PARALLEL_MIN_KEYS = 1 << 13;
+    /**
+     * Above this many keys (a build, a bulk load) the batch goes the serial way, whose sort is already parallel
+     * ({@link ParallelKeySorter}) and which needs less scratch per key.
+     */
+    static final int PREP_PARALLEL_MAX_KEYS = SCRATCH_KEPT;
+    /** Fewest keys of one piece of that parallel sort and reduction. */
+    static final int PREP_MIN_KEYS_PER_RANGE = 512;
+    /** Fewest keys of one chunk of its counting and scattering passes. */
+    static final int PREP_MIN_KEYS_PER_CHUNK = 2048;
 
     private final int nodeSize;
     private final int keysPerBuiltNode;
     private final int splitFill;
     private final int threads;
+    /** From this many keys (and more than one thread) an update batch is prepared on the workers. */
+    private final int prepParallelMin;
     /** The most threads one lookup call is split for. */
     private final int lookupThreadCap;
     /** The workers of parallel batches; null once closed, as every array below. */
@@ -92,6 +108,15 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
     private ExactKeyTable exactKeys;
 
     public CpuFlixIndex(FlixConfig config) {
+        this(config, PREP_PARALLEL_MIN_KEYS, PREP_MIN_KEYS_PER_RANGE, PREP_MIN_KEYS_PER_CHUNK);
+    }
+
+    /**
+     * An index whose update batches are sorted and reduced on the workers from {@code prepParallelMin} keys, in
+     * pieces of at least {@code prepKeysPerRange} keys and chunks of at least {@code prepKeysPerChunk}; tests force
+     * the parallel path with small ones.
+     */
+    CpuFlixIndex(FlixConfig config, int prepParallelMin, int prepKeysPerRange, int prepKeysPerChunk) {
         super(Backend.CPU, true);
         if (config == null) {
             throw new IllegalArgumentException("config must not be null");
@@ -101,8 +126,9 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
         this.splitFill = Math.max(1, nodeSize * 3 / 4);
         this.threads = config.threads();
         this.lookupThreadCap = config.lookupThreadCap();
+        this.prepParallelMin = Math.max(1, prepParallelMin);
         this.workers = new ForkJoinPool(threads);
-        this.scratch = new BatchScratch.Pool(workers, threads, SCRATCH_KEPT);
+        this.scratch = new BatchScratch.Pool(workers, threads, SCRATCH_KEPT, prepKeysPerRange, prepKeysPerChunk);
         this.pool = new NodePool(nodeSize);
         this.exactKeys = config.exactKeyTable() ? new ExactKeyTable() : null;
         layoutEmpty(0);
@@ -1164,9 +1190,17 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
 
     // ------------------------------------------------------------------------------------------------ batch prep
 
+    /** Whether an update batch of {@code n} keys is sorted and reduced on the workers. */
+    private boolean prepInParallel(int n) {
+        return threads > 1 && n >= prepParallelMin && n <= PREP_PARALLEL_MAX_KEYS;
+    }
+
     /** Sorts (stably) and reduces the pairs to unique keys, last occurrence wins, into {@code s.keys/s.values}. */
-    private static int uniqueLastWins(long[] keys, long[] values, int n, boolean keysSorted, BatchScratch s) {
+    private int uniqueLastWins(long[] keys, long[] values, int n, boolean keysSorted, BatchScratch s) {
         s.ensure(n);
+        if (prepInParallel(n)) {
+            return s.prep.sortUnique(keys, values, n, keysSorted, s.keys, s.values, s.positions);
+        }
         final long[] uk = s.keys;
         final long[] uv = s.values;
         int unique = 0;
@@ -1196,8 +1230,11 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
     }
 
     /** Sorts and reduces the keys to unique ones in {@code s.keys}. */
-    private static int uniqueKeys(long[] keys, int n, boolean keysSorted, BatchScratch s) {
+    private int uniqueKeys(long[] keys, int n, boolean keysSorted, BatchScratch s) {
         s.ensure(n);
+        if (prepInParallel(n)) {
+            return s.prep.sortUnique(keys, null, n, keysSorted, s.keys, null, s.positions);
+        }
         final long[] uk = s.keys;
         if (!keysSorted) {
             s.sorter.sort(keys, n, uk, s.positions);
