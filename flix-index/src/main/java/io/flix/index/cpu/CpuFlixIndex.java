@@ -78,6 +78,8 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
      * ({@link ParallelKeySorter}) and which needs less scratch per key.
      */
     static final int PREP_PARALLEL_MAX_KEYS = SCRATCH_KEPT;
+    /** From this many keys a batch writes the exact-key table on the workers (by slot ranges, see ExactKeyTable). */
+    static final int EXACT_TABLE_PARALLEL_MIN_KEYS = 1 << 13;
     /** Fewest keys of one piece of that parallel sort and reduction. */
     static final int PREP_MIN_KEYS_PER_RANGE = 512;
     /** Fewest keys of one chunk of its counting and scattering passes. */
@@ -130,7 +132,7 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
         this.workers = new ForkJoinPool(threads);
         this.scratch = new BatchScratch.Pool(workers, threads, SCRATCH_KEPT, prepKeysPerRange, prepKeysPerChunk);
         this.pool = new NodePool(nodeSize);
-        this.exactKeys = config.exactKeyTable() ? new ExactKeyTable() : null;
+        this.exactKeys = config.exactKeyTable() ? new ExactKeyTable(EXACT_TABLE_PARALLEL_MIN_KEYS) : null;
         layoutEmpty(0);
     }
 
@@ -526,9 +528,7 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
             pool.nodesInUse -= freedCount[p];
         }
         if (exactKeys != null) {
-            for (int i = 0; i < unique; i++) {
-                exactKeys.remove(ks[i]);
-            }
+            exactKeys.removeAll(ks, unique, threads, this::runPieces);
         }
     }
 

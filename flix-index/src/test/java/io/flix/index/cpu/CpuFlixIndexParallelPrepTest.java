@@ -228,6 +228,38 @@ class CpuFlixIndexParallelPrepTest {
     }
 
     @Test
+    void batchesAboveTheDefaultThresholdsMatchTheOracle() {
+        // default thresholds: batches of 2^13 keys and more are prepared, and write the exact-key table, in parallel
+        final SplittableRandom random = new SplittableRandom(77);
+        try (CpuFlixIndex index = new CpuFlixIndex(config(3, 32)); TreeMapOracle oracle = new TreeMapOracle()) {
+            final int built = 200_000;
+            final long[] keys = new long[built];
+            final long[] values = new long[built];
+            for (int i = 0; i < built; i++) {
+                keys[i] = random.nextLong(0, 1L << 22);
+                values[i] = i + 1;
+            }
+            index.build(keys, values, built, false);
+            oracle.build(keys, values, built, false);
+            for (int round = 0; round < 6; round++) {
+                final int n = CpuFlixIndex.PREP_PARALLEL_MIN_KEYS + random.nextInt(30_000);
+                final long[] batch = new long[n];
+                final long[] batchValues = new long[n];
+                for (int i = 0; i < n; i++) {
+                    batch[i] = random.nextLong(0, 1L << 22);
+                    batchValues[i] = random.nextLong(1, Long.MAX_VALUE);
+                }
+                if (round % 2 == 0) {
+                    delete(batch, false, index, oracle);
+                } else {
+                    upsert(batch, batchValues, false, index, oracle);
+                }
+                assertContents(oracle, index);
+            }
+        }
+    }
+
+    @Test
     void deleteAndUpsertOfOneKeyInOneEngineBatchInBothOrders() {
         try (CpuFlixIndex index = parallel(4)) {
             final MicroBatchEngine engine = new MicroBatchEngine(index);
