@@ -47,6 +47,11 @@ import static io.flix.index.sort.SortedSearch.upperBound;
  * of every key with its value, written by every build, upsert and delete. It costs a cache line a key where the walk
  * of a sorted batch over buckets and nodes costs two or three misses and the batch's sort.
  *
+ * <p>An update batch is applied on the workers from end to end: from {@value #PREP_PARALLEL_MIN_KEYS} keys (and with
+ * more than one thread) it is sorted and reduced to unique keys there ({@link BatchPrep}), its buckets are merged in
+ * pieces that share no bucket, and its exact-key table writes and removes run by slot ranges. Smaller batches, and
+ * every batch of an index of one thread, run the serial path on the caller's thread.
+ *
  * <p>Concurrency as {@link FlixIndex} says: lookups run in parallel (they only read the structure, each in its own
  * batch scratch), updates alone. An update is split for {@code config.threads()} workers; a lookup for at most
  * {@code config.lookupThreadCap()}, fewer where other lookups run at once (one: on the caller's thread). At most
