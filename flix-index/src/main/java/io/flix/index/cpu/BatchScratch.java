@@ -21,9 +21,12 @@ final class BatchScratch {
     /** Node ids reserved by an upsert. */
     int[] nodeIds = new int[0];
     final ParallelKeySorter sorter;
+    /** Sorts and reduces update batches on the pool (its scratch allocated on first use). */
+    final BatchPrep prep;
 
-    private BatchScratch(ForkJoinPool pool, int threads) {
+    private BatchScratch(ForkJoinPool pool, int threads, int prepKeysPerRange, int prepKeysPerChunk) {
         this.sorter = new ParallelKeySorter(pool, threads);
+        this.prep = new BatchPrep(pool, threads, prepKeysPerRange, prepKeysPerChunk);
     }
 
     /** Makes {@link #keys}, {@link #values} and {@link #positions} hold at least {@code n} elements. */
@@ -49,6 +52,7 @@ final class BatchScratch {
             nodeIds = new int[0];
         }
         sorter.trimScratch(kept);
+        prep.trimScratch(kept);
     }
 
     /**
@@ -62,16 +66,22 @@ final class BatchScratch {
         private final ForkJoinPool forkJoinPool;
         private final int threads;
         private final int kept;
+        private final int prepKeysPerRange;
+        private final int prepKeysPerChunk;
         private final ArrayDeque<BatchScratch> idle = new ArrayDeque<>();
 
         /**
          * @param forkJoinPool the index's pool, on which the sorters run
          * @param kept         most keys that a scratch keeps room for between calls
+         * @param prepKeysPerRange fewest keys worth a piece of an update batch's parallel sort ({@link BatchPrep})
+         * @param prepKeysPerChunk fewest keys worth a chunk of its counting and scattering passes
          */
-        Pool(ForkJoinPool forkJoinPool, int threads, int kept) {
+        Pool(ForkJoinPool forkJoinPool, int threads, int kept, int prepKeysPerRange, int prepKeysPerChunk) {
             this.forkJoinPool = forkJoinPool;
             this.threads = threads;
             this.kept = kept;
+            this.prepKeysPerRange = prepKeysPerRange;
+            this.prepKeysPerChunk = prepKeysPerChunk;
         }
 
         /** Scratch for one call: an idle one, or a new one. */
@@ -82,7 +92,7 @@ final class BatchScratch {
                     return s;
                 }
             }
-            return new BatchScratch(forkJoinPool, threads);
+            return new BatchScratch(forkJoinPool, threads, prepKeysPerRange, prepKeysPerChunk);
         }
 
         /** Takes back scratch that a call has finished with. */

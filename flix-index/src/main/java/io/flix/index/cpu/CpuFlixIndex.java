@@ -47,6 +47,11 @@ import static io.flix.index.sort.SortedSearch.upperBound;
  * of every key with its value, written by every build, upsert and delete. It costs a cache line a key where the walk
  * of a sorted batch over buckets and nodes costs two or three misses and the batch's sort.
  *
+ * <p>An update batch is applied on the workers from end to end: from {@value #PREP_PARALLEL_MIN_KEYS} keys (and with
+ * more than one thread) it is sorted and reduced to unique keys there ({@link BatchPrep}), its buckets are merged in
+ * pieces that share no bucket, and its exact-key table writes and removes run by slot ranges. Smaller batches, and
+ * every batch of an index of one thread, run the serial path on the caller's thread.
+ *
  * <p>Concurrency as {@link FlixIndex} says: lookups run in parallel (they only read the structure, each in its own
  * batch scratch), updates alone. An update is split for {@code config.threads()} workers; a lookup for at most
  * {@code config.lookupThreadCap()}, fewer where other lookups run at once (one: on the caller's thread). At most
@@ -68,11 +73,29 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
     private static final int SORT_WITH_PERMUTATION_MIN = 1024;
     /** Batch scratch for up to this many keys stays allocated between calls. */
     static final int SCRATCH_KEPT = 1 << 22;
+    /**
+     * From this many keys an update batch is sorted and reduced to unique keys on the workers ({@link BatchPrep});
+     * below, on the caller's thread, where forking would cost more than it saves. The operator's batches reach 2^16.
+     */
+    static final int PREP_PARALLEL_MIN_KEYS = 1 << 13;
+    /**
+     * Above this many keys (a build, a bulk load) the batch goes the serial way, whose sort is already parallel
+     * ({@link ParallelKeySorter}) and which needs less scratch per key.
+     */
+    static final int PREP_PARALLEL_MAX_KEYS = SCRATCH_KEPT;
+    /** From this many keys a batch writes the exact-key table on the workers (by slot ranges, see ExactKeyTable). */
+    static final int EXACT_TABLE_PARALLEL_MIN_KEYS = 1 << 13;
+    /** Fewest keys of one piece of that parallel sort and reduction. */
+    static final int PREP_MIN_KEYS_PER_RANGE = 512;
+    /** Fewest keys of one chunk of its counting and scattering passes. */
+    static final int PREP_MIN_KEYS_PER_CHUNK = 2048;
 
     private final int nodeSize;
     private final int keysPerBuiltNode;
     private final int splitFill;
     private final int threads;
+    /** From this many keys (and more than one thread) an update batch is prepared on the workers. */
+    private final int prepParallelMin;
     /** The most threads one lookup call is split for. */
     private final int lookupThreadCap;
     /** The workers of parallel batches; null once closed, as every array below. */
@@ -92,6 +115,15 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
     private ExactKeyTable exactKeys;
 
     public CpuFlixIndex(FlixConfig config) {
+        this(config, PREP_PARALLEL_MIN_KEYS, PREP_MIN_KEYS_PER_RANGE, PREP_MIN_KEYS_PER_CHUNK);
+    }
+
+    /**
+     * An index whose update batches are sorted and reduced on the workers from {@code prepParallelMin} keys, in
+     * pieces of at least {@code prepKeysPerRange} keys and chunks of at least {@code prepKeysPerChunk}; tests force
+     * the parallel path with small ones.
+     */
+    CpuFlixIndex(FlixConfig config, int prepParallelMin, int prepKeysPerRange, int prepKeysPerChunk) {
         super(Backend.CPU, true);
         if (config == null) {
             throw new IllegalArgumentException("config must not be null");
@@ -101,10 +133,11 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
         this.splitFill = Math.max(1, nodeSize * 3 / 4);
         this.threads = config.threads();
         this.lookupThreadCap = config.lookupThreadCap();
+        this.prepParallelMin = Math.max(1, prepParallelMin);
         this.workers = new ForkJoinPool(threads);
-        this.scratch = new BatchScratch.Pool(workers, threads, SCRATCH_KEPT);
+        this.scratch = new BatchScratch.Pool(workers, threads, SCRATCH_KEPT, prepKeysPerRange, prepKeysPerChunk);
         this.pool = new NodePool(nodeSize);
-        this.exactKeys = config.exactKeyTable() ? new ExactKeyTable() : null;
+        this.exactKeys = config.exactKeyTable() ? new ExactKeyTable(EXACT_TABLE_PARALLEL_MIN_KEYS) : null;
         layoutEmpty(0);
     }
 
@@ -500,9 +533,7 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
             pool.nodesInUse -= freedCount[p];
         }
         if (exactKeys != null) {
-            for (int i = 0; i < unique; i++) {
-                exactKeys.remove(ks[i]);
-            }
+            exactKeys.removeAll(ks, unique, threads, this::runPieces);
         }
     }
 
@@ -1164,9 +1195,17 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
 
     // ------------------------------------------------------------------------------------------------ batch prep
 
+    /** Whether an update batch of {@code n} keys is sorted and reduced on the workers. */
+    private boolean prepInParallel(int n) {
+        return threads > 1 && n >= prepParallelMin && n <= PREP_PARALLEL_MAX_KEYS;
+    }
+
     /** Sorts (stably) and reduces the pairs to unique keys, last occurrence wins, into {@code s.keys/s.values}. */
-    private static int uniqueLastWins(long[] keys, long[] values, int n, boolean keysSorted, BatchScratch s) {
+    private int uniqueLastWins(long[] keys, long[] values, int n, boolean keysSorted, BatchScratch s) {
         s.ensure(n);
+        if (prepInParallel(n)) {
+            return s.prep.sortUnique(keys, values, n, keysSorted, s.keys, s.values, s.positions);
+        }
         final long[] uk = s.keys;
         final long[] uv = s.values;
         int unique = 0;
@@ -1196,8 +1235,11 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
     }
 
     /** Sorts and reduces the keys to unique ones in {@code s.keys}. */
-    private static int uniqueKeys(long[] keys, int n, boolean keysSorted, BatchScratch s) {
+    private int uniqueKeys(long[] keys, int n, boolean keysSorted, BatchScratch s) {
         s.ensure(n);
+        if (prepInParallel(n)) {
+            return s.prep.sortUnique(keys, null, n, keysSorted, s.keys, null, s.positions);
+        }
         final long[] uk = s.keys;
         if (!keysSorted) {
             s.sorter.sort(keys, n, uk, s.positions);

@@ -35,7 +35,7 @@ final class ExactKeyTable {
     private static final long GOLDEN = 0x9E3779B97F4A7C15L;
     /** The value word of an empty slot: {@code NOT_FOUND} as kept (see {@link #kept}). */
     private static final long EMPTY = 0L;
-    /** Below this many slots, or keys in a batch, the table is written on the caller's thread. */
+    /** Below this many slots the table is written on the caller's thread. */
     private static final int PARALLEL_MIN = 1 << 16;
 
     /** Runs {@code body} for parts {@code 0..parts-1}, possibly at once. */
@@ -50,8 +50,16 @@ final class ExactKeyTable {
     /** The most keys the table holds before it grows: three quarters of its slots. */
     private long limit;
     private long size;
+    /** Below this many keys a batch is written on the caller's thread. */
+    private final int batchParallelMin;
 
     ExactKeyTable() {
+        this(PARALLEL_MIN);
+    }
+
+    /** @param batchParallelMin fewest keys of a batch written (or counted) on several threads */
+    ExactKeyTable(int batchParallelMin) {
+        this.batchParallelMin = Math.max(1, batchParallelMin);
         allocate(MIN_BITS);
     }
 
@@ -90,7 +98,7 @@ final class ExactKeyTable {
         if (size + n <= limit) {
             return;
         }
-        final int counted = parts <= 1 || n < PARALLEL_MIN ? 1 : parts;
+        final int counted = parts <= 1 || n < batchParallelMin ? 1 : parts;
         final long[] fresh = new long[counted];
         runner.run(counted, p -> {
             long count = 0;
@@ -110,7 +118,7 @@ final class ExactKeyTable {
      */
     void putAll(long[] keys, long[] values, int n, int parts, Parts runner) {
         final long capacity = capacity();
-        if (parts <= 1 || n < PARALLEL_MIN || capacity < PARALLEL_MIN) {
+        if (parts <= 1 || n < batchParallelMin || capacity < PARALLEL_MIN) {
             for (int i = 0; i < n; i++) {
                 put(keys[i], values[i]);
             }
@@ -136,6 +144,89 @@ final class ExactKeyTable {
             done[p] = part;
         });
         finish(done, i -> put(keys[(int) i], values[(int) i]));
+    }
+
+    /**
+     * Removes the unique {@code keys[0, n)} where present, on up to {@code parts} threads: each thread removes the keys
+     * whose home slot lies in its range of slots where the probe and the shift of the entries after the key stay in
+     * that range, and leaves the others to a serial pass at the end.
+     */
+    void removeAll(long[] keys, int n, int parts, Parts runner) {
+        final long capacity = capacity();
+        if (parts <= 1 || n < batchParallelMin || capacity < PARALLEL_MIN) {
+            for (int i = 0; i < n; i++) {
+                remove(keys[i]);
+            }
+            return;
+        }
+        final long[] homes = new long[n];
+        runner.run(parts, p -> {
+            for (int i = (int) ((long) n * p / parts); i < (long) n * (p + 1) / parts; i++) {
+                homes[i] = homeSlot(keys[i]);
+            }
+        });
+        final Part[] done = new Part[parts];
+        runner.run(parts, p -> {
+            final long from = capacity * p / parts;
+            final long to = capacity * (p + 1) / parts;
+            final Part part = new Part();
+            for (int i = 0; i < n; i++) {
+                final long home = homes[i];
+                if (home >= from && home < to && !removeWithin(keys[i], home, to, part)) {
+                    part.defer(i);
+                }
+            }
+            done[p] = part;
+        });
+        for (Part part : done) {
+            size -= part.removed;
+        }
+        for (Part part : done) {
+            for (int d = 0; d < part.deferredCount; d++) {
+                remove(keys[(int) part.deferred[d]]);
+            }
+        }
+    }
+
+    /**
+     * Removes {@code key} (home {@code home}) where present, touching only slots below {@code end}: false where its
+     * probe or the run of entries after it reaches {@code end}, and nothing is written.
+     */
+    private boolean removeWithin(long key, long home, long end, Part part) {
+        long hole = home;
+        while (true) {
+            if (hole >= end) {
+                return false;
+            }
+            if (keptAt(hole) == EMPTY) {
+                return true; // absent
+            }
+            if (keyAt(hole) == key) {
+                break;
+            }
+            hole++;
+        }
+        long last = hole + 1;
+        while (true) {
+            if (last >= end) {
+                return false;
+            }
+            if (keptAt(last) == EMPTY) {
+                break;
+            }
+            last++;
+        }
+        // As remove: entries after the hole whose probe passed it move back into it; the run ends before `last`.
+        for (long next = hole + 1; next < last; next++) {
+            final long k = keyAt(next);
+            if (mayFill(homeSlot(k), hole, next)) {
+                set(hole, k, keptAt(next));
+                hole = next;
+            }
+        }
+        set(hole, 0L, EMPTY);
+        part.removed++;
+        return true;
     }
 
     /** Shrinks to the fewest slots that hold the keys held, where that is fewer than now. */
@@ -347,6 +438,7 @@ final class ExactKeyTable {
     /** What one thread's part of a batch wrote, and the keys (or old slots) left to the serial pass. */
     private static final class Part {
         long added;
+        long removed;
         long[] deferred = new long[8];
         int deferredCount;
 

@@ -180,6 +180,46 @@ class ExactKeyTableTest {
         }
     }
 
+    @ParameterizedTest(name = "{0} parts, at once: {1}")
+    @CsvSource({"2, false", "5, false", "4, true", "16, true"})
+    void batchesRemovedInPartsKeepEveryOtherKeyReachable(int parts, boolean atOnce) {
+        final ExactKeyTable.Parts runner = atOnce ? ExactKeyTableTest::allAtOnce : ExactKeyTableTest::oneAfterAnother;
+        final SplittableRandom random = new SplittableRandom(100 + parts);
+        final ExactKeyTable table = new ExactKeyTable(1);
+        final Map<Long, Long> oracle = new HashMap<>();
+        // a table about three quarters full, so that runs of taken slots cross the parts' ranges
+        final int held = 150_000;
+        final long[] universe = new long[held + 20_000];
+        for (int i = 0; i < universe.length; i++) {
+            universe[i] = i < EDGE_KEYS.length ? EDGE_KEYS[i] : random.nextLong();
+        }
+        for (int i = 0; i < held; i++) {
+            table.put(universe[i], i + 1);
+            oracle.put(universe[i], (long) i + 1);
+        }
+        for (int batch = 0; batch < 4; batch++) {
+            // unique keys: held ones and some never held
+            final int n = 1 + random.nextInt(30_000);
+            final long[] keys = new long[n];
+            final java.util.Set<Long> chosen = new java.util.HashSet<>();
+            for (int i = 0; i < n; ) {
+                final long key = universe[random.nextInt(universe.length)];
+                if (chosen.add(key)) {
+                    keys[i++] = key;
+                }
+            }
+            for (long key : keys) {
+                oracle.remove(key);
+            }
+            table.removeAll(keys, n, parts, runner);
+            assertEquals(oracle.size(), table.size(), "size after batch " + batch);
+            for (long key : universe) {
+                final Long v = oracle.get(key);
+                assertEquals(v == null ? NOT_FOUND : v, table.get(key), "key " + key + " after batch " + batch);
+            }
+        }
+    }
+
     @Test
     void aGrowthOfSeveralDoublingsAtOnceKeepsEveryKey() {
         final ExactKeyTable table = new ExactKeyTable();
