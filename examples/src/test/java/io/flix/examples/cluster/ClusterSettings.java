@@ -21,7 +21,8 @@ import java.util.regex.Pattern;
  * {@code FLINK_PROPERTIES} (what the demo's job manager and task managers run with). The harness takes every line of
  * it and replaces only the keys of {@link #HARNESS_KEYS}: addresses, ports, directories and memory sizes, which
  * differ between containers and processes on one machine. {@code ClusterSettingsTest} checks that every compose key
- * is passed on unchanged or is one of these, and that the harness adds no other key.
+ * is passed on unchanged or is one of these, and that the harness adds no other key. The few settings the tests
+ * change to learn sooner what they wait for ({@link #TEST_TIMING}) are among them, each with its reason.
  */
 final class ClusterSettings {
 
@@ -30,6 +31,27 @@ final class ClusterSettings {
      * the generated config.yaml differs from the compose file.
      */
     static final Map<String, String> HARNESS_KEYS;
+
+    /**
+     * Settings only the tests change, each because a test waits for what it governs; none changes what a job does
+     * or what is asserted, only how soon the cluster reports it (every wait is a poll with a safety net):
+     * <ul>
+     *   <li>{@code metrics.fetcher.update-interval} (default 10 s): how old the metrics the REST API serves may be;
+     *       the waits for a loaded dimension or a reported backend paid up to 10 s each;</li>
+     *   <li>{@code heartbeat.interval} (default 10 s): a killed task manager is noticed when two heartbeat RPCs to it
+     *       failed ({@code heartbeat.rpc-failure-threshold}), 15 to 25 s after the {@code kill -9} with the
+     *       default, 2 to 3 s with 1 s ({@code heartbeat.timeout}, for a target that answers no more but is not
+     *       known dead, stays the default 50 s: a process stalled by a busy machine keeps its registration).</li>
+     * </ul>
+     */
+    static final Map<String, String> TEST_TIMING;
+
+    static {
+        final Map<String, String> timing = new LinkedHashMap<>();
+        timing.put("metrics.fetcher.update-interval", "1 s");
+        timing.put("heartbeat.interval", "1 s");
+        TEST_TIMING = Collections.unmodifiableMap(timing);
+    }
 
     static {
         final Map<String, String> keys = new LinkedHashMap<>();
@@ -53,6 +75,8 @@ final class ClusterSettings {
         keys.put("jobmanager.memory.process.size", "memory size");
         keys.put("taskmanager.memory.process.size", "memory size");
         keys.put("taskmanager.memory.managed.size", "memory size");
+        // test timing: how soon the cluster reports what the tests wait for (see TEST_TIMING)
+        TEST_TIMING.keySet().forEach(k -> keys.put(k, "test timing"));
         HARNESS_KEYS = Collections.unmodifiableMap(keys);
     }
 
@@ -85,8 +109,8 @@ final class ClusterSettings {
     }
 
     /**
-     * The config.yaml of a cluster: the compose properties with the harness's addresses, ports, directories and
-     * memory sizes.
+     * The config.yaml of a cluster: the compose properties with the harness's addresses, ports, directories, memory
+     * sizes and test timing.
      */
     static Map<String, String> clusterConfig(Map<String, String> compose, int restPort, int rpcPort, Path home) {
         final Map<String, String> config = new LinkedHashMap<>(compose);
@@ -107,6 +131,7 @@ final class ClusterSettings {
         own.put("jobmanager.memory.process.size", JOB_MANAGER_MEMORY);
         own.put("taskmanager.memory.process.size", TASK_MANAGER_MEMORY);
         own.put("taskmanager.memory.managed.size", TASK_MANAGER_MANAGED_MEMORY);
+        own.putAll(TEST_TIMING);
         if (!own.keySet().equals(HARNESS_KEYS.keySet())) {
             throw new IllegalStateException("the harness's keys and their documented list differ: " + own.keySet()
                     + " vs " + HARNESS_KEYS.keySet());

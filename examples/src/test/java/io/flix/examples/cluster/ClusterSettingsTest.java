@@ -33,8 +33,15 @@ class ClusterSettingsTest {
         assertTrue(ClusterSettings.HARNESS_KEYS.keySet().containsAll(added), () -> "keys beyond compose's and the "
                 + "documented list: " + added);
         for (String why : ClusterSettings.HARNESS_KEYS.values()) {
-            assertTrue(Set.of("address", "port", "directory", "memory size").contains(why), why);
+            assertTrue(Set.of("address", "port", "directory", "memory size", "test timing").contains(why), why);
         }
+        // the settings the tests change for timing only, each explicitly and with its value in the config
+        ClusterSettings.TEST_TIMING.forEach((k, v) -> {
+            assertEquals("test timing", ClusterSettings.HARNESS_KEYS.get(k), k);
+            assertEquals(v, config.get(k), k);
+        });
+        ClusterSettings.HARNESS_KEYS.forEach((k, why) -> assertEquals(why.equals("test timing"),
+                ClusterSettings.TEST_TIMING.containsKey(k), () -> k + " is test timing only if TEST_TIMING says so"));
         // what the tests rely on comes from the compose file
         assertEquals(compose.get("taskmanager.numberOfTaskSlots"),
                 Integer.toString(FlinkSessionCluster.SLOTS_PER_TASK_MANAGER), "slots per task manager");

@@ -91,18 +91,52 @@ public final class FlinkSessionCluster implements AutoCloseable {
             "--add-opens=java.base/java.util.concurrent=ALL-UNNAMED",
             "--add-opens=java.base/java.util.concurrent.atomic=ALL-UNNAMED",
             "--add-opens=java.base/java.util.concurrent.locks=ALL-UNNAMED");
+    /**
+     * JVM options of the test processes on a small shared machine (two cores) that change no behaviour Flink or a
+     * job shows, only how much CPU the processes spend besides their work: the JDK's class-data sharing (the default,
+     * stated), the C1 compiler only where a process is short-lived or does little work itself (the job manager, the
+     * client: C2 compiles would compete with the task managers for the two cores) and the serial collector there (one
+     * GC thread instead of G1's concurrent ones). The task managers keep the default collector (the leak check of
+     * the resubmit test measures their heap after a full GC, as a deployment's would) and the C1 compiler only:
+     * the jobs enrich a few thousand records, which C2's compilations cost more than they save.
+     */
+    private static final List<String> COORDINATOR_JVM_OPTS = List.of("-Xshare:auto", "-XX:+UseSerialGC",
+            "-XX:TieredStopAtLevel=1");
+    private static final List<String> TASK_MANAGER_JVM_OPTS = List.of("-Xshare:auto", "-XX:TieredStopAtLevel=1");
     private static final Pattern JOB_ID = Pattern.compile("JobID ([0-9a-f]{32})");
     private static final ObjectMapper JSON = new ObjectMapper();
 
     /** Every process started and not yet stopped, for the shutdown hook. */
     private static final Set<Process> LIVE = ConcurrentHashMap.newKeySet();
 
+    /**
+     * The clients' class-data archives, one per class path of lib/ (clusters of the same lib/ share one), in a
+     * folder of this test JVM's that its end deletes: an archive stays valid only for the jars it was written from.
+     */
+    private static volatile Path clientArchives;
+    private static final Set<Path> CLIENT_ARCHIVES_WRITING = ConcurrentHashMap.newKeySet();
+
     static {
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             for (Process p : LIVE) {
                 p.destroyForcibly();
             }
+            if (clientArchives != null) {
+                try (Stream<Path> files = Files.list(clientArchives)) {
+                    files.forEach(f -> f.toFile().delete());
+                } catch (IOException ignored) {
+                    // a temporary folder
+                }
+                clientArchives.toFile().delete();
+            }
         }, "flix-cluster-reaper"));
+    }
+
+    private static synchronized Path clientArchive(String classPath) throws IOException {
+        if (clientArchives == null) {
+            clientArchives = Files.createTempDirectory("flix-client-cds");
+        }
+        return clientArchives.resolve("client-" + Integer.toHexString(classPath.hashCode()) + ".jsa");
     }
 
     private final Path home;
@@ -202,6 +236,7 @@ public final class FlinkSessionCluster implements AutoCloseable {
         command.add(java);
         command.addAll(JAVA_OPTS);
         command.addAll(words(JobManagerProcessUtils.generateJvmParametersStr(spec, Configuration.fromMap(config))));
+        command.addAll(COORDINATOR_JVM_OPTS);
         command.addAll(logOptions("jobmanager", "log4j.properties"));
         command.addAll(List.of("-classpath", libClassPath, JOB_MANAGER_MAIN, "--configDir", conf.toString()));
         command.addAll(words(JobManagerProcessUtils.generateDynamicConfigsStr(spec)));
@@ -230,6 +265,7 @@ public final class FlinkSessionCluster implements AutoCloseable {
         command.add(java);
         command.addAll(JAVA_OPTS);
         command.addAll(taskManagerJvmParams);
+        command.addAll(TASK_MANAGER_JVM_OPTS);
         command.addAll(logOptions(id, "log4j.properties"));
         // the leak checks read threads and heap over JMX, and force a GC through it; that GC clears soft references
         // (which a JVM otherwise keeps for a second per free MiB of heap since their last use): what soft caches
@@ -309,8 +345,18 @@ public final class FlinkSessionCluster implements AutoCloseable {
         final List<String> command = new ArrayList<>();
         command.add(java);
         command.addAll(JAVA_OPTS);
-        // a short-lived JVM: the C1 compiler only starts it sooner
-        command.addAll(List.of("-Xmx768m", "-XX:TieredStopAtLevel=1"));
+        // a short-lived JVM: the C1 compiler only starts it sooner (COORDINATOR_JVM_OPTS)
+        command.add("-Xmx768m");
+        command.addAll(COORDINATOR_JVM_OPTS);
+        // class-data sharing of the client's classes from lib/: the first submission writes the archive as its JVM
+        // exits, the next ones map it instead of loading and verifying those classes again (an unusable archive is
+        // passed over: -Xshare:auto)
+        final Path archive = clientArchive(libClassPath);
+        if (Files.exists(archive)) {
+            command.add("-XX:SharedArchiveFile=" + archive);
+        } else if (CLIENT_ARCHIVES_WRITING.add(archive)) {
+            command.add("-XX:ArchiveClassesAtExit=" + archive);
+        }
         command.addAll(logOptions(name, "log4j-cli.properties"));
         command.addAll(List.of("-classpath", libClassPath, CLIENT_MAIN, "run", "-m",
                 ClusterSettings.LOOPBACK + ":" + restPort, "--detached"));

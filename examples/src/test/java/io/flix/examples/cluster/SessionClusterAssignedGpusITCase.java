@@ -2,7 +2,6 @@ package io.flix.examples.cluster;
 
 import io.flix.examples.kafka.KafkaEnrichmentJob;
 import io.flix.flink.taskmanager.StandInGpuDriver;
-import io.flix.flink.testing.KafkaBrokerExtension;
 import io.flix.index.Backend;
 
 import org.junit.jupiter.api.AfterAll;
@@ -39,7 +38,7 @@ class SessionClusterAssignedGpusITCase {
     private static final int ORDERS = 800;
 
     @RegisterExtension
-    static final KafkaBrokerExtension KAFKA = new KafkaBrokerExtension();
+    static final SharedKafkaBroker KAFKA = new SharedKafkaBroker();
 
     private static FlinkSessionCluster cluster;
     /** Task manager resource id -> the nvidia-smi index Flink assigned it. */
@@ -76,7 +75,7 @@ class SessionClusterAssignedGpusITCase {
 
     @Test
     void eachTaskManagersIndexesUseTheGpuFlinkAssignedIt() throws Exception {
-        final Topics topics = new Topics(KAFKA);
+        final Topics topics = new Topics(KAFKA.broker());
         final EnrichmentRun run = EnrichmentRun.create(topics, "gpus", "gpu-product", 300);
         run.writeProducts(PRODUCTS);
         final String job = cluster.submit(EnrichmentRun.JOB, run.jobArgs(4, 1000), null);

@@ -1,7 +1,6 @@
 package io.flix.examples.cluster;
 
 import io.flix.examples.kafka.KafkaEnrichmentJob;
-import io.flix.flink.testing.KafkaBrokerExtension;
 import io.flix.index.FlixIndex;
 import io.flix.index.gpu.GpuFlixIndexProvider;
 
@@ -33,7 +32,7 @@ class SessionClusterIndexLibraryInLibITCase {
     private static final int ORDERS = 600;
 
     @RegisterExtension
-    static final KafkaBrokerExtension KAFKA = new KafkaBrokerExtension();
+    static final SharedKafkaBroker KAFKA = new SharedKafkaBroker();
 
     private static FlinkSessionCluster cluster;
 
@@ -59,7 +58,7 @@ class SessionClusterIndexLibraryInLibITCase {
 
     @Test
     void twoJobsUseTheTaskManagersIndexLibrary() throws Exception {
-        final Topics topics = new Topics(KAFKA);
+        final Topics topics = new Topics(KAFKA.broker());
         final EnrichmentRun a = EnrichmentRun.create(topics, "lib-a", "lib-alpha", 1000);
         final EnrichmentRun b = EnrichmentRun.create(topics, "lib-b", "lib-beta", 5000);
         a.writeProducts(PRODUCTS);

@@ -4,7 +4,6 @@ import io.flix.examples.Order;
 import io.flix.examples.Product;
 import io.flix.examples.kafka.JsonCodec;
 import io.flix.examples.kafka.KafkaEnrichmentJob;
-import io.flix.flink.testing.KafkaBrokerExtension;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -39,7 +38,7 @@ class SessionClusterKafkaITCase {
     private static final int PRODUCTS = 500;
 
     @RegisterExtension
-    static final KafkaBrokerExtension KAFKA = new KafkaBrokerExtension();
+    static final SharedKafkaBroker KAFKA = new SharedKafkaBroker();
 
     @RegisterExtension
     static final SessionClusterExtension CLUSTER = new SessionClusterExtension();
@@ -48,7 +47,7 @@ class SessionClusterKafkaITCase {
 
     @BeforeAll
     static void topics() {
-        topics = new Topics(KAFKA);
+        topics = new Topics(KAFKA.broker());
     }
 
     /** (a) End to end: each order enriched exactly once; a malformed order once in the dead-letter topic. */

@@ -2,8 +2,6 @@ package io.flix.examples.cluster;
 
 import io.flix.examples.kafka.KafkaEnrichmentJob;
 
-import io.flix.flink.testing.KafkaBrokerExtension;
-
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -51,7 +49,7 @@ class SessionClusterResubmitITCase {
     static final long DEVICE_SLACK_MIB = 64;
 
     @RegisterExtension
-    static final KafkaBrokerExtension KAFKA = new KafkaBrokerExtension();
+    static final SharedKafkaBroker KAFKA = new SharedKafkaBroker();
 
     @RegisterExtension
     static final SessionClusterExtension CLUSTER = new SessionClusterExtension();
@@ -60,7 +58,7 @@ class SessionClusterResubmitITCase {
     void cancelledJobsLeaveNoThreadsNorHeapBehind() throws Exception {
         final FlinkSessionCluster cluster = CLUSTER.cluster();
         final long start = System.nanoTime();
-        final Topics topics = new Topics(KAFKA);
+        final Topics topics = new Topics(KAFKA.broker());
         final EnrichmentRun run = EnrichmentRun.create(topics, "f", "thing", 400);
         run.writeProducts(PRODUCTS);
         run.writeOrders(1, ORDERS, PRODUCTS);

@@ -4,7 +4,6 @@ import io.flix.examples.Order;
 import io.flix.examples.Product;
 import io.flix.examples.kafka.JsonCodec;
 import io.flix.examples.kafka.SqlKafkaEnrichmentJob;
-import io.flix.flink.testing.KafkaBrokerExtension;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -35,7 +34,7 @@ class SessionClusterSqlITCase {
     private static final long TIME_BASE = System.currentTimeMillis();
 
     @RegisterExtension
-    static final KafkaBrokerExtension KAFKA = new KafkaBrokerExtension();
+    static final SharedKafkaBroker KAFKA = new SharedKafkaBroker();
 
     @RegisterExtension
     static final SessionClusterExtension CLUSTER = new SessionClusterExtension();
@@ -44,7 +43,7 @@ class SessionClusterSqlITCase {
     void sqlLookupJoinJarEnrichesEachOrderOnce() throws Exception {
         final FlinkSessionCluster cluster = CLUSTER.cluster();
         final long start = System.nanoTime();
-        final Topics topics = new Topics(KAFKA);
+        final Topics topics = new Topics(KAFKA.broker());
         topics.create(Map.of("orders-e", 2, "products-e", 2, "enriched-e", 2));
 
         // the upsert topic: key {"id": n}; price changes of every fifth product, every eleventh deleted

@@ -1,7 +1,6 @@
 package io.flix.examples.cluster;
 
 import io.flix.examples.kafka.KafkaEnrichmentJob;
-import io.flix.flink.testing.KafkaBrokerExtension;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -30,7 +29,7 @@ class SessionClusterTwoJobsITCase {
     private static final int ORDERS = 1500;
 
     @RegisterExtension
-    static final KafkaBrokerExtension KAFKA = new KafkaBrokerExtension();
+    static final SharedKafkaBroker KAFKA = new SharedKafkaBroker();
 
     @RegisterExtension
     static final SessionClusterExtension CLUSTER = new SessionClusterExtension();
@@ -39,7 +38,7 @@ class SessionClusterTwoJobsITCase {
     void twoSharedJobsOnOneTaskManagerKeepTheirOwnDimensions() throws Exception {
         final FlinkSessionCluster cluster = CLUSTER.cluster();
         final long start = System.nanoTime();
-        final Topics topics = new Topics(KAFKA);
+        final Topics topics = new Topics(KAFKA.broker());
         final EnrichmentRun a = EnrichmentRun.create(topics, "d-alpha", "alpha", 1000);
         final EnrichmentRun b = EnrichmentRun.create(topics, "d-beta", "beta", 5000);
         a.writeProducts(PRODUCTS);
