@@ -24,7 +24,6 @@ import java.lang.management.MemoryMXBean;
 import java.lang.management.MemoryPoolMXBean;
 import java.lang.management.ThreadInfo;
 import java.lang.management.ThreadMXBean;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -177,9 +176,9 @@ public final class FlinkSessionCluster implements AutoCloseable {
         final List<Path> lib = new ArrayList<>(moreLib);
         lib.addAll(flinkLib(jobJar, logs.resolve("lib.txt")));
         this.libClassPath = lib.stream().map(Path::toString).collect(Collectors.joining(File.pathSeparator));
-        this.restPort = freePort();
+        this.restPort = FreePorts.next();
         this.config = new LinkedHashMap<>(
-                ClusterSettings.clusterConfig(ClusterSettings.composeProperties(), restPort, freePort(), home));
+                ClusterSettings.clusterConfig(ClusterSettings.composeProperties(), restPort, FreePorts.next(), home));
         this.config.putAll(moreSettings);
         Files.writeString(conf.resolve("config.yaml"), ClusterSettings.yaml(config));
         Files.writeString(conf.resolve("log4j.properties"), LOG4J);
@@ -260,7 +259,7 @@ public final class FlinkSessionCluster implements AutoCloseable {
     public synchronized String startTaskManager(Map<String, String> settings, Map<String, String> environment)
             throws IOException {
         final String id = "tm-" + taskManagerNumber.incrementAndGet();
-        final int jmxPort = freePort();
+        final int jmxPort = FreePorts.next();
         final List<String> command = new ArrayList<>();
         command.add(java);
         command.addAll(JAVA_OPTS);
@@ -279,7 +278,8 @@ public final class FlinkSessionCluster implements AutoCloseable {
                 "-Dcom.sun.management.jmxremote.ssl=false"));
         command.addAll(List.of("-classpath", libClassPath, TASK_MANAGER_MAIN, "--configDir", conf.toString()));
         command.addAll(taskManagerDynamicConfigs);
-        command.addAll(List.of("-D", "taskmanager.resource-id=" + id, "-D", "taskmanager.rpc.port=" + freePort()));
+        command.addAll(List.of("-D", "taskmanager.resource-id=" + id,
+                "-D", "taskmanager.rpc.port=" + FreePorts.next()));
         settings.forEach((key, value) -> command.addAll(List.of("-D", key + "=" + value)));
         taskManagers.put(id, launch(id, command, jmxPort, environment));
         return id;
@@ -885,13 +885,6 @@ public final class FlinkSessionCluster implements AutoCloseable {
 
     private static List<String> words(String text) {
         return Arrays.stream(text.trim().split("\\s+")).filter(w -> !w.isEmpty()).toList();
-    }
-
-    private static int freePort() throws IOException {
-        try (ServerSocket socket = new ServerSocket(0)) {
-            socket.setReuseAddress(true);
-            return socket.getLocalPort();
-        }
     }
 
     /** Every process logs to its own file ({@code -Dlog.file}), as Flink's scripts set it up. */

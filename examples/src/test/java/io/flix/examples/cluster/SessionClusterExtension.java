@@ -26,27 +26,17 @@ public final class SessionClusterExtension implements BeforeAllCallback, BeforeE
         TestExecutionExceptionHandler, LifecycleMethodExecutionExceptionHandler {
 
     static final int TASK_MANAGERS = 2;
-    private static final ExtensionContext.Namespace NAMESPACE = ExtensionContext.Namespace.create(
-            SessionClusterExtension.class);
 
     private FlinkSessionCluster cluster;
 
     public FlinkSessionCluster cluster() {
-        if (cluster == null) {
-            throw new IllegalStateException("the cluster is not started: register the extension as a static field");
-        }
-        return cluster;
+        return RunWide.started(cluster, "the session cluster");
     }
 
     @Override
     public void beforeAll(ExtensionContext context) {
-        cluster = context.getRoot().getStore(NAMESPACE).getOrComputeIfAbsent("cluster", key -> {
-            try {
-                return FlinkSessionCluster.start(logDirectory(), jobJar(), TASK_MANAGERS);
-            } catch (Exception e) {
-                throw new IllegalStateException("the session cluster did not start", e);
-            }
-        }, FlinkSessionCluster.class);
+        cluster = RunWide.getOrStart(context, SessionClusterExtension.class, FlinkSessionCluster.class,
+                "the session cluster", () -> FlinkSessionCluster.start(logDirectory(), jobJar(), TASK_MANAGERS));
         cluster.cancelAll();
         cluster.awaitTaskManagers(TASK_MANAGERS);
     }

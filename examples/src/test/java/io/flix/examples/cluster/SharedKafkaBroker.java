@@ -14,31 +14,21 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  */
 public final class SharedKafkaBroker implements BeforeAllCallback {
 
-    private static final ExtensionContext.Namespace NAMESPACE = ExtensionContext.Namespace.create(
-            SharedKafkaBroker.class);
-
     private KafkaBrokerExtension broker;
 
     /** The run's broker, once a class's {@code beforeAll} started or found it. */
     public KafkaBrokerExtension broker() {
-        if (broker == null) {
-            throw new IllegalStateException("the broker is not started: register the extension as a static field");
-        }
-        return broker;
+        return RunWide.started(broker, "the Kafka broker");
     }
 
     @Override
     public void beforeAll(ExtensionContext context) {
         final ExtensionContext root = context.getRoot();
-        broker = root.getStore(NAMESPACE).getOrComputeIfAbsent("broker", key -> {
+        broker = RunWide.getOrStart(context, SharedKafkaBroker.class, Running.class, "the Kafka broker", () -> {
             final KafkaBrokerExtension started = new KafkaBrokerExtension();
-            try {
-                started.beforeAll(root);
-            } catch (Exception e) {
-                throw new IllegalStateException("the Kafka broker did not start", e);
-            }
+            started.beforeAll(root);
             return new Running(started, root);
-        }, Running.class).broker();
+        }).broker();
     }
 
     /** The broker in the root store: JUnit closes it (stops the broker, deletes its logs) when the run ends. */
