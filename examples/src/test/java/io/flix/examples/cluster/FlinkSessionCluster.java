@@ -131,6 +131,18 @@ public final class FlinkSessionCluster implements AutoCloseable {
         }, "flix-cluster-reaper"));
     }
 
+    /**
+     * Whether a JVM can write a class-data archive for this class path: it needs the runtime's base archive (a
+     * jlink'd runtime has none unless made with {@code -Xshare:dump}) and jars only (a folder with classes on the
+     * class path fails the JVM's start).
+     */
+    static boolean canArchiveClasses(String classPath) {
+        if (!Files.isRegularFile(Path.of(System.getProperty("java.home"), "lib", "server", "classes.jsa"))) {
+            return false;
+        }
+        return Arrays.stream(classPath.split(File.pathSeparator)).noneMatch(entry -> Files.isDirectory(Path.of(entry)));
+    }
+
     private static synchronized Path clientArchive(String classPath) throws IOException {
         if (clientArchives == null) {
             clientArchives = Files.createTempDirectory("flix-client-cds");
@@ -351,11 +363,13 @@ public final class FlinkSessionCluster implements AutoCloseable {
         // class-data sharing of the client's classes from lib/: the first submission writes the archive as its JVM
         // exits, the next ones map it instead of loading and verifying those classes again (an unusable archive is
         // passed over: -Xshare:auto)
-        final Path archive = clientArchive(libClassPath);
-        if (Files.exists(archive)) {
-            command.add("-XX:SharedArchiveFile=" + archive);
-        } else if (CLIENT_ARCHIVES_WRITING.add(archive)) {
-            command.add("-XX:ArchiveClassesAtExit=" + archive);
+        if (canArchiveClasses(libClassPath)) {
+            final Path archive = clientArchive(libClassPath);
+            if (Files.exists(archive)) {
+                command.add("-XX:SharedArchiveFile=" + archive);
+            } else if (CLIENT_ARCHIVES_WRITING.add(archive)) {
+                command.add("-XX:ArchiveClassesAtExit=" + archive);
+            }
         }
         command.addAll(logOptions(name, "log4j-cli.properties"));
         command.addAll(List.of("-classpath", libClassPath, CLIENT_MAIN, "run", "-m",
