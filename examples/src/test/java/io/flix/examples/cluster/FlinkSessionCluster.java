@@ -348,11 +348,20 @@ public final class FlinkSessionCluster implements AutoCloseable {
     // ---- jobs ----
 
     /**
-     * Submits the job jar's {@code mainClass} with {@code args} through Flink's client ({@code flink run
-     * --detached}, a process of its own); returns the job id. {@code savepoint} (or null) is the savepoint to start
-     * from ({@code -s}).
+     * Submits the job jar's {@code mainClass} with {@code args} through Flink's client library from this JVM
+     * ({@link ProgramSubmission}); returns the job id. {@code savepoint} (or null) is the savepoint to start from.
+     * The task managers load the job's classes in a new user-code class loader, as for {@link #submitWithFlinkRun}.
      */
     public String submit(String mainClass, List<String> args, String savepoint) throws Exception {
+        return ProgramSubmission.submit(conf, ClusterSettings.LOOPBACK, restPort, jobJar, mainClass, args, savepoint);
+    }
+
+    /**
+     * Submits the job jar's {@code mainClass} with {@code args} through Flink's command line client ({@code flink
+     * run --detached}, a process of its own, as the compose file's {@code submit-job} does); returns the job id.
+     * {@code savepoint} (or null) is the savepoint to start from ({@code -s}).
+     */
+    public String submitWithFlinkRun(String mainClass, List<String> args, String savepoint) throws Exception {
         final String name = "client-" + clientNumber.incrementAndGet();
         final List<String> command = new ArrayList<>();
         command.add(java);

@@ -57,7 +57,8 @@ class SessionClusterKafkaITCase {
         final long start = System.nanoTime();
         final EnrichmentRun run = EnrichmentRun.create(topics, "a", "product", 100);
         run.writeProducts(PRODUCTS);
-        final String job = cluster.submit(EnrichmentRun.JOB, run.jobArgs(2, 1000), null);
+        // flink run, as the compose file's submit-job does; the other tests submit through the client library
+        final String job = cluster.submitWithFlinkRun(EnrichmentRun.JOB, run.jobArgs(2, 1000), null);
         final double submitted = seconds(start);
         cluster.awaitRunning(job);
         run.awaitDimensionLoaded(cluster, job);
@@ -165,7 +166,8 @@ class SessionClusterKafkaITCase {
         final String savepoint = cluster.stopWithSavepoint(first);
         assertNotNull(savepoint);
 
-        final String second = cluster.submit(EnrichmentRun.JOB, run.jobArgs(3, 1000), savepoint);
+        // flink run -s SAVEPOINT, as a user resubmits an upgraded jar
+        final String second = cluster.submitWithFlinkRun(EnrichmentRun.JOB, run.jobArgs(3, 1000), savepoint);
         cluster.awaitRunning(second);
         // each task manager's applier restored the one copy of the dimension from the union state
         final String[] sizes = {""};
