@@ -1,5 +1,7 @@
 package io.flix.flink;
 
+import io.flix.flink.keyed.FlixEnrichmentOperator;
+
 /**
  * When an operator's micro-batch of lookups goes to the index.
  *

@@ -4,9 +4,9 @@ import io.flix.flink.taskmanager.ClassLoaderRelease;
 import io.flix.flink.taskmanager.TaskManagerGauges;
 import io.flix.flink.taskmanager.TaskManagerGpus;
 
-import io.flix.flink.BatchDeadline;
+import io.flix.flink.batching.BatchDeadline;
 import io.flix.flink.IndexSettings;
-import io.flix.flink.KeyGroupSnapshotCodec;
+import io.flix.flink.state.KeyGroupSnapshotCodec;
 import io.flix.flink.dimension.DimensionIndex;
 import io.flix.flink.dimension.SerializedUpdates;
 

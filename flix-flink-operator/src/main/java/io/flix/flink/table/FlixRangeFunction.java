@@ -1,6 +1,6 @@
 package io.flix.flink.table;
 
-import io.flix.flink.PayloadStore;
+import io.flix.flink.payload.PayloadStore;
 import io.flix.flink.dimension.IndexLookups;
 import io.flix.index.RangeResult;
 

@@ -4,8 +4,8 @@ import io.flix.flink.taskmanager.TaskManagerGpus;
 
 import io.flix.flink.dimension.SerializedUpdates;
 import io.flix.flink.LookupKind;
-import io.flix.flink.KeyGroupSnapshotCodec;
-import io.flix.flink.PayloadStore;
+import io.flix.flink.state.KeyGroupSnapshotCodec;
+import io.flix.flink.payload.PayloadStore;
 import io.flix.flink.dimension.DimensionIndex;
 import io.flix.flink.dimension.IndexLookups;
 import io.flix.flink.dimension.LocalDimension;

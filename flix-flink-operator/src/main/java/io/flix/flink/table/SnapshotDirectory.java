@@ -33,7 +33,7 @@ import java.util.zip.CheckedInputStream;
  * <h2>Files</h2>
  * A snapshot of sequence number {@code s}, written by one writer with its own random id {@code u}, is two files:
  * <ul>
- *   <li>{@code snapshot-<s>-<u>.data}: the rows ({@link io.flix.flink.KeyGroupSnapshotCodec} chunks);</li>
+ *   <li>{@code snapshot-<s>-<u>.data}: the rows ({@link io.flix.flink.state.KeyGroupSnapshotCodec} chunks);</li>
  *   <li>{@code snapshot-<s>-<u>.manifest}: the {@link SnapshotManifest}, naming the data file with its length and
  *       CRC-32C. It is written as {@code snapshot-<s>-<u>.manifest.inprogress} once the data file is closed, and
  *       published by renaming it.</li>

@@ -21,7 +21,7 @@ import java.util.TreeMap;
  * @param definition the table's definition, {@link SnapshotSettings#definition()}
  * @param offsets    per partition, the offset to read on from: every record before it is in the rows
  * @param keys       keys in the data file
- * @param pages      chunks in the data file ({@link io.flix.flink.KeyGroupSnapshotCodec} format)
+ * @param pages      chunks in the data file ({@link io.flix.flink.state.KeyGroupSnapshotCodec} format)
  * @param dataFile   the data file's name, in the same directory
  * @param dataBytes  the data file's length
  * @param dataCrc32c the CRC-32C of the data file's bytes

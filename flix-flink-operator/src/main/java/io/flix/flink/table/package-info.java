@@ -20,7 +20,7 @@
  * <h2>Table</h2>
  * A primary key of exactly one {@code BIGINT} column (the index key) and any other physical columns. Each key's row
  * (every physical column) is kept serialized with Flink's {@code RowDataSerializer} in a
- * {@link io.flix.flink.RowStore}; the index maps the key to the row id. The table is a lookup source only: no
+ * {@link io.flix.flink.payload.RowStore}; the index maps the key to the row id. The table is a lookup source only: no
  * scans, no event-time temporal joins. A join must equate the primary key; where it also equates other columns of
  * the same type, Flink hands them to the connector as further lookup keys and a row is returned only where those
  * are equal too, by SQL equality as Flink evaluates it ({@link io.flix.flink.table.SqlEquality}: BYTES by content,

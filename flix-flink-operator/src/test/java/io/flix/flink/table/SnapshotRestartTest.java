@@ -1,6 +1,6 @@
 package io.flix.flink.table;
 
-import io.flix.flink.KeyGroupSnapshotCodec;
+import io.flix.flink.state.KeyGroupSnapshotCodec;
 import io.flix.flink.testing.Eventually;
 import io.flix.flink.testing.KafkaBrokerExtension;
 import io.flix.index.FlixConfig;
