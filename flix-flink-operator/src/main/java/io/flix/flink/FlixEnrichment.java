@@ -331,7 +331,7 @@ public final class FlixEnrichment<U, E, P> {
         }
         final FlixEnrichmentOperator<U, E, P> operator = new FlixEnrichmentOperator<>(payload,
                 payloadType.createSerializer(serializerConfig), lookups.getType().createSerializer(serializerConfig),
-                kind, rangeEnd, rangeLimit, batchSize, flushInterval.toMillis(), settings, FlixEnrichment.REJECTED);
+                kind, rangeEnd, rangeLimit, batchSize, flushInterval.toMillis(), settings, REJECTED);
         operator.guardUid(uid);
         // null keys are routed to one subtask and rejected by the operator, which applies the key functions again
         built = updates.keyBy(new IndexKey<>(updateKey), Types.LONG)
@@ -357,13 +357,14 @@ public final class FlixEnrichment<U, E, P> {
         final String dimensionId = uid != null ? uid : "flix-" + UUID.randomUUID();
         encoded = updates.transform(name + ": encode updates", TypeInformation.of(EncodedUpdates.class),
                 new UpdateEncoder<>(updateKey, payload, payloadSerializer, Math.min(batchSize, UPDATE_BLOCK_MAX),
-                        flushInterval.toMillis(), FlixEnrichment.REJECTED));
+                        flushInterval.toMillis(), REJECTED));
         // chained to the update source, so each source subtask's order reaches the writers as it was
         encoded.setParallelism(updates.getParallelism());
         built = lookups.transform(name, enrichedType(lookups.getType(), payloadType),
                 new SharedLookupOperator<>(dimensionId, settings, payloadSerializer,
                         lookups.getType().createSerializer(serializerConfig), lookupKey, kind, rangeEnd, rangeLimit,
-                        batchSize, flushInterval.toMillis(), dimensionStartTimeout.toMillis(), flushPolicy, FlixEnrichment.REJECTED));
+                        batchSize, flushInterval.toMillis(), dimensionStartTimeout.toMillis(), flushPolicy,
+                        REJECTED));
         if (parallelism > 0) {
             built.setParallelism(parallelism);
         }

@@ -1,21 +1,20 @@
 package io.flix.flink.keyed;
 
-import io.flix.flink.batching.BatchDeadline;
-import io.flix.flink.payload.InlinePayloads;
-import io.flix.flink.payload.PayloadStore;
-import io.flix.flink.payload.RowStore;
-import io.flix.flink.state.KeyGroupSnapshotCodec;
 import io.flix.flink.Enriched;
 import io.flix.flink.IndexSettings;
 import io.flix.flink.LookupKind;
 import io.flix.flink.Match;
 import io.flix.flink.PayloadFunction;
 import io.flix.flink.Rejected;
+import io.flix.flink.batching.BatchDeadline;
+import io.flix.flink.payload.InlinePayloads;
+import io.flix.flink.payload.PayloadStore;
+import io.flix.flink.payload.RowStore;
+import io.flix.flink.state.KeyGroupSnapshotCodec;
 import io.flix.flink.taskmanager.BackendReport;
 import io.flix.flink.taskmanager.ClassLoaderRelease;
 import io.flix.flink.taskmanager.TaskManagerGauges;
 import io.flix.flink.taskmanager.TaskManagerGpus;
-
 import io.flix.index.FlixConfig;
 import io.flix.index.FlixIndex;
 import io.flix.index.batch.BatchResults;

@@ -5,9 +5,9 @@ import org.apache.flink.api.java.functions.KeySelector;
 /**
  * The key-by of an enrichment input: the user's key function, except that a record whose key is null (or whose key
  * function throws) is routed by {@link #UNKEYED_ROUTE} instead of failing the job in the partitioner. The operator
- * applies the user's function again ({@link #indexKey}) and sends such a record to the rejected side output ({@code FlixEnrichment.REJECTED}).
- * Checking in the operator rather than in a function before the key-by saves a chained step (and with object reuse
- * off, a copy of every record) on the way in.
+ * applies the user's function again ({@link #indexKey}) and sends such a record to the rejected side output
+ * ({@code FlixEnrichment.REJECTED}). Checking in the operator rather than in a function before the key-by saves a
+ * chained step (and with object reuse off, a copy of every record) on the way in.
  */
 public final class IndexKey<T> implements KeySelector<T, Long> {
 

@@ -1,19 +1,18 @@
 package io.flix.flink.shared;
 
-import io.flix.flink.taskmanager.ClassLoaderRelease;
-import io.flix.flink.taskmanager.TaskManagerGauges;
-import io.flix.flink.taskmanager.TaskManagerGpus;
-
 import io.flix.flink.Enriched;
 import io.flix.flink.FlushPolicy;
-import io.flix.flink.batching.BatchDeadline;
 import io.flix.flink.IndexSettings;
 import io.flix.flink.LookupKind;
 import io.flix.flink.Match;
-import io.flix.flink.payload.PayloadStore;
 import io.flix.flink.Rejected;
+import io.flix.flink.batching.BatchDeadline;
 import io.flix.flink.dimension.DimensionIndex;
 import io.flix.flink.dimension.IndexLookups;
+import io.flix.flink.payload.PayloadStore;
+import io.flix.flink.taskmanager.ClassLoaderRelease;
+import io.flix.flink.taskmanager.TaskManagerGauges;
+import io.flix.flink.taskmanager.TaskManagerGpus;
 import io.flix.index.FlixIndex;
 import io.flix.index.RangeResult;
 
@@ -68,8 +67,8 @@ import java.util.List;
  *
  * <p>The first batch waits until the dimension has been started on this task manager (by its applier, from a
  * restore or empty), at most {@code startTimeoutMillis}. A lookup without a usable key or range end, and one whose
- * stored payload does not deserialize, goes to the rejected side output ({@code FlixEnrichment.REJECTED}) with the reason; the others of its
- * batch come out.
+ * stored payload does not deserialize, goes to the rejected side output ({@code FlixEnrichment.REJECTED}) with the
+ * reason; the others of its batch come out.
  *
  * @param <E> lookup events
  * @param <P> payloads

@@ -1,8 +1,8 @@
 package io.flix.flink.shared;
 
-import io.flix.flink.batching.BatchDeadline;
 import io.flix.flink.PayloadFunction;
 import io.flix.flink.Rejected;
+import io.flix.flink.batching.BatchDeadline;
 import io.flix.flink.payload.RowStore;
 
 import org.apache.flink.api.common.typeutils.TypeSerializer;

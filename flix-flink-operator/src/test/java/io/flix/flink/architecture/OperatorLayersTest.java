@@ -36,4 +36,11 @@ class OperatorLayersTest {
 
     @ArchTest
     static final ArchRule publicApiNamesNoInternalType = OperatorRules.publicApiNamesNoInternalType(ROOT);
+
+    @ArchTest
+    static final ArchRule changelogAndSnapshotsDoNotUseLookups = OperatorRules.changelogAndSnapshotsDoNotUseLookups(ROOT);
+
+    @ArchTest
+    static final ArchRule changelogAndSnapshotsDoNotUseTheDimension =
+            OperatorRules.changelogAndSnapshotsDoNotUseTheDimension(ROOT);
 }

@@ -95,6 +95,14 @@ final class OperatorRules {
                 .because("the lookups read the dimension that the changelog and the snapshots fill");
     }
 
+    /** They fill the dimension through interfaces of their own, so that the dimension alone starts them. */
+    static ArchRule changelogAndSnapshotsDoNotUseTheDimension(String root) {
+        return noClasses().that().resideInAnyPackage(root + ".table.changelog..", root + ".table.snapshot..")
+                .should().dependOnClassesThat().resideInAPackage(root + ".table.dimension..")
+                .because("the dimension starts its changelog reader and snapshot writer; they see it as"
+                        + " ChangelogTarget and SnapshotSource");
+    }
+
     private static boolean isBuilder(JavaClass javaClass, String builder) {
         return javaClass.getName().equals(builder) || javaClass.getName().startsWith(builder + "$");
     }

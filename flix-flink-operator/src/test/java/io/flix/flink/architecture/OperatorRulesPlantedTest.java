@@ -11,7 +11,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Each rule of {@link OperatorRules} fails on its planted violation (package {@code planted}): a rule that cannot fail
- * guards nothing. Each also passes on a tree planted for another rule, so a failure here is the planted one.
+ * guards nothing. Where a tree planted for another rule is clean for it, the rule is shown passing there too, so that
+ * the failure is the planted one.
  */
 class OperatorRulesPlantedTest {
 
@@ -51,6 +52,12 @@ class OperatorRulesPlantedTest {
     void aChangelogReaderUsingTheLookupsIsReported() {
         final String root = PLANTED + ".tables";
         assertViolation(OperatorRules.changelogAndSnapshotsDoNotUseLookups(root), root, "Reader", "Lookups");
+    }
+
+    @Test
+    void aSnapshotWriterUsingTheDimensionIsReported() {
+        final String root = PLANTED + ".tables";
+        assertViolation(OperatorRules.changelogAndSnapshotsDoNotUseTheDimension(root), root, "Writer", "Dimension");
     }
 
     private static void assertViolation(ArchRule rule, String packageName, String... named) {

@@ -167,7 +167,8 @@ class FlixEnrichmentBadPayloadTest {
     void anUnreadableInlinePayloadIsRejectedToo() throws Exception {
         final FlixEnrichmentOperator<Update, Lookup, Integer> operator = new FlixEnrichmentOperator<>(
                 u -> Integer.parseInt(u.payload), new CursedIntSerializer(), Harnesses.LOOKUP_SERIALIZER,
-                LookupKind.EXACT, null, 0, 1000, 0, IndexSettings.defaults().withBackend(Backend.CPU).withThreads(1), FlixEnrichment.REJECTED);
+                LookupKind.EXACT, null, 0, 1000, 0, IndexSettings.defaults().withBackend(Backend.CPU).withThreads(1),
+                FlixEnrichment.REJECTED);
         try (var harness = Harnesses.harness(operator, 1, 0)) {
             harness.open();
             harness.processElement1(new StreamRecord<>(Update.upsert(1, "1")));

@@ -116,7 +116,8 @@ class FlixEnrichmentDifferentialTest {
             final FlixEnrichmentOperator<Update, Lookup, P> operator = new FlixEnrichmentOperator<>(
                     u -> u.payload == null ? null : payloadOf.apply(Long.parseLong(u.payload.substring(1))),
                     serializer, Harnesses.LOOKUP_SERIALIZER, kind, l -> l.hi, Harnesses.RANGE_LIMIT, batchSize, 10,
-                    IndexSettings.defaults().withBackend(io.flix.index.Backend.CPU).withThreads(2), FlixEnrichment.REJECTED);
+                    IndexSettings.defaults().withBackend(io.flix.index.Backend.CPU).withThreads(2),
+                    FlixEnrichment.REJECTED);
             assertEquals(comparable(expected), comparable(run(operator, script)), kind.toString());
         }
     }

@@ -95,6 +95,7 @@ class FlixEnrichmentSnapshotRestoreTest {
             return n % 3 == 0 ? io.flix.index.FlixIndex.NOT_FOUND : n % 3 == 1 ? InlinePayloads.ESCAPED : n;
         }, org.apache.flink.api.common.typeutils.base.LongSerializer.INSTANCE, Harnesses.LOOKUP_SERIALIZER, kind,
                 l -> l.hi, Harnesses.RANGE_LIMIT, batchSize, 10,
-                IndexSettings.defaults().withBackend(io.flix.index.Backend.CPU).withThreads(2), FlixEnrichment.REJECTED);
+                IndexSettings.defaults().withBackend(io.flix.index.Backend.CPU).withThreads(2),
+                FlixEnrichment.REJECTED);
     }
 }

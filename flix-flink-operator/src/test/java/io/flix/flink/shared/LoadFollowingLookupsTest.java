@@ -1,7 +1,7 @@
 package io.flix.flink.shared;
 
-import io.flix.flink.FlixEnrichment;
 import io.flix.flink.Enriched;
+import io.flix.flink.FlixEnrichment;
 import io.flix.flink.FlushPolicy;
 import io.flix.flink.HeldExecutor;
 import io.flix.flink.LookupKind;
@@ -41,7 +41,8 @@ class LoadFollowingLookupsTest {
     private static SharedLookupOperator<Long, String> lookups(String dimensionId, int batchSize,
                                                               long startTimeoutMillis) {
         return new SharedLookupOperator<>(dimensionId, SimulatedJob.CPU, StringSerializer.INSTANCE,
-                LongSerializer.INSTANCE, key -> key, LookupKind.EXACT, null, 10, batchSize, 0, startTimeoutMillis, FlixEnrichment.REJECTED);
+                LongSerializer.INSTANCE, key -> key, LookupKind.EXACT, null, 10, batchSize, 0, startTimeoutMillis,
+                FlixEnrichment.REJECTED);
     }
 
     /** A writer on the task manager given, with the payloads "v" + key of keys 1 to {@code keys} applied. */

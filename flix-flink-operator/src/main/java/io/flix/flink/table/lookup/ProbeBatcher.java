@@ -1,5 +1,6 @@
-package io.flix.flink.table;
+package io.flix.flink.table.lookup;
 
+import io.flix.flink.table.FlixRangeFunction;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Executor;
@@ -29,11 +30,11 @@ import java.util.concurrent.TimeUnit;
  *
  * @param <P> a probe: what the sender needs to answer it and to complete its future
  */
-final class ProbeBatcher<P> {
+public final class ProbeBatcher<P> {
 
     /** Answers a batch, on this thread: returns once the batch is answered. */
     @FunctionalInterface
-    interface Sender<P> {
+    public interface Sender<P> {
         /** @param firstNanos when the batch's first probe arrived ({@link System#nanoTime()}) */
         void send(List<P> batch, long firstNanos);
     }
@@ -56,7 +57,7 @@ final class ProbeBatcher<P> {
     private boolean closed;
 
     /** The linger policy: batches on size or linger only. */
-    ProbeBatcher(int batchSize, long lingerNanos, ScheduledExecutorService timer, Sender<P> sender) {
+    public ProbeBatcher(int batchSize, long lingerNanos, ScheduledExecutorService timer, Sender<P> sender) {
         this(batchSize, lingerNanos, timer, null, sender);
     }
 
@@ -64,7 +65,7 @@ final class ProbeBatcher<P> {
      * @param dispatcher where batches that follow the load are sent (one thread of the subtask, or a test's); null
      *                   for the linger policy
      */
-    ProbeBatcher(int batchSize, long lingerNanos, ScheduledExecutorService timer, Executor dispatcher,
+    public ProbeBatcher(int batchSize, long lingerNanos, ScheduledExecutorService timer, Executor dispatcher,
                  Sender<P> sender) {
         if (batchSize < 1) {
             throw new IllegalArgumentException("batchSize must be at least 1, was " + batchSize);
@@ -82,7 +83,7 @@ final class ProbeBatcher<P> {
      *
      * @return false once {@link #close} has run: the probe was not taken
      */
-    boolean add(P probe) {
+    public boolean add(P probe) {
         final List<P> full;
         final long first;
         synchronized (lock) {
@@ -164,21 +165,21 @@ final class ProbeBatcher<P> {
     }
 
     /** Batches being sent now; for tests. */
-    int inFlight() {
+    public int inFlight() {
         synchronized (lock) {
             return inFlight;
         }
     }
 
     /** Probes gathered, not sent yet; for tests. */
-    int gathered() {
+    public int gathered() {
         synchronized (lock) {
             return gathered.size();
         }
     }
 
     /** Refuses later probes and drops a pending linger; returns the probes gathered and not sent. */
-    List<P> close() {
+    public List<P> close() {
         synchronized (lock) {
             closed = true;
             return takeLocked();

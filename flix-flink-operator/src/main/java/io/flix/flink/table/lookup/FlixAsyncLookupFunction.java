@@ -1,5 +1,9 @@
-package io.flix.flink.table;
+package io.flix.flink.table.lookup;
 
+import io.flix.flink.table.dimension.SharedDimension;
+import io.flix.flink.table.dimension.SharedDimensions;
+import io.flix.flink.table.snapshot.SnapshotWriter;
+import io.flix.flink.table.spec.DimensionSpec;
 import io.flix.flink.taskmanager.TaskManagerGauges;
 import io.flix.flink.taskmanager.TaskManagerGpus;
 
@@ -74,7 +78,7 @@ public final class FlixAsyncLookupFunction extends AsyncLookupFunction {
     private transient Histogram latencies;
     private transient SharedDimension.LookupMetrics answered;
 
-    FlixAsyncLookupFunction(DimensionSpec spec, int[] lookupFields, int keyPosition, LookupOptions lookup) {
+    public FlixAsyncLookupFunction(DimensionSpec spec, int[] lookupFields, int keyPosition, LookupOptions lookup) {
         this.spec = spec;
         this.lookupFields = lookupFields;
         this.keyPosition = keyPosition;
@@ -132,7 +136,7 @@ public final class FlixAsyncLookupFunction extends AsyncLookupFunction {
     }
 
     /** Sets the timer that runs batches' linger, in place of the dimension's; before {@link #open}, for tests. */
-    void setLingerTimer(ScheduledExecutorService timer) {
+    public void setLingerTimer(ScheduledExecutorService timer) {
         this.lingerTimer = timer;
     }
 
@@ -140,7 +144,7 @@ public final class FlixAsyncLookupFunction extends AsyncLookupFunction {
      * Sets where batches that follow the load are sent, in place of a thread of this subtask; before {@link #open},
      * for tests (only with {@code 'lookup.batch-policy' = 'load'}).
      */
-    void setDispatcher(java.util.concurrent.Executor executor) {
+    public void setDispatcher(java.util.concurrent.Executor executor) {
         this.testDispatcher = executor;
     }
 
@@ -157,7 +161,7 @@ public final class FlixAsyncLookupFunction extends AsyncLookupFunction {
         return ownDispatcher;
     }
 
-    static String subtaskName(FunctionContext context) {
+    public static String subtaskName(FunctionContext context) {
         try {
             return context.getTaskInfo().getTaskNameWithSubtasks();
         } catch (RuntimeException e) {
@@ -179,7 +183,7 @@ public final class FlixAsyncLookupFunction extends AsyncLookupFunction {
         group.gauge("flixChangelogRecordsSkipped", d::skippedRecords);
         group.gauge("flixBootstrapMillis", d::bootstrapMillis);
         group.gauge("flixChangelogRecordsRead", d::recordsRead);
-        SnapshotWriter.registerGauges(group, d);
+        SnapshotWriter.registerGauges(group, d.snapshots(), d::restoredKeys);
         final Histogram latencyHistogram = latencies;
         answered = (size, latencyNanos) -> latencyHistogram.update(latencyNanos);
     }
@@ -285,12 +289,12 @@ public final class FlixAsyncLookupFunction extends AsyncLookupFunction {
     }
 
     /** What this function's table is; for tests. */
-    DimensionSpec spec() {
+    public DimensionSpec spec() {
         return spec;
     }
 
     /** The shared dimension this subtask holds; for tests. */
-    SharedDimension dimension() {
+    public SharedDimension dimension() {
         return dimension;
     }
 }

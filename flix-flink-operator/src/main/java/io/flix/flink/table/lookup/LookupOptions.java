@@ -1,6 +1,8 @@
-package io.flix.flink.table;
+package io.flix.flink.table.lookup;
 
 import io.flix.flink.LookupKind;
+import io.flix.flink.table.FlixConnectorOptions;
+import io.flix.flink.table.FlixDynamicTableFactory;
 
 import java.io.Serializable;
 import java.time.Duration;
@@ -20,14 +22,14 @@ import java.time.Duration;
  *                         ({@code 'lookup.batch-policy' = 'load'}, see {@link ProbeBatcher}); false: on size or
  *                         linger only ({@code 'linger'})
  */
-record LookupOptions(int batchSize, Duration linger, Duration bootstrapTimeout, LookupKind match, boolean followLoad)
+public record LookupOptions(int batchSize, Duration linger, Duration bootstrapTimeout, LookupKind match, boolean followLoad)
         implements Serializable {
 
-    LookupOptions(int batchSize, Duration linger, Duration bootstrapTimeout, LookupKind match) {
+    public LookupOptions(int batchSize, Duration linger, Duration bootstrapTimeout, LookupKind match) {
         this(batchSize, linger, bootstrapTimeout, match, true);
     }
 
-    LookupOptions {
+    public LookupOptions {
         if (match == LookupKind.RANGE) {
             throw new IllegalArgumentException("a lookup join answers one row per lookup: exact, floor or ceiling, "
                     + "not " + match);

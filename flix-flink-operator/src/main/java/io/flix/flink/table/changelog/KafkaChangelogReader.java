@@ -1,6 +1,8 @@
-package io.flix.flink.table;
+package io.flix.flink.table.changelog;
 
 import io.flix.flink.dimension.SerializedUpdates;
+import io.flix.flink.table.snapshot.SnapshotRestore;
+import io.flix.flink.table.spec.DimensionSpec;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.Config;
@@ -53,7 +55,7 @@ import java.util.concurrent.TimeUnit;
  * left of 'lookup.bootstrap-timeout'; when it runs out, the error names the bootstrap servers, the topic and, where
  * the brokers did not answer, why (a connection attempt to each bootstrap server: refused, unknown host, ...).
  */
-final class KafkaChangelogReader extends ChangelogReader {
+public final class KafkaChangelogReader extends ChangelogReader {
 
     private static final Logger LOG = LoggerFactory.getLogger(KafkaChangelogReader.class);
 
@@ -68,7 +70,7 @@ final class KafkaChangelogReader extends ChangelogReader {
     private volatile boolean waitingForBrokers = true;
     private volatile long recordsRead;
 
-    KafkaChangelogReader(DimensionSpec spec, SharedDimension dimension) {
+    public KafkaChangelogReader(DimensionSpec spec, ChangelogTarget dimension) {
         super(spec, dimension);
         waitingFor = "starting the consumer to ask the brokers for the partitions of topic '" + spec.topic() + "'";
     }
@@ -250,7 +252,7 @@ final class KafkaChangelogReader extends ChangelogReader {
      * ('properties.default.api.timeout.ms', Kafka's default 60 s), so that a table whose brokers are all unreachable
      * fails in that time, not after 'lookup.bootstrap-timeout', which is sized for reading the topic.
      */
-    static Duration connectTimeout(Map<String, String> consumerProperties) {
+    public static Duration connectTimeout(Map<String, String> consumerProperties) {
         final Object configured = consumerProperties.get(ConsumerConfig.DEFAULT_API_TIMEOUT_MS_CONFIG);
         return Duration.ofMillis(configured == null
                 ? (Integer) ConsumerConfig.configDef().defaultValues().get(ConsumerConfig.DEFAULT_API_TIMEOUT_MS_CONFIG)
@@ -302,7 +304,7 @@ final class KafkaChangelogReader extends ChangelogReader {
     }
 
     /** No broker answered the bootstrap's first call within the connect timeout ({@link #connectTimeout}). */
-    static final class BrokersUnreachableException extends IllegalStateException {
+    public static final class BrokersUnreachableException extends IllegalStateException {
         private static final long serialVersionUID = 1L;
 
         BrokersUnreachableException(String message, Throwable cause) {
@@ -318,12 +320,12 @@ final class KafkaChangelogReader extends ChangelogReader {
     }
 
     @Override
-    long recordsRead() {
+    public long recordsRead() {
         return recordsRead;
     }
 
     @Override
-    Progress progress() {
+    public Progress progress() {
         final String doing = waitingFor + "; " + recordsRead + " records read";
         if (!waitingForBrokers) {
             return new Progress(doing, null);
@@ -376,7 +378,7 @@ final class KafkaChangelogReader extends ChangelogReader {
     }
 
     @Override
-    void stop() {
+    public void stop() {
         super.stop();
         final KafkaConsumer<byte[], byte[]> c = consumer;
         if (c != null) {

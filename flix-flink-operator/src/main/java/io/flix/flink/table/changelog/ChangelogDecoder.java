@@ -1,6 +1,7 @@
-package io.flix.flink.table;
+package io.flix.flink.table.changelog;
 
 import io.flix.flink.dimension.SerializedUpdates;
+import io.flix.flink.table.spec.DimensionSpec;
 import org.apache.flink.api.common.functions.util.ListCollector;
 import org.apache.flink.api.common.serialization.DeserializationSchema;
 import org.apache.flink.core.memory.DataOutputSerializer;
@@ -32,7 +33,7 @@ import java.util.concurrent.TimeUnit;
  * yields nothing for some bad records and a null row for others (Flink's JSON format, for a record that breaks off
  * inside the row). Skipped records are logged as a warning naming where they are, at most one line a minute.
  */
-final class ChangelogDecoder {
+public final class ChangelogDecoder {
 
     private static final Logger LOG = LoggerFactory.getLogger(ChangelogDecoder.class);
     /** Least time between two warnings about skipped records. */

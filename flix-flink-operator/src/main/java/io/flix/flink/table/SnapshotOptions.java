@@ -1,11 +1,13 @@
 package io.flix.flink.table;
 
+import io.flix.flink.table.spec.DimensionSpec;
+import io.flix.flink.table.spec.SnapshotSettings;
+
 import org.apache.flink.configuration.ReadableConfig;
 import org.apache.flink.core.fs.Path;
 import org.apache.flink.table.api.ValidationException;
 import org.apache.flink.table.types.DataType;
 
-import java.io.Serializable;
 import java.time.Duration;
 import java.util.Map;
 import java.util.TreeMap;
@@ -17,17 +19,11 @@ import static io.flix.flink.table.FlixConnectorOptions.SNAPSHOT_PATH;
 import static io.flix.flink.table.FlixConnectorOptions.VALUE_FIELDS_INCLUDE;
 import static io.flix.flink.table.FlixConnectorOptions.VALUE_FORMAT;
 
-/**
- * A table's snapshot options ({@code 'snapshot.path'}, {@code 'snapshot.interval'}) and its definition as far as
- * the rows of a snapshot depend on it; null in a {@link DimensionSpec} where snapshots are off.
- *
- * @param path           the snapshot directory, a URI of a Flink file system (file, hdfs, s3, ...)
- * @param intervalMillis how often the writing task manager writes a snapshot
- * @param definition     what decides the rows a changelog record turns into: the physical row type, the key column,
- *                       the key and value formats with their options, 'value.fields-include' and the consumer's
- *                       isolation level. A snapshot written under another definition is not loaded.
- */
-record SnapshotSettings(String path, long intervalMillis, String definition) implements Serializable {
+/** Reads a table's snapshot options into its {@link SnapshotSettings}, validating them. */
+final class SnapshotOptions {
+
+    private SnapshotOptions() {
+    }
 
     /**
      * The settings of a table, or null where 'snapshot.path' is not set.

@@ -1,14 +1,23 @@
-package io.flix.flink.table;
+package io.flix.flink.table.dimension;
 
-import io.flix.flink.taskmanager.TaskManagerGpus;
-
-import io.flix.flink.dimension.SerializedUpdates;
 import io.flix.flink.LookupKind;
-import io.flix.flink.state.KeyGroupSnapshotCodec;
-import io.flix.flink.payload.PayloadStore;
 import io.flix.flink.dimension.DimensionIndex;
 import io.flix.flink.dimension.IndexLookups;
 import io.flix.flink.dimension.LocalDimension;
+import io.flix.flink.dimension.SerializedUpdates;
+import io.flix.flink.payload.PayloadStore;
+import io.flix.flink.state.KeyGroupSnapshotCodec;
+import io.flix.flink.table.changelog.ChangelogReader;
+import io.flix.flink.table.changelog.ChangelogTarget;
+import io.flix.flink.table.changelog.FileChangelogReader;
+import io.flix.flink.table.changelog.KafkaChangelogReader;
+import io.flix.flink.table.snapshot.SnapshotDirectory;
+import io.flix.flink.table.snapshot.SnapshotManifest;
+import io.flix.flink.table.snapshot.SnapshotRestore;
+import io.flix.flink.table.snapshot.SnapshotSource;
+import io.flix.flink.table.snapshot.SnapshotWriter;
+import io.flix.flink.table.spec.DimensionSpec;
+import io.flix.flink.taskmanager.TaskManagerGpus;
 import io.flix.index.FlixConfig;
 import io.flix.index.FlixIndex;
 
@@ -63,12 +72,12 @@ import java.util.function.Function;
  * the dimension the offsets it has applied the topic up to after each batch ({@link #appliedThrough}), and a
  * {@link SnapshotWriter} writes snapshots from the bootstrap's end on.
  */
-final class SharedDimension implements AutoCloseable {
+public final class SharedDimension implements AutoCloseable, ChangelogTarget, SnapshotSource {
 
     private static final Logger LOG = LoggerFactory.getLogger(SharedDimension.class);
     private static final long NOT_FOUND = FlixIndex.NOT_FOUND;
 
-    final DimensionSpec spec;
+    public final DimensionSpec spec;
     /** Lookup subtasks holding this dimension; guarded by {@link SharedDimensions}. */
     int references;
 
@@ -79,7 +88,7 @@ final class SharedDimension implements AutoCloseable {
     private final SnapshotWriter snapshots;
     private final Thread readerThread;
     /** Times lookup batches' linger and the bootstrap deadline; shared by the lookup subtasks of this dimension. */
-    final ScheduledExecutorService lingerTimer;
+    public final ScheduledExecutorService lingerTimer;
     /** Completes once the changelog has been applied up to its end when this dimension opened. */
     private final CompletableFuture<Void> bootstrapped = new CompletableFuture<>();
     private volatile Throwable failure;
@@ -104,22 +113,22 @@ final class SharedDimension implements AutoCloseable {
      * ({@link LookupKind#EXACT}), or of the largest key {@code <=} it ({@link LookupKind#FLOOR}) or the smallest key
      * {@code >=} it ({@link LookupKind#CEILING}) over the whole dimension.
      */
-    static final class LookupBatch {
+    public static final class LookupBatch {
         final LookupKind match;
         final long[] keys;
-        final CompletableFuture<Collection<RowData>>[] futures;
+        public final CompletableFuture<Collection<RowData>>[] futures;
         final int size;
         /** When the batch's first lookup arrived, for the latency metric. */
         final long firstNanos;
         final LookupMetrics metrics;
 
         /** Exact lookups. */
-        LookupBatch(long[] keys, CompletableFuture<Collection<RowData>>[] futures, int size, long firstNanos,
+        public LookupBatch(long[] keys, CompletableFuture<Collection<RowData>>[] futures, int size, long firstNanos,
                     LookupMetrics metrics) {
             this(LookupKind.EXACT, keys, futures, size, firstNanos, metrics);
         }
 
-        LookupBatch(LookupKind match, long[] keys, CompletableFuture<Collection<RowData>>[] futures, int size,
+        public LookupBatch(LookupKind match, long[] keys, CompletableFuture<Collection<RowData>>[] futures, int size,
                     long firstNanos, LookupMetrics metrics) {
             if (match == LookupKind.RANGE) {
                 throw new IllegalArgumentException("a lookup batch answers one row per key: exact, floor or "
@@ -135,7 +144,7 @@ final class SharedDimension implements AutoCloseable {
     }
 
     /** Called on the thread that answered a lookup batch, before its futures complete. */
-    interface LookupMetrics {
+    public interface LookupMetrics {
         void batchAnswered(int size, long latencyNanos);
     }
 
@@ -207,7 +216,7 @@ final class SharedDimension implements AutoCloseable {
      * applying its records failed, or when 'lookup.bootstrap-timeout' has passed since the table opened on this task
      * manager (the dimension's deadline, shared by every subtask that holds it).
      */
-    void awaitBootstrap() throws Exception {
+    public void awaitBootstrap() throws Exception {
         // the deadline task completes the future; this wait's own limit is only a net should that task not run
         final long netNanos = bootstrapDeadlineNanos - System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         try {
@@ -232,12 +241,14 @@ final class SharedDimension implements AutoCloseable {
     }
 
     /** What is left of the bootstrap's time; zero once the deadline has passed. */
-    Duration bootstrapTimeLeft() {
+    @Override
+    public Duration bootstrapTimeLeft() {
         return Duration.ofNanos(Math.max(0, bootstrapDeadlineNanos - System.nanoTime()));
     }
 
     /** The error of a bootstrap that ran out of time: the changelog, what the reader waits for, and why. */
-    BootstrapTimeoutException bootstrapTimeout() {
+    @Override
+    public BootstrapTimeoutException bootstrapTimeout() {
         final ChangelogReader.Progress progress = reader.progress();
         return new BootstrapTimeoutException("the 'flix' table's changelog (" + describe() + ") was not read to its "
                 + "end within 'lookup.bootstrap-timeout' (" + spec.bootstrapTimeoutMillis() + " ms): "
@@ -261,7 +272,7 @@ final class SharedDimension implements AutoCloseable {
      * Answers a lookup batch on this thread: one index call under the dimension's shared lock (gathered with other
      * subtasks' batches on the GPU), then the batch's metrics, then its futures; see {@link #answer}.
      */
-    void submit(LookupBatch lookups) {
+    public void submit(LookupBatch lookups) {
         final LookupMetrics metrics = lookups.metrics;
         answer(Arrays.asList(lookups.futures).subList(0, lookups.size),
                 (index, rowReader) -> answer(lookups, index, rowReader),
@@ -278,7 +289,7 @@ final class SharedDimension implements AutoCloseable {
      * future of the batch completes exceptionally with the cause; once the dimension is closed, with an error saying
      * so.
      */
-    void answer(List<CompletableFuture<Collection<RowData>>> futures, RowsRead<Object[]> read, Runnable answered) {
+    public void answer(List<CompletableFuture<Collection<RowData>>> futures, RowsRead<Object[]> read, Runnable answered) {
         final Throwable failed = failure;
         if (failed != null || closing) {
             failAll(futures, failed != null ? failed : closed());
@@ -323,7 +334,7 @@ final class SharedDimension implements AutoCloseable {
 
     /** A read of the index and the stored rows; see {@link #answer}. */
     @FunctionalInterface
-    interface RowsRead<T> {
+    public interface RowsRead<T> {
         T run(IndexLookups index, PayloadStore.Reader<RowData> rows) throws Exception;
     }
 
@@ -372,7 +383,8 @@ final class SharedDimension implements AutoCloseable {
      * lock: a lookup sees all of them or none. Dropped once the dimension has failed. Where applying fails, the
      * dimension fails with the cause, and this call throws it (which stops the reader).
      */
-    void apply(SerializedUpdates updates) throws IOException {
+    @Override
+    public void apply(SerializedUpdates updates) throws IOException {
         if (updates.size() == 0 || failure != null) {
             return;
         }
@@ -385,7 +397,8 @@ final class SharedDimension implements AutoCloseable {
     }
 
     /** The reader has applied everything up to the changelog's end at open time. */
-    void bootstrapApplied() {
+    @Override
+    public void bootstrapApplied() {
         if (failure != null || closing) {
             return;
         }
@@ -402,7 +415,8 @@ final class SharedDimension implements AutoCloseable {
     // ---- snapshots: called by the Kafka reader and the snapshot writer ----
 
     /** The snapshot writer; null where snapshots are off. */
-    SnapshotWriter snapshots() {
+    @Override
+    public SnapshotWriter snapshots() {
         return snapshots;
     }
 
@@ -410,7 +424,8 @@ final class SharedDimension implements AutoCloseable {
      * Loads a snapshot's rows in place of the contents, on the reader's thread before it reads the topic; throws,
      * having changed nothing, where the data does not match its manifest.
      */
-    void loadSnapshot(SnapshotDirectory directory, SnapshotManifest manifest) throws Exception {
+    @Override
+    public void loadSnapshot(SnapshotDirectory directory, SnapshotManifest manifest) throws Exception {
         final long start = System.nanoTime();
         final KeyGroupSnapshotCodec.Reader<RowData> payloads = new KeyGroupSnapshotCodec.Reader<>(
                 new RowDataSerializer(spec.rowType()), SharedDimension.class.getClassLoader(), batchCapacity());
@@ -445,14 +460,15 @@ final class SharedDimension implements AutoCloseable {
      * Where the reader starts: the topic's id and, per partition, the offset it reads from (the loaded snapshot's, or
      * the partition's beginning), and why no snapshot was loaded (null where one was).
      */
-    void readingFrom(String id, Map<Integer, Long> offsets, String wholeTopicReason) {
+    @Override
+    public void readingFrom(String id, Map<Integer, Long> offsets, String wholeTopicReason) {
         topicId = id;
         appliedOffsets = Map.copyOf(offsets);
         this.wholeTopicReason = wholeTopicReason;
     }
 
     /** Why the start read the whole topic though snapshots are on; null where it loaded one or they are off. */
-    String wholeTopicReason() {
+    public String wholeTopicReason() {
         return wholeTopicReason;
     }
 
@@ -460,25 +476,29 @@ final class SharedDimension implements AutoCloseable {
      * The reader has applied every record before these offsets; called after the batch that took it there was
      * applied, so that a snapshot that takes the offsets before its first page never claims a record it lacks.
      */
-    void appliedThrough(Map<Integer, Long> offsets) {
+    @Override
+    public void appliedThrough(Map<Integer, Long> offsets) {
         appliedOffsets = Map.copyOf(offsets);
     }
 
-    Map<Integer, Long> appliedOffsets() {
+    @Override
+    public Map<Integer, Long> appliedOffsets() {
         return appliedOffsets;
     }
 
-    String topicId() {
+    @Override
+    public String topicId() {
         return topicId;
     }
 
     /** Writes the rows page by page for a snapshot (see {@link LocalDimension#writeSnapshotPages}). */
-    LocalDimension.PagedSnapshot writePages(OutputStream out, int pageKeys) throws IOException {
+    @Override
+    public LocalDimension.PagedSnapshot writePages(OutputStream out, int pageKeys) throws IOException {
         return rows.writeSnapshotPages(out, pageKeys);
     }
 
     /** Keys the start loaded from a snapshot; -1 where it read the whole topic. */
-    long restoredKeys() {
+    public long restoredKeys() {
         return restoredKeys;
     }
 
@@ -487,7 +507,8 @@ final class SharedDimension implements AutoCloseable {
      * yet fail with the cause, and the reader stops. Called where applying or answering failed, by the reader and by
      * the bootstrap deadline.
      */
-    void fail(Throwable cause) {
+    @Override
+    public void fail(Throwable cause) {
         if (closing) {
             return;
         }
@@ -503,11 +524,12 @@ final class SharedDimension implements AutoCloseable {
     }
 
     /** The failure that stopped this dimension, or null. */
-    Throwable failure() {
+    public Throwable failure() {
         return failure;
     }
 
-    boolean isClosing() {
+    @Override
+    public boolean isClosing() {
         return closing;
     }
 
@@ -543,48 +565,49 @@ final class SharedDimension implements AutoCloseable {
     }
 
     /** Records the changelog reader has read (Kafka: from the position it started at; file: lines). */
-    long recordsRead() {
+    public long recordsRead() {
         return reader.recordsRead();
     }
 
-    String describe() {
+    @Override
+    public String describe() {
         return spec.describeChangelog();
     }
 
-    long indexSize() {
+    public long indexSize() {
         return rows.size();
     }
 
-    long rowBytes() {
+    public long rowBytes() {
         return rows.payloadBytes();
     }
 
     /** The CUDA devices of the table's index: one per replica on a task manager with several GPUs, -1 on the CPU. */
-    String devices() {
+    public String devices() {
         return DimensionIndex.describe(rows.devices());
     }
 
-    String backendName() {
+    public String backendName() {
         return rows.backendName();
     }
 
     /** Changelog records applied to the index so far. */
-    long appliedRecords() {
+    public long appliedRecords() {
         return rows.appliedUpdates();
     }
 
     /** Update batches applied so far. */
-    long appliedBatches() {
+    public long appliedBatches() {
         return rows.appliedBatches();
     }
 
     /** Milliseconds from opening to the end of the bootstrap; -1 before. */
-    long bootstrapMillis() {
+    public long bootstrapMillis() {
         return bootstrapMillis;
     }
 
     /** Records the reader skipped (no usable key, or a value the format decoded to nothing). */
-    long skippedRecords() {
+    public long skippedRecords() {
         return reader.skipped();
     }
 }

@@ -1,4 +1,4 @@
-package io.flix.flink.table;
+package io.flix.flink.table.lookup;
 
 import org.apache.flink.table.data.DecimalData;
 import org.apache.flink.table.data.TimestampData;
@@ -27,7 +27,7 @@ import java.util.Arrays;
  * precision; comparing by value is right for other ones too.
  */
 @FunctionalInterface
-interface SqlEquality {
+public interface SqlEquality {
 
     /** {@code a = b} for two non-null values of this equality's type. */
     boolean equal(Object a, Object b);

@@ -1,20 +1,21 @@
-package io.flix.flink.table;
+package io.flix.flink.table.changelog;
 
 import io.flix.flink.dimension.SerializedUpdates;
+import io.flix.flink.table.spec.DimensionSpec;
 /**
  * Reads a dimension's changelog on its own thread and applies it to the dimension in {@link SerializedUpdates}es, in
- * changelog order ({@link SharedDimension#apply(SerializedUpdates)}, on this thread), then says when it has applied
- * everything up to the changelog's end at open time ({@link SharedDimension#bootstrapApplied()}). A failure goes to
- * {@link SharedDimension#fail(Throwable)}.
+ * changelog order ({@link ChangelogTarget#apply(SerializedUpdates)}, on this thread), then says when it has applied
+ * everything up to the changelog's end at open time ({@link ChangelogTarget#bootstrapApplied()}). A failure goes to
+ * {@link ChangelogTarget#fail(Throwable)}.
  */
-abstract class ChangelogReader implements Runnable {
+public abstract class ChangelogReader implements Runnable {
 
     final DimensionSpec spec;
-    final SharedDimension dimension;
+    final ChangelogTarget dimension;
     volatile boolean running = true;
     private volatile ChangelogDecoder decoder;
 
-    ChangelogReader(DimensionSpec spec, SharedDimension dimension) {
+    ChangelogReader(DimensionSpec spec, ChangelogTarget dimension) {
         this.spec = spec;
         this.dimension = dimension;
     }
@@ -38,21 +39,21 @@ abstract class ChangelogReader implements Runnable {
      * Where the reader is, for an error when the bootstrap takes too long: what it waits for, and the cause where
      * one is known (for Kafka, why the brokers do not answer). Called from any thread; may take a moment.
      */
-    abstract Progress progress();
+    public abstract Progress progress();
 
     /** @param description what the reader is doing or waiting for; {@code cause} the reason, or null */
-    record Progress(String description, Throwable cause) {
+    public record Progress(String description, Throwable cause) {
     }
 
     /** Records read so far (Kafka: from where the reader started; the file: lines). */
-    abstract long recordsRead();
+    public abstract long recordsRead();
 
     /** Asks the reader to stop soon (a Kafka reader's poll is woken up). */
-    void stop() {
+    public void stop() {
         running = false;
     }
 
-    long skipped() {
+    public long skipped() {
         final ChangelogDecoder d = decoder;
         return d == null ? 0 : d.skipped();
     }

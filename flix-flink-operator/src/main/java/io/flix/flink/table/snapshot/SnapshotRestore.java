@@ -1,5 +1,6 @@
-package io.flix.flink.table;
+package io.flix.flink.table.snapshot;
 
+import io.flix.flink.table.spec.DimensionSpec;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -35,7 +36,7 @@ import java.util.Map;
  * a tenth of it ({@link #RETENTION_MARGIN_DIVISOR}: for the reader's lag behind the topic when the offsets were taken
  * and the clocks of the hosts). Its age is from when its offsets were taken to the restore's clock.
  */
-final class SnapshotRestore {
+public final class SnapshotRestore {
 
     private static final Logger LOG = LoggerFactory.getLogger(SnapshotRestore.class);
 
@@ -49,17 +50,17 @@ final class SnapshotRestore {
      * @param compactionUnknown  why the topic's cleanup settings are not known (they did not read); null where known
      * @param nowMillis          the restore's clock (epoch milliseconds), to age snapshots by
      */
-    record TopicState(String topicId, Map<Integer, Long> beginning, Map<Integer, Long> end, Long deleteRetentionMs,
+    public record TopicState(String topicId, Map<Integer, Long> beginning, Map<Integer, Long> end, Long deleteRetentionMs,
                       String compactionUnknown, long nowMillis) {
     }
 
     /** The snapshot loaded, or null with the reason the whole topic is to be read. */
-    record Outcome(SnapshotManifest loaded, String wholeTopicReason) {
+    public record Outcome(SnapshotManifest loaded, String wholeTopicReason) {
     }
 
     /** Loads a snapshot's rows into the dimension; throws, having changed nothing, where they do not load. */
     @FunctionalInterface
-    interface Loader {
+    public interface Loader {
         void load(SnapshotDirectory directory, SnapshotManifest manifest) throws Exception;
     }
 
@@ -71,7 +72,7 @@ final class SnapshotRestore {
      *
      * @throws IllegalStateException where the newest snapshot is of another topic
      */
-    static Outcome restore(SnapshotDirectory directory, DimensionSpec spec, TopicState topic, Loader loader) {
+    public static Outcome restore(SnapshotDirectory directory, DimensionSpec spec, TopicState topic, Loader loader) {
         final List<SnapshotDirectory.Published> published;
         try {
             published = directory.published();
@@ -121,7 +122,7 @@ final class SnapshotRestore {
     }
 
     /** Why a snapshot cannot give what the topic would, or null where it can. */
-    static String mismatch(SnapshotManifest manifest, DimensionSpec spec, TopicState topic) {
+    public static String mismatch(SnapshotManifest manifest, DimensionSpec spec, TopicState topic) {
         if (!manifest.topic().equals(spec.topic())) {
             return "it is of topic '" + manifest.topic() + "', the table reads topic '" + spec.topic() + "'";
         }

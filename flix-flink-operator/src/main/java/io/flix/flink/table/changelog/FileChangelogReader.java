@@ -1,6 +1,7 @@
-package io.flix.flink.table;
+package io.flix.flink.table.changelog;
 
 import io.flix.flink.dimension.SerializedUpdates;
+import io.flix.flink.table.spec.DimensionSpec;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
@@ -8,12 +9,12 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 
 /** The file changelog: every line of the file, in order, read once; blank lines are skipped. */
-final class FileChangelogReader extends ChangelogReader {
+public final class FileChangelogReader extends ChangelogReader {
 
     /** Lines read so far, for {@link #progress()}. */
     private volatile long linesRead;
 
-    FileChangelogReader(DimensionSpec spec, SharedDimension dimension) {
+    public FileChangelogReader(DimensionSpec spec, ChangelogTarget dimension) {
         super(spec, dimension);
     }
 
@@ -42,12 +43,12 @@ final class FileChangelogReader extends ChangelogReader {
     }
 
     @Override
-    long recordsRead() {
+    public long recordsRead() {
         return linesRead;
     }
 
     @Override
-    Progress progress() {
+    public Progress progress() {
         return new Progress(linesRead + " lines of the file read", null);
     }
 }

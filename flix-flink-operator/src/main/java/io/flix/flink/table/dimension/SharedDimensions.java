@@ -1,8 +1,9 @@
-package io.flix.flink.table;
+package io.flix.flink.table.dimension;
 
+import io.flix.flink.table.snapshot.SnapshotWriter;
+import io.flix.flink.table.spec.DimensionSpec;
 import io.flix.flink.taskmanager.ClassLoaderRelease;
 import io.flix.flink.taskmanager.TaskManagerGpus;
-
 import io.flix.index.FlixConfig;
 import io.flix.index.FlixIndex;
 
@@ -20,7 +21,7 @@ import java.util.function.Supplier;
  * close frees it. Static, so per class loader: with the connector in the job's jar the subtasks of one job share;
  * with it in Flink's {@code lib/}, equal tables of several jobs on one task manager share too.
  */
-final class SharedDimensions {
+public final class SharedDimensions {
 
     private static final Map<String, SharedDimension> OPEN = new HashMap<>();
 
@@ -31,7 +32,7 @@ final class SharedDimensions {
      * The dimension for a table, opened and started if no subtask holds it yet or the one held has failed (its
      * holders keep it until they close; a restarted job reads the changelog afresh); pair with {@link #release}.
      */
-    static SharedDimension acquire(DimensionSpec spec) {
+    public static SharedDimension acquire(DimensionSpec spec) {
         return acquire(spec, FlixIndex::open);
     }
 
@@ -39,7 +40,7 @@ final class SharedDimensions {
      * As {@link #acquire(DimensionSpec)}, for a lookup function of a job: a new dimension's index on the GPUs Flink
      * assigned to the task manager, and the job's class loader releases the index library's statics with it.
      */
-    static SharedDimension acquire(DimensionSpec spec, FunctionContext context) {
+    public static SharedDimension acquire(DimensionSpec spec, FunctionContext context) {
         ClassLoaderRelease.register(context);
         final List<Integer> gpus = TaskManagerGpus.of(
                 TaskManagerGpus.assignedTo(context), spec.indexSettings().backend());
@@ -47,12 +48,12 @@ final class SharedDimensions {
     }
 
     /** As {@link #acquire(DimensionSpec)}, a new dimension's index opened by {@code openIndex}; for tests. */
-    static SharedDimension acquire(DimensionSpec spec, Function<FlixConfig, FlixIndex> openIndex) {
+    public static SharedDimension acquire(DimensionSpec spec, Function<FlixConfig, FlixIndex> openIndex) {
         return acquire(spec, openIndex, null);
     }
 
     /** As {@link #acquire(DimensionSpec, Function)}, a new dimension's snapshots written with the hooks; for tests. */
-    static SharedDimension acquire(DimensionSpec spec, Function<FlixConfig, FlixIndex> openIndex,
+    public static SharedDimension acquire(DimensionSpec spec, Function<FlixConfig, FlixIndex> openIndex,
                                    SnapshotWriter.Hooks snapshotHooks) {
         return acquire(spec, () -> new SharedDimension(spec, openIndex, snapshotHooks));
     }
@@ -71,7 +72,7 @@ final class SharedDimensions {
     }
 
     /** Drops one subtask's hold; the last one closes the dimension (outside the registry's lock). */
-    static void release(SharedDimension dimension) throws InterruptedException {
+    public static void release(SharedDimension dimension) throws InterruptedException {
         synchronized (OPEN) {
             if (--dimension.references > 0) {
                 return;
@@ -82,14 +83,14 @@ final class SharedDimensions {
     }
 
     /** The open dimension of a table, or null; for tests. */
-    static SharedDimension find(String identity) {
+    public static SharedDimension find(String identity) {
         synchronized (OPEN) {
             return OPEN.get(identity);
         }
     }
 
     /** Open dimensions whose changelog is the given Kafka topic or file; for tests. */
-    static List<SharedDimension> openOn(String topicOrPath) {
+    public static List<SharedDimension> openOn(String topicOrPath) {
         synchronized (OPEN) {
             return OPEN.values().stream()
                     .filter(d -> topicOrPath.equals(d.spec.topic()) || topicOrPath.equals(d.spec.filePath()))
@@ -98,7 +99,7 @@ final class SharedDimensions {
     }
 
     /** Holders of an open dimension; for tests. */
-    static int references(SharedDimension dimension) {
+    public static int references(SharedDimension dimension) {
         synchronized (OPEN) {
             return dimension.references;
         }

@@ -1,4 +1,4 @@
-package io.flix.flink.table;
+package io.flix.flink.table.lookup;
 
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
@@ -10,12 +10,12 @@ import java.util.concurrent.TimeUnit;
  * ({@link ProbeBatcher}): one batch at a time, so that the subtask's own thread goes on gathering while an index call
  * runs. A daemon thread, started on the first batch and stopped (and joined) by {@link #close}.
  */
-final class ProbeDispatcher implements Executor, AutoCloseable {
+public final class ProbeDispatcher implements Executor, AutoCloseable {
 
     private final ExecutorService executor;
     private volatile Thread thread;
 
-    ProbeDispatcher(String name) {
+    public ProbeDispatcher(String name) {
         executor = Executors.newSingleThreadExecutor(runnable -> {
             final Thread started = new Thread(runnable, name);
             started.setDaemon(true);

@@ -1,7 +1,9 @@
-package io.flix.flink.table;
+package io.flix.flink.table.snapshot;
 
 import io.flix.flink.dimension.LocalDimension;
+import io.flix.flink.table.spec.DimensionSpec;
 
+import org.apache.flink.metrics.Gauge;
 import org.apache.flink.metrics.MetricGroup;
 
 import org.slf4j.Logger;
@@ -22,7 +24,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * Writes the snapshots of one {@link SharedDimension} into its {@link SnapshotDirectory}, on a thread of its own:
+ * Writes the snapshots of one table dimension ({@link SnapshotSource}) into its {@link SnapshotDirectory}, on a thread
+ * of its own:
  * every {@code 'snapshot.interval'} after the bootstrap, and at once after a bootstrap that read the whole topic,
  * each time only where the dimension changed since the snapshot it last wrote or loaded.
  *
@@ -43,7 +46,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * every record from the offsets on, and each key ends as its last record says (or as the snapshot has it, where no
  * record followed the offsets).
  */
-final class SnapshotWriter implements AutoCloseable {
+public final class SnapshotWriter implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(SnapshotWriter.class);
 
@@ -51,10 +54,10 @@ final class SnapshotWriter implements AutoCloseable {
     static final int PAGE_KEYS = 1 << 16;
 
     /** What tests change: the thread that writes, and the streams of the files. */
-    record Hooks(ScheduledExecutorService executor, SnapshotDirectory.Streams streams) {
+    public record Hooks(ScheduledExecutorService executor, SnapshotDirectory.Streams streams) {
     }
 
-    private final SharedDimension dimension;
+    private final SnapshotSource dimension;
     private final DimensionSpec spec;
     private final SnapshotDirectory directory;
     private final ScheduledExecutorService executor;
@@ -70,7 +73,7 @@ final class SnapshotWriter implements AutoCloseable {
     private volatile long lastPageLockNanos = -1;
     private volatile long lastTotalLockNanos = -1;
 
-    SnapshotWriter(SharedDimension dimension, DimensionSpec spec, SnapshotDirectory directory, Hooks hooks) {
+    public SnapshotWriter(SnapshotSource dimension, DimensionSpec spec, SnapshotDirectory directory, Hooks hooks) {
         this.dimension = dimension;
         this.spec = spec;
         this.directory = directory;
@@ -87,7 +90,7 @@ final class SnapshotWriter implements AutoCloseable {
         }
     }
 
-    SnapshotDirectory directory() {
+    public SnapshotDirectory directory() {
         return directory;
     }
 
@@ -95,19 +98,19 @@ final class SnapshotWriter implements AutoCloseable {
      * A lookup subtask opened on this dimension: where it is the first subtask of its join (index 0), this task
      * manager writes snapshots until it closes; returns whether it took the role (then pair with {@link #dropRole}).
      */
-    boolean takeRole(boolean firstSubtask) {
+    public boolean takeRole(boolean firstSubtask) {
         if (firstSubtask) {
             roleHolders.incrementAndGet();
         }
         return firstSubtask;
     }
 
-    void dropRole() {
+    public void dropRole() {
         roleHolders.decrementAndGet();
     }
 
     /** The snapshot the dimension started from: a write with its offsets has nothing to add. */
-    synchronized void loaded(SnapshotManifest manifest) {
+    public synchronized void loaded(SnapshotManifest manifest) {
         lastOffsets = manifest.offsets();
     }
 
@@ -115,7 +118,7 @@ final class SnapshotWriter implements AutoCloseable {
      * The bootstrap ended: writes from now on every interval, and at once where the bootstrap read the whole topic
      * (no snapshot was loaded), so that the next start need not.
      */
-    void bootstrapped(boolean readWholeTopic) {
+    public void bootstrapped(boolean readWholeTopic) {
         final long interval = spec.snapshots().intervalMillis();
         executor.scheduleWithFixedDelay(this::writeIfDue, readWholeTopic ? 0 : interval, interval,
                 TimeUnit.MILLISECONDS);
@@ -143,7 +146,7 @@ final class SnapshotWriter implements AutoCloseable {
      * @throws IllegalStateException where the directory's newest snapshot is of another topic (nothing is written:
      *     the directory belongs to another table), or the dimension failed or closed
      */
-    synchronized SnapshotManifest write() throws IOException {
+    public synchronized SnapshotManifest write() throws IOException {
         if (roleHolders.get() <= 0) {
             return null;
         }
@@ -201,9 +204,8 @@ final class SnapshotWriter implements AutoCloseable {
     }
 
     /** The snapshot gauges of a dimension, on a lookup subtask's metric group (-1 or 0 where snapshots are off). */
-    static void registerGauges(MetricGroup group, SharedDimension d) {
-        final SnapshotWriter w = d.snapshots();
-        group.gauge("flixSnapshotRestoredKeys", d::restoredKeys);
+    public static void registerGauges(MetricGroup group, SnapshotWriter w, Gauge<Long> restoredKeys) {
+        group.gauge("flixSnapshotRestoredKeys", restoredKeys);
         group.gauge("flixSnapshotsWritten", () -> w == null ? 0L : w.written);
         group.gauge("flixSnapshotFailures", () -> w == null ? 0L : w.failures);
         group.gauge("flixSnapshotWriteMillis", () -> w == null ? -1L : w.lastWriteMillis);
@@ -212,23 +214,23 @@ final class SnapshotWriter implements AutoCloseable {
 
     // ---- for tests and benchmarks ----
 
-    long written() {
+    public long written() {
         return written;
     }
 
-    long failures() {
+    public long failures() {
         return failures;
     }
 
-    long lastPageLockNanos() {
+    public long lastPageLockNanos() {
         return lastPageLockNanos;
     }
 
-    long lastTotalLockNanos() {
+    public long lastTotalLockNanos() {
         return lastTotalLockNanos;
     }
 
-    long lastWriteMillis() {
+    public long lastWriteMillis() {
         return lastWriteMillis;
     }
 

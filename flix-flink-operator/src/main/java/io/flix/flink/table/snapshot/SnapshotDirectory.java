@@ -1,4 +1,4 @@
-package io.flix.flink.table;
+package io.flix.flink.table.snapshot;
 
 import org.apache.flink.core.fs.FSDataInputStream;
 import org.apache.flink.core.fs.FileStatus;
@@ -50,21 +50,21 @@ import java.util.zip.CheckedInputStream;
  * completed left behind. Files of the newest sequence number or above are left alone (another writer may be
  * writing them).
  */
-final class SnapshotDirectory {
+public final class SnapshotDirectory {
 
     private static final Logger LOG = LoggerFactory.getLogger(SnapshotDirectory.class);
 
     /** Complete snapshots kept by {@link #cleanUp}. */
     static final int KEEP = 2;
-    static final String DATA = ".data";
-    static final String MANIFEST = ".manifest";
-    static final String IN_PROGRESS = ".manifest.inprogress";
+    public static final String DATA = ".data";
+    public static final String MANIFEST = ".manifest";
+    public static final String IN_PROGRESS = ".manifest.inprogress";
     private static final Pattern NAME =
             Pattern.compile("snapshot-(\\d{19})-([0-9a-f-]{36})(\\.data|\\.manifest|\\.manifest\\.inprogress)");
 
     /** Wraps each stream the directory writes, by file name; the identity but in tests, which inject failures. */
     @FunctionalInterface
-    interface Streams {
+    public interface Streams {
         Streams NONE = (name, out) -> out;
 
         OutputStream wrap(String fileName, OutputStream out) throws IOException;
@@ -72,39 +72,39 @@ final class SnapshotDirectory {
 
     /** Writes a snapshot's data; returns the pages and keys written. */
     @FunctionalInterface
-    interface DataWriter {
+    public interface DataWriter {
         Written write(OutputStream out) throws IOException;
     }
 
     /** What a {@link DataWriter} wrote. */
-    record Written(long keys, int pages) {
+    public record Written(long keys, int pages) {
     }
 
     /** Makes the manifest once the data file is complete. */
     @FunctionalInterface
-    interface ManifestMaker {
+    public interface ManifestMaker {
         SnapshotManifest make(String dataFile, long dataBytes, long dataCrc32c, Written written);
     }
 
     /** Reads a snapshot's data file, all of it. */
     @FunctionalInterface
-    interface DataReader {
+    public interface DataReader {
         void read(InputStream in) throws Exception;
     }
 
     /** A published manifest of this directory, or why it cannot be read ({@code manifest} null). */
-    record Published(long sequence, String fileName, SnapshotManifest manifest, IOException unreadable) {
+    public record Published(long sequence, String fileName, SnapshotManifest manifest, IOException unreadable) {
     }
 
     /** The data file does not match its manifest (missing, another length, another checksum, bytes left over). */
-    static final class CorruptSnapshotException extends IOException {
+    public static final class CorruptSnapshotException extends IOException {
         private static final long serialVersionUID = 1L;
 
-        CorruptSnapshotException(String message) {
+        public CorruptSnapshotException(String message) {
             super(message);
         }
 
-        CorruptSnapshotException(String message, Throwable cause) {
+        public CorruptSnapshotException(String message, Throwable cause) {
             super(message, cause);
         }
     }
@@ -116,7 +116,7 @@ final class SnapshotDirectory {
     /**
      * @throws IOException where no Flink file system serves the path's scheme (a plugin missing, say)
      */
-    SnapshotDirectory(String path, Streams streams) throws IOException {
+    public SnapshotDirectory(String path, Streams streams) throws IOException {
         this.directory = new Path(path);
         this.fs = directory.getFileSystem();
         this.streams = streams;
@@ -128,7 +128,7 @@ final class SnapshotDirectory {
     }
 
     /** The published manifests, newest (highest sequence) first; unreadable ones with the reason. */
-    List<Published> published() throws IOException {
+    public List<Published> published() throws IOException {
         final List<Published> published = new ArrayList<>();
         for (FileStatus status : list()) {
             final String name = status.getPath().getName();
@@ -152,7 +152,7 @@ final class SnapshotDirectory {
     }
 
     /** One above the highest sequence number of any snapshot file here (complete or not), or 1. */
-    long nextSequence() throws IOException {
+    public long nextSequence() throws IOException {
         long highest = 0;
         for (FileStatus status : list()) {
             final Matcher m = NAME.matcher(status.getPath().getName());
@@ -168,7 +168,7 @@ final class SnapshotDirectory {
      * under its in-progress name and published by a rename. Where anything fails, the snapshot is not published and
      * what was written stays until a later {@link #cleanUp}.
      */
-    SnapshotManifest write(long sequence, DataWriter data, ManifestMaker maker) throws IOException {
+    public SnapshotManifest write(long sequence, DataWriter data, ManifestMaker maker) throws IOException {
         fs.mkdirs(directory);
         final String prefix = String.format("snapshot-%019d-%s", sequence, UUID.randomUUID());
         final String dataFile = prefix + DATA;
@@ -202,7 +202,7 @@ final class SnapshotDirectory {
      *
      * @throws CorruptSnapshotException where the data file is missing or does not match the manifest
      */
-    void read(SnapshotManifest manifest, DataReader reader) throws Exception {
+    public void read(SnapshotManifest manifest, DataReader reader) throws Exception {
         final Path path = new Path(directory, manifest.dataFile());
         final long length;
         try {
@@ -239,7 +239,7 @@ final class SnapshotDirectory {
      * snapshot file of a lower sequence number than the newest of them; returns the names deleted. A file that does
      * not delete is logged and left for the next time.
      */
-    List<String> cleanUp() throws IOException {
+    public List<String> cleanUp() throws IOException {
         final List<Published> published = published();
         final Set<String> kept = new HashSet<>();
         long newestKept = -1;
@@ -280,7 +280,7 @@ final class SnapshotDirectory {
     }
 
     /** The names of the files here; none where the directory does not exist yet. */
-    List<String> fileNames() throws IOException {
+    public List<String> fileNames() throws IOException {
         final List<String> names = new ArrayList<>();
         for (FileStatus status : list()) {
             names.add(status.getPath().getName());

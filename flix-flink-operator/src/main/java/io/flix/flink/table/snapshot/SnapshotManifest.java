@@ -1,5 +1,6 @@
-package io.flix.flink.table;
+package io.flix.flink.table.snapshot;
 
+import io.flix.flink.table.spec.SnapshotSettings;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.core.JsonProcessingException;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.DeserializationFeature;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMapper;
@@ -30,18 +31,18 @@ import java.util.TreeMap;
  * @param offsetsAtMillis when the offsets were taken (epoch milliseconds): the snapshot's age for a compacted topic
  *                   ({@link SnapshotRestore}); null in manifests written before it was recorded
  */
-record SnapshotManifest(int format, long sequence, String topic, String topicId, String definition,
+public record SnapshotManifest(int format, long sequence, String topic, String topicId, String definition,
                         SortedMap<Integer, Long> offsets, long keys, int pages, String dataFile, long dataBytes,
                         long dataCrc32c, String writtenAt, String writtenBy, Long offsetsAtMillis) {
 
-    static final int FORMAT = 1;
+    public static final int FORMAT = 1;
 
     private static final ObjectMapper JSON = new ObjectMapper()
             .enable(SerializationFeature.INDENT_OUTPUT)
             .enable(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES)
             .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
 
-    SnapshotManifest {
+    public SnapshotManifest {
         offsets = offsets == null ? null : new TreeMap<>(offsets);
     }
 

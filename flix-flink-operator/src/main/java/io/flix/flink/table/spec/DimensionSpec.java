@@ -1,6 +1,7 @@
-package io.flix.flink.table;
+package io.flix.flink.table.spec;
 
 import io.flix.flink.IndexSettings;
+import io.flix.flink.table.dimension.SharedDimension;
 
 import org.apache.flink.api.common.serialization.DeserializationSchema;
 import org.apache.flink.table.data.RowData;
@@ -30,25 +31,25 @@ import java.util.Map;
  *                          to its end at that time ('lookup.bootstrap-timeout')
  * @param snapshots         kafka: where and how often snapshots are written, or null where they are off
  */
-record DimensionSpec(String identity, RowType rowType, int keyIndex, String changelog, String topic,
+public record DimensionSpec(String identity, RowType rowType, int keyIndex, String changelog, String topic,
                      Map<String, String> consumerProperties, DeserializationSchema<RowData> keyDecoder,
                      DeserializationSchema<RowData> valueDecoder, int[] valueFields, String filePath,
                      long pollTimeoutMillis, int changelogBatchSize, IndexSettings indexSettings,
                      long bootstrapTimeoutMillis, SnapshotSettings snapshots)
         implements Serializable {
 
-    static final String KAFKA = "kafka";
-    static final String FILE = "file";
+    public static final String KAFKA = "kafka";
+    public static final String FILE = "file";
 
     /** The changelog, for messages: the Kafka topic and its bootstrap servers, or the file. */
-    String describeChangelog() {
+    public String describeChangelog() {
         return changelog.equals(KAFKA)
                 ? "kafka topic '" + topic + "' at bootstrap servers '" + bootstrapServers() + "'"
                 : "file '" + filePath + "'";
     }
 
     /** kafka: the brokers the consumer starts from ('properties.bootstrap.servers'). */
-    String bootstrapServers() {
+    public String bootstrapServers() {
         return consumerProperties.get("bootstrap.servers");
     }
 }
