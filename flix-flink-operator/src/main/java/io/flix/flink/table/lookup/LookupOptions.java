@@ -1,15 +1,13 @@
 package io.flix.flink.table.lookup;
 
 import io.flix.flink.LookupKind;
-import io.flix.flink.table.FlixConnectorOptions;
-import io.flix.flink.table.FlixDynamicTableFactory;
 
 import java.io.Serializable;
 import java.time.Duration;
 
 /**
- * How a {@code 'flix'} table answers lookups: the lookup options of one table, checked by
- * {@link FlixDynamicTableFactory} (see {@link FlixConnectorOptions} for each option).
+ * How a {@code 'flix'} table answers lookups: the lookup options of one table, checked by the connector's table
+ * factory (its options document each one).
  *
  * @param batchSize        lookups a subtask gathers before it sends them ({@code 'lookup.batch-size'})
  * @param linger           the longest a gathered lookup waits for its batch to fill ({@code 'lookup.linger'})

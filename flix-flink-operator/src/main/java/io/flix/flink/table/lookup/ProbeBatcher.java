@@ -1,6 +1,5 @@
 package io.flix.flink.table.lookup;
 
-import io.flix.flink.table.FlixRangeFunction;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Executor;
@@ -10,7 +9,7 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * Gathers one subtask's probes into batches for its shared dimension, for the lookup join
- * ({@link FlixAsyncLookupFunction}) and the range functions ({@link FlixRangeFunction}).
+ * ({@link FlixAsyncLookupFunction}) and the connector's range functions.
  *
  * <p>With a {@code dispatcher} ({@code 'lookup.batch-policy' = 'load'}, the default) batches follow the load: a
  * probe that arrives while no batch of this batcher is in flight is sent at once, alone, on the dispatcher's thread
