@@ -1,5 +1,8 @@
 package io.flix.flink;
 
+import io.flix.flink.keyed.FlixEnrichmentOperator;
+import io.flix.flink.keyed.IndexKey;
+import io.flix.flink.keyed.ModeGuard;
 import io.flix.flink.shared.DimensionWriterOperator;
 import io.flix.flink.shared.EncodedUpdates;
 import io.flix.flink.shared.SharedLookupOperator;
@@ -328,8 +331,8 @@ public final class FlixEnrichment<U, E, P> {
         }
         final FlixEnrichmentOperator<U, E, P> operator = new FlixEnrichmentOperator<>(payload,
                 payloadType.createSerializer(serializerConfig), lookups.getType().createSerializer(serializerConfig),
-                kind, rangeEnd, rangeLimit, batchSize, flushInterval.toMillis(), settings);
-        operator.uid = uid;
+                kind, rangeEnd, rangeLimit, batchSize, flushInterval.toMillis(), settings, REJECTED);
+        operator.guardUid(uid);
         // null keys are routed to one subtask and rejected by the operator, which applies the key functions again
         built = updates.keyBy(new IndexKey<>(updateKey), Types.LONG)
                 .connect(lookups.keyBy(new IndexKey<>(lookupKey), Types.LONG))
@@ -354,13 +357,14 @@ public final class FlixEnrichment<U, E, P> {
         final String dimensionId = uid != null ? uid : "flix-" + UUID.randomUUID();
         encoded = updates.transform(name + ": encode updates", TypeInformation.of(EncodedUpdates.class),
                 new UpdateEncoder<>(updateKey, payload, payloadSerializer, Math.min(batchSize, UPDATE_BLOCK_MAX),
-                        flushInterval.toMillis()));
+                        flushInterval.toMillis(), REJECTED));
         // chained to the update source, so each source subtask's order reaches the writers as it was
         encoded.setParallelism(updates.getParallelism());
         built = lookups.transform(name, enrichedType(lookups.getType(), payloadType),
                 new SharedLookupOperator<>(dimensionId, settings, payloadSerializer,
                         lookups.getType().createSerializer(serializerConfig), lookupKey, kind, rangeEnd, rangeLimit,
-                        batchSize, flushInterval.toMillis(), dimensionStartTimeout.toMillis(), flushPolicy));
+                        batchSize, flushInterval.toMillis(), dimensionStartTimeout.toMillis(), flushPolicy,
+                        REJECTED));
         if (parallelism > 0) {
             built.setParallelism(parallelism);
         }

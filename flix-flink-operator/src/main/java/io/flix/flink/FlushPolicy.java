@@ -18,11 +18,11 @@ package io.flix.flink;
  *
  * <p>Who follows it: the shared mode's lookups ({@code SharedLookupOperator}). The SQL connector has the same choice
  * as {@code 'lookup.batch-policy'} ({@code 'load'} by default, or {@code 'linger'}). The keyed mode
- * ({@link FlixEnrichmentOperator}) batches on size and on the flush interval whatever the policy, for now: its
- * micro-batch mixes updates with lookups, and the payloads of buffered updates are written into the subtask's row
- * store as they arrive, which an index call in flight on another thread reads and frees rows of; running its flush
- * on a worker needs the row store's writes moved into the batch first (not done yet). Set a short
- * {@code flushInterval} there for low latency at low load.
+ * ({@link io.flix.flink.keyed.FlixEnrichmentOperator}) batches on size and on the flush interval whatever the
+ * policy, for now: its micro-batch mixes updates with lookups, and the payloads of buffered updates are written
+ * into the subtask's row store as they arrive, which an index call in flight on another thread reads and frees
+ * rows of; running its flush on a worker needs the row store's writes moved into the batch first (not done yet).
+ * Set a short {@code flushInterval} there for low latency at low load.
  */
 public enum FlushPolicy {
     /** Batches form while the previous index call runs; see the class comment. */

@@ -1,10 +1,14 @@
 /**
- * Enrichment of a Flink stream against a large, changing dimension held in a task-manager-local FliX index.
+ * Enrichment of a Flink stream against a large, changing dimension held in a task-manager-local FliX index: the
+ * DataStream API, and only what a user calls or receives.
  *
- * <p>Start at {@link io.flix.flink.FlixEnrichment} (the DataStream builder). The operator it adds,
- * {@link io.flix.flink.FlixEnrichmentOperator}, buffers updates and lookups into micro-batches with the results of
- * one-at-a-time processing, keeps payloads serialized in a row store, and checkpoints the dimension as raw keyed
- * state per key group, so it restores at any parallelism. Lookups come out as {@link io.flix.flink.Enriched};
+ * <p>Start at {@link io.flix.flink.FlixEnrichment} (the builder), configured with {@link io.flix.flink.LookupKind},
+ * {@link io.flix.flink.FlushPolicy}, {@link io.flix.flink.IndexSettings} and a {@link io.flix.flink.PayloadFunction}.
+ * Lookups come out as {@link io.flix.flink.Enriched} (ordered kinds with their {@link io.flix.flink.Match}es);
  * unusable records as {@link io.flix.flink.Rejected} on the side output {@link io.flix.flink.FlixEnrichment#REJECTED}.
+ *
+ * <p>The operators the builder adds live apart: the keyed mode's in {@code io.flix.flink.keyed}, the shared mode's in
+ * {@code io.flix.flink.shared}. Only the builder reaches them; the other types here depend on no internal package,
+ * and the internals never on the builder (checked by {@code OperatorLayersTest}).
  */
 package io.flix.flink;

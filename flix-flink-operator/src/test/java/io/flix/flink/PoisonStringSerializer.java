@@ -17,7 +17,7 @@ import java.io.IOException;
 public final class PoisonStringSerializer extends TypeSerializerSingleton<String> {
 
     public static final String POISON = "poison";
-    static final String CURSE = "cursed";
+    public static final String CURSE = "cursed";
     public static final PoisonStringSerializer INSTANCE = new PoisonStringSerializer();
 
     @Override

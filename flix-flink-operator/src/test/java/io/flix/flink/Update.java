@@ -15,11 +15,11 @@ public class Update {
         this.payload = payload;
     }
 
-    static Update upsert(long key, String payload) {
+    public static Update upsert(long key, String payload) {
         return new Update(key, payload);
     }
 
-    static Update delete(long key) {
+    public static Update delete(long key) {
         return new Update(key, null);
     }
 

@@ -1,9 +1,8 @@
 package io.flix.flink.dimension;
 
+import io.flix.flink.payload.PayloadStore;
+import io.flix.flink.state.KeyGroupSnapshotCodec;
 import io.flix.flink.taskmanager.BackendReport;
-
-import io.flix.flink.KeyGroupSnapshotCodec;
-import io.flix.flink.PayloadStore;
 import io.flix.index.Backend;
 import io.flix.index.FlixIndex;
 import io.flix.index.MirroredIndex;

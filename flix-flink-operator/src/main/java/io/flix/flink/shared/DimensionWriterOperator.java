@@ -1,14 +1,13 @@
 package io.flix.flink.shared;
 
+import io.flix.flink.IndexSettings;
+import io.flix.flink.batching.BatchDeadline;
+import io.flix.flink.dimension.DimensionIndex;
+import io.flix.flink.dimension.SerializedUpdates;
+import io.flix.flink.state.KeyGroupSnapshotCodec;
 import io.flix.flink.taskmanager.ClassLoaderRelease;
 import io.flix.flink.taskmanager.TaskManagerGauges;
 import io.flix.flink.taskmanager.TaskManagerGpus;
-
-import io.flix.flink.BatchDeadline;
-import io.flix.flink.IndexSettings;
-import io.flix.flink.KeyGroupSnapshotCodec;
-import io.flix.flink.dimension.DimensionIndex;
-import io.flix.flink.dimension.SerializedUpdates;
 
 import org.apache.flink.api.common.state.ListStateDescriptor;
 import org.apache.flink.api.common.typeinfo.Types;

@@ -1,20 +1,18 @@
 package io.flix.flink.shared;
 
-import io.flix.flink.taskmanager.ClassLoaderRelease;
-import io.flix.flink.taskmanager.TaskManagerGauges;
-import io.flix.flink.taskmanager.TaskManagerGpus;
-
 import io.flix.flink.Enriched;
-import io.flix.flink.FlixEnrichment;
 import io.flix.flink.FlushPolicy;
-import io.flix.flink.BatchDeadline;
 import io.flix.flink.IndexSettings;
 import io.flix.flink.LookupKind;
 import io.flix.flink.Match;
-import io.flix.flink.PayloadStore;
 import io.flix.flink.Rejected;
+import io.flix.flink.batching.BatchDeadline;
 import io.flix.flink.dimension.DimensionIndex;
 import io.flix.flink.dimension.IndexLookups;
+import io.flix.flink.payload.PayloadStore;
+import io.flix.flink.taskmanager.ClassLoaderRelease;
+import io.flix.flink.taskmanager.TaskManagerGauges;
+import io.flix.flink.taskmanager.TaskManagerGpus;
 import io.flix.index.FlixIndex;
 import io.flix.index.RangeResult;
 
@@ -69,8 +67,8 @@ import java.util.List;
  *
  * <p>The first batch waits until the dimension has been started on this task manager (by its applier, from a
  * restore or empty), at most {@code startTimeoutMillis}. A lookup without a usable key or range end, and one whose
- * stored payload does not deserialize, goes to {@link FlixEnrichment#REJECTED} with the reason; the others of its
- * batch come out.
+ * stored payload does not deserialize, goes to the rejected side output ({@code FlixEnrichment.REJECTED}) with the
+ * reason; the others of its batch come out.
  *
  * @param <E> lookup events
  * @param <P> payloads
@@ -89,6 +87,8 @@ public final class SharedLookupOperator<E, P> extends AbstractStreamOperator<Enr
     private final String dimensionId;
     private final IndexSettings settings;
     private final TypeSerializer<P> payloadSerializer;
+    /** The builder's side output of rejected records. */
+    private final OutputTag<Rejected> rejectedOutput;
     private final TypeSerializer<E> eventSerializerTemplate;
     private final KeySelector<E, Long> lookupKey;
     private final LookupKind lookupKind;
@@ -135,17 +135,18 @@ public final class SharedLookupOperator<E, P> extends AbstractStreamOperator<Enr
 
     public SharedLookupOperator(String dimensionId, IndexSettings settings, TypeSerializer<P> payloadSerializer,
                                 TypeSerializer<E> eventSerializer, KeySelector<E, Long> lookupKey, LookupKind lookupKind, KeySelector<E, Long> rangeEnd,
-                                int rangeLimit, int batchSize, long flushIntervalMillis, long startTimeoutMillis) {
+                                int rangeLimit, int batchSize, long flushIntervalMillis, long startTimeoutMillis,
+                                OutputTag<Rejected> rejectedOutput) {
         this(dimensionId, settings, payloadSerializer, eventSerializer, lookupKey, lookupKind, rangeEnd, rangeLimit,
-                batchSize, flushIntervalMillis, startTimeoutMillis, FlushPolicy.LOAD);
+                batchSize, flushIntervalMillis, startTimeoutMillis, FlushPolicy.LOAD, rejectedOutput);
     }
 
     public SharedLookupOperator(String dimensionId, IndexSettings settings, TypeSerializer<P> payloadSerializer,
                                 TypeSerializer<E> eventSerializer, KeySelector<E, Long> lookupKey, LookupKind lookupKind, KeySelector<E, Long> rangeEnd,
                                 int rangeLimit, int batchSize, long flushIntervalMillis, long startTimeoutMillis,
-                                FlushPolicy flushPolicy) {
-        if (flushPolicy == null) {
-            throw new IllegalArgumentException("the flush policy is required");
+                                FlushPolicy flushPolicy, OutputTag<Rejected> rejectedOutput) {
+        if (flushPolicy == null || rejectedOutput == null) {
+            throw new IllegalArgumentException("the flush policy and the rejected output are required");
         }
         if (dimensionId == null || settings == null || payloadSerializer == null || eventSerializer == null
                 || lookupKey == null || lookupKind == null) {
@@ -171,6 +172,7 @@ public final class SharedLookupOperator<E, P> extends AbstractStreamOperator<Enr
         this.flushIntervalMillis = flushIntervalMillis;
         this.startTimeoutMillis = startTimeoutMillis;
         this.flushPolicy = flushPolicy;
+        this.rejectedOutput = rejectedOutput;
     }
 
     /** Runs the index calls on {@code executor} instead of a thread of the subtask; before {@link #open}, for tests. */
@@ -534,7 +536,7 @@ public final class SharedLookupOperator<E, P> extends AbstractStreamOperator<Enr
 
     private void reject(String reason, Object record, boolean withTimestamp, long timestamp) {
         rejected.inc();
-        output.collect(FlixEnrichment.REJECTED, Rejected.of("lookup", reason, record, withTimestamp, timestamp));
+        output.collect(rejectedOutput, Rejected.of("lookup", reason, record, withTimestamp, timestamp));
     }
 
     @Override

@@ -1,7 +1,7 @@
 package io.flix.flink.shared;
 
-import io.flix.flink.PayloadStore;
 import io.flix.flink.dimension.LocalDimension;
+import io.flix.flink.payload.PayloadStore;
 import io.flix.index.Backend;
 import io.flix.index.FlixIndex;
 

@@ -1,10 +1,9 @@
 package io.flix.flink.shared;
 
-import io.flix.flink.BatchDeadline;
-import io.flix.flink.FlixEnrichment;
 import io.flix.flink.PayloadFunction;
 import io.flix.flink.Rejected;
-import io.flix.flink.RowStore;
+import io.flix.flink.batching.BatchDeadline;
+import io.flix.flink.payload.RowStore;
 
 import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.api.java.functions.KeySelector;
@@ -14,13 +13,14 @@ import org.apache.flink.streaming.api.operators.BoundedOneInput;
 import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
 import org.apache.flink.streaming.api.watermark.Watermark;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.apache.flink.util.OutputTag;
 
 /**
  * The first step of the shared mode's update path, chained to the update stream's source: takes each update's index
  * key and payload, serializes the payload, and passes the updates on in {@link EncodedUpdates} blocks, in the order
  * received, to be broadcast to the dimension's writers. An update without a usable key, whose payload function
  * throws, or whose payload does not serialize (or serializes to a length its serializer does not declare, or larger
- * than a row may be) goes to {@link FlixEnrichment#REJECTED} with the reason, once, here.
+ * than a row may be) goes to the rejected side output ({@code FlixEnrichment.REJECTED}) with the reason, once, here.
  *
  * <p>A block is sent when it holds {@code blockUpdates} updates or {@link #BLOCK_BYTES} bytes, when the
  * processing-time flush interval has passed since its first update, before a watermark is forwarded, before a
@@ -43,6 +43,8 @@ public final class UpdateEncoder<U, P> extends AbstractStreamOperator<EncodedUpd
     private final KeySelector<U, Long> updateKey;
     private final PayloadFunction<U, P> payloadFunction;
     private final TypeSerializer<P> payloadSerializerTemplate;
+    /** The builder's side output of rejected records. */
+    private final OutputTag<Rejected> rejectedOutput;
     private final int blockUpdates;
     /** Processing-time flush interval; 0 for none. */
     private final long flushIntervalMillis;
@@ -54,9 +56,11 @@ public final class UpdateEncoder<U, P> extends AbstractStreamOperator<EncodedUpd
     private transient Counter rejected;
 
     public UpdateEncoder(KeySelector<U, Long> updateKey, PayloadFunction<U, P> payloadFunction,
-                         TypeSerializer<P> payloadSerializer, int blockUpdates, long flushIntervalMillis) {
-        if (updateKey == null || payloadFunction == null || payloadSerializer == null) {
-            throw new IllegalArgumentException("the update key, the payload function and its serializer are required");
+                         TypeSerializer<P> payloadSerializer, int blockUpdates, long flushIntervalMillis,
+                         OutputTag<Rejected> rejectedOutput) {
+        if (updateKey == null || payloadFunction == null || payloadSerializer == null || rejectedOutput == null) {
+            throw new IllegalArgumentException(
+                    "the update key, the payload function, its serializer and the rejected output are required");
         }
         if (blockUpdates < 1 || flushIntervalMillis < 0) {
             throw new IllegalArgumentException("blockUpdates must be >= 1 and flushIntervalMillis >= 0, were "
@@ -67,6 +71,7 @@ public final class UpdateEncoder<U, P> extends AbstractStreamOperator<EncodedUpd
         this.payloadSerializerTemplate = payloadSerializer;
         this.blockUpdates = blockUpdates;
         this.flushIntervalMillis = flushIntervalMillis;
+        this.rejectedOutput = rejectedOutput;
     }
 
     @Override
@@ -173,7 +178,7 @@ public final class UpdateEncoder<U, P> extends AbstractStreamOperator<EncodedUpd
 
     private void reject(String reason, Object record, StreamRecord<?> element) {
         rejected.inc();
-        output.collect(FlixEnrichment.REJECTED,
+        output.collect(rejectedOutput,
                 Rejected.of("update", reason, record, element.hasTimestamp(), element.getTimestamp()));
     }
 }

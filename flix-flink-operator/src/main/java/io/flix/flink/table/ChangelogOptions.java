@@ -1,5 +1,6 @@
 package io.flix.flink.table;
 
+import io.flix.flink.table.spec.DimensionSpec;
 import java.time.Duration;
 import java.util.Map;
 

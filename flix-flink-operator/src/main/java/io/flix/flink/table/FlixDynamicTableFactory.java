@@ -2,6 +2,9 @@ package io.flix.flink.table;
 
 import io.flix.flink.IndexSettings;
 import io.flix.flink.LookupKind;
+import io.flix.flink.table.lookup.LookupOptions;
+import io.flix.flink.table.spec.DimensionSpec;
+import io.flix.flink.table.spec.SnapshotSettings;
 import io.flix.index.Backend;
 import io.flix.index.GpuMemoryBudget;
 
@@ -106,7 +109,7 @@ public final class FlixDynamicTableFactory implements DynamicTableSourceFactory 
                 valueFields(options, kafka, DataType.getFieldNames(physicalType).size(), keyIndex));
         final LookupOptions lookup = lookupOptions(options);
         final IndexSettings indexSettings = indexSettings(options);
-        final SnapshotSettings snapshots = SnapshotSettings.of(options, tableOptions, changelogKind, physicalType,
+        final SnapshotSettings snapshots = SnapshotOptions.of(options, tableOptions, changelogKind, physicalType,
                 keyIndex, changelog.consumerProperties());
 
         // equal tables (options, columns, key) share one dimension per task manager

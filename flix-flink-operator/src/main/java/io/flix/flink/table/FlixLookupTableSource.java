@@ -2,6 +2,11 @@ package io.flix.flink.table;
 
 import io.flix.flink.IndexSettings;
 import io.flix.flink.LookupKind;
+import io.flix.flink.table.lookup.FlixAsyncLookupFunction;
+import io.flix.flink.table.lookup.LookupOptions;
+import io.flix.flink.table.lookup.SqlEquality;
+import io.flix.flink.table.spec.DimensionSpec;
+import io.flix.flink.table.spec.SnapshotSettings;
 
 import org.apache.flink.api.common.serialization.DeserializationSchema;
 import org.apache.flink.table.api.DataTypes;

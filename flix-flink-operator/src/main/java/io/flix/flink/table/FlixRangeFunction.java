@@ -1,7 +1,13 @@
 package io.flix.flink.table;
 
-import io.flix.flink.PayloadStore;
 import io.flix.flink.dimension.IndexLookups;
+import io.flix.flink.payload.PayloadStore;
+import io.flix.flink.table.dimension.SharedDimension;
+import io.flix.flink.table.dimension.SharedDimensions;
+import io.flix.flink.table.lookup.FlixAsyncLookupFunction;
+import io.flix.flink.table.lookup.ProbeBatcher;
+import io.flix.flink.table.lookup.ProbeDispatcher;
+import io.flix.flink.table.spec.DimensionSpec;
 import io.flix.index.RangeResult;
 
 import org.apache.flink.configuration.ReadableConfig;

@@ -20,10 +20,10 @@
  * <h2>Table</h2>
  * A primary key of exactly one {@code BIGINT} column (the index key) and any other physical columns. Each key's row
  * (every physical column) is kept serialized with Flink's {@code RowDataSerializer} in a
- * {@link io.flix.flink.RowStore}; the index maps the key to the row id. The table is a lookup source only: no
+ * {@link io.flix.flink.payload.RowStore}; the index maps the key to the row id. The table is a lookup source only: no
  * scans, no event-time temporal joins. A join must equate the primary key; where it also equates other columns of
  * the same type, Flink hands them to the connector as further lookup keys and a row is returned only where those
- * are equal too, by SQL equality as Flink evaluates it ({@link io.flix.flink.table.SqlEquality}: BYTES by content,
+ * are equal too, by SQL equality as Flink evaluates it ({@link io.flix.flink.table.lookup.SqlEquality}: BYTES by content,
  * {@code -0.0 = 0.0}, NaN equal to nothing, a null equal to nothing). Columns of character or binary strings,
  * BOOLEAN, numbers, DATE, TIME, TIMESTAMP, TIMESTAMP_LTZ and intervals may be equated so; a join equating a column
  * of another type (ARRAY, MAP, ROW, ...) is refused when it is planned, naming the column. An equality between
@@ -149,10 +149,10 @@
  * told {@code 'ALLOW_UNORDERED'}.
  *
  * <h2>Lookups</h2>
- * {@link io.flix.flink.table.FlixAsyncLookupFunction} gathers a subtask's lookups and sends them as one batch; under
+ * {@link io.flix.flink.table.lookup.FlixAsyncLookupFunction} gathers a subtask's lookups and sends them as one batch; under
  * {@code 'lookup.batch-policy' = 'load'} (the default) batches follow the load: a lookup that arrives while no batch
  * of the subtask is in flight is sent at once on the subtask's dispatcher thread, and the lookups that arrive while
- * one is in flight go together when it completes ({@link io.flix.flink.table.ProbeBatcher}); under both policies a
+ * one is in flight go together when it completes ({@link io.flix.flink.table.lookup.ProbeBatcher}); under both policies a
  * batch goes when it holds {@code 'lookup.batch-size'} lookups or its first one has waited {@code 'lookup.linger'}
  * (under {@code 'linger'} these are the only triggers); each lookup's
  * future completes with 0 or 1 row, or exceptionally where the table failed. Whatever fails applying a batch of
@@ -201,11 +201,11 @@
  *       checks the data file's length and checksum before it uses a byte of it. So a write that dies (the task
  *       manager killed mid-write) is never loaded: the start takes the complete snapshot before it. After each
  *       snapshot the writer keeps the newest two complete ones and deletes older snapshots and what failed writes
- *       left. See {@link io.flix.flink.table.SnapshotDirectory}.</li>
+ *       left. See {@link io.flix.flink.table.snapshot.SnapshotDirectory}.</li>
  *   <li><b>One writer.</b> The task manager that runs the first subtask (index 0) of a lookup join on the table
  *       writes; the others only read snapshots. Should two write at once (two joins on the table, two jobs on one
  *       path), each snapshot still has files of its own and is complete or absent. See
- *       {@link io.flix.flink.table.SnapshotWriter}.</li>
+ *       {@link io.flix.flink.table.snapshot.SnapshotWriter}.</li>
  *   <li><b>Lookups go on.</b> A snapshot is written page by page (65,536 keys), each page copied under the table's
  *       shared lock and written to the file system outside it: lookups run beside the write, and the changelog
  *       reader waits for one page's copy at most. Pages copied after records were applied hold those records; the
@@ -220,7 +220,7 @@
  *       a warning with the reason; where its data does not match its manifest, the complete snapshot before it is
  *       tried. A directory whose newest snapshot is of another topic is refused: the open fails naming both topics
  *       (two tables on one path would delete each other's snapshots). See
- *       {@link io.flix.flink.table.SnapshotRestore}.</li>
+ *       {@link io.flix.flink.table.snapshot.SnapshotRestore}.</li>
  * </ul>
  * Loading a snapshot counts toward {@code 'lookup.bootstrap-timeout'}. A failed write is logged and counted
  * ({@code flixSnapshotFailures}); lookups go on and the next interval tries again.
@@ -238,5 +238,13 @@
  * <h2>Options</h2>
  * See {@link io.flix.flink.table.FlixConnectorOptions}. Validation errors name the option; the primary key must be
  * exactly one BIGINT column.
+ *
+ * <h2>Packages</h2>
+ * This package is the connector's surface: the factories Flink discovers, the options, the table source, the
+ * catalog and its {@code FLIX_RANGE} functions. Under it, each package may use only those listed after it:
+ * {@code table.lookup} (the lookup function, probe batching, SQL equality), {@code table.dimension} (a table's
+ * dimension on a task manager and its registry), {@code table.changelog} (the readers and the decoder),
+ * {@code table.snapshot} (snapshot files, restore, the writer), {@code table.spec} (the table's definition as
+ * values). The changelog and the snapshots reach the dimension through interfaces of their own.
  */
 package io.flix.flink.table;

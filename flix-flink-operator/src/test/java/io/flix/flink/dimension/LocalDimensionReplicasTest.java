@@ -1,6 +1,6 @@
 package io.flix.flink.dimension;
 
-import io.flix.flink.PayloadStore;
+import io.flix.flink.payload.PayloadStore;
 import io.flix.index.FlixIndex;
 import io.flix.index.MirroredIndex;
 

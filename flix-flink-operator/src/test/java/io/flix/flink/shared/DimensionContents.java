@@ -1,7 +1,7 @@
 package io.flix.flink.shared;
 
+import io.flix.flink.payload.PayloadStore;
 import io.flix.flink.testing.Eventually;
-import io.flix.flink.PayloadStore;
 import io.flix.index.FlixIndex;
 
 import java.util.HashMap;

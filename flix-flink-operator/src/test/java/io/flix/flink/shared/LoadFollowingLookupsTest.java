@@ -1,6 +1,7 @@
 package io.flix.flink.shared;
 
 import io.flix.flink.Enriched;
+import io.flix.flink.FlixEnrichment;
 import io.flix.flink.FlushPolicy;
 import io.flix.flink.HeldExecutor;
 import io.flix.flink.LookupKind;
@@ -40,7 +41,8 @@ class LoadFollowingLookupsTest {
     private static SharedLookupOperator<Long, String> lookups(String dimensionId, int batchSize,
                                                               long startTimeoutMillis) {
         return new SharedLookupOperator<>(dimensionId, SimulatedJob.CPU, StringSerializer.INSTANCE,
-                LongSerializer.INSTANCE, key -> key, LookupKind.EXACT, null, 10, batchSize, 0, startTimeoutMillis);
+                LongSerializer.INSTANCE, key -> key, LookupKind.EXACT, null, 10, batchSize, 0, startTimeoutMillis,
+                FlixEnrichment.REJECTED);
     }
 
     /** A writer on the task manager given, with the payloads "v" + key of keys 1 to {@code keys} applied. */
@@ -293,7 +295,7 @@ class LoadFollowingLookupsTest {
             dimensionOf(job, taskManager, dimensionId, 100);
             final SharedLookupOperator<Long, String> operator = new SharedLookupOperator<>(dimensionId,
                     SimulatedJob.CPU, StringSerializer.INSTANCE, LongSerializer.INSTANCE, key -> key,
-                    LookupKind.EXACT, null, 10, 2, 0, START_TIMEOUT_MILLIS, FlushPolicy.TIMER);
+                    LookupKind.EXACT, null, 10, 2, 0, START_TIMEOUT_MILLIS, FlushPolicy.TIMER, FlixEnrichment.REJECTED);
             final var harness = job.harness(operator, taskManager, 1, 0);
             harness.open();
             harness.processElement(new StreamRecord<>(1L));

@@ -1,6 +1,7 @@
 package io.flix.flink.shared;
 
 import io.flix.flink.Enriched;
+import io.flix.flink.FlixEnrichment;
 import io.flix.flink.FlushPolicy;
 import io.flix.flink.LookupKind;
 import io.flix.flink.Match;
@@ -42,7 +43,8 @@ class SharedModeSemanticsTest {
                                                               int batchSize) {
         return new SharedLookupOperator<>(dimensionId, SimulatedJob.CPU, StringSerializer.INSTANCE,
                 LongSerializer.INSTANCE, key -> key, kind, kind == LookupKind.RANGE ? key -> key + rangeSpan : null,
-                10, batchSize, 0, TimeUnit.SECONDS.toMillis(SAFETY_NET_SECONDS), FlushPolicy.TIMER);
+                10, batchSize, 0, TimeUnit.SECONDS.toMillis(SAFETY_NET_SECONDS), FlushPolicy.TIMER,
+                FlixEnrichment.REJECTED);
     }
 
     /** The answer to one lookup, from a lookup operator whose batches hold one lookup. */

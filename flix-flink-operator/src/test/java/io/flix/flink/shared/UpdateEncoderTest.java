@@ -36,7 +36,8 @@ class UpdateEncoderTest {
                                                                                     TypeSerializer<String> serializer)
             throws Exception {
         final var harness = new OneInputStreamOperatorTestHarness<>(
-                new UpdateEncoder<Update, String>(Update::key, Update::payload, serializer, blockUpdates, flushMillis));
+                new UpdateEncoder<Update, String>(Update::key, Update::payload, serializer, blockUpdates, flushMillis,
+                        FlixEnrichment.REJECTED));
         harness.open();
         return harness;
     }

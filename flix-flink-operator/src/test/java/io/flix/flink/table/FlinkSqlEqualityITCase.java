@@ -1,5 +1,6 @@
 package io.flix.flink.table;
 
+import io.flix.flink.table.lookup.SqlEquality;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;

@@ -1,5 +1,9 @@
 package io.flix.flink.table;
 
+import io.flix.flink.table.dimension.SharedDimension;
+import io.flix.flink.table.dimension.SharedDimensions;
+import io.flix.flink.table.lookup.FlixAsyncLookupFunction;
+import io.flix.flink.table.lookup.SqlEquality;
 import org.apache.flink.core.testutils.ManuallyTriggeredScheduledExecutorService;
 import org.apache.flink.table.api.DataTypes;
 import org.apache.flink.table.catalog.Column;

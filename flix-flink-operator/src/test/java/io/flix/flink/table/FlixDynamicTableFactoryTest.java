@@ -1,6 +1,7 @@
 package io.flix.flink.table;
 
 import io.flix.flink.LookupKind;
+import io.flix.flink.table.lookup.FlixAsyncLookupFunction;
 import io.flix.index.Backend;
 import io.flix.index.GpuMemoryBudget;
 

@@ -1,5 +1,7 @@
 package io.flix.flink.table;
 
+import io.flix.flink.table.dimension.SharedDimension;
+import io.flix.flink.table.dimension.SharedDimensions;
 import io.flix.flink.testing.Eventually;
 import io.flix.flink.testing.KafkaBrokerExtension;
 

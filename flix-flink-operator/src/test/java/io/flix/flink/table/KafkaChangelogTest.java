@@ -1,5 +1,9 @@
 package io.flix.flink.table;
 
+import io.flix.flink.table.changelog.KafkaChangelogReader;
+import io.flix.flink.table.dimension.SharedDimension;
+import io.flix.flink.table.dimension.SharedDimensions;
+import io.flix.flink.table.lookup.FlixAsyncLookupFunction;
 import io.flix.flink.testing.Eventually;
 import io.flix.flink.testing.KafkaBrokerExtension;
 

@@ -1,5 +1,6 @@
 package io.flix.flink.table;
 
+import io.flix.flink.table.lookup.FlixAsyncLookupFunction;
 import org.apache.flink.table.api.DataTypes;
 import org.apache.flink.table.catalog.Column;
 import org.apache.flink.table.catalog.ResolvedSchema;

@@ -1,5 +1,6 @@
 package io.flix.flink.table;
 
+import io.flix.flink.table.lookup.ProbeBatcher;
 import org.apache.flink.core.testutils.ManuallyTriggeredScheduledExecutorService;
 import org.junit.jupiter.api.Test;
 

@@ -1,6 +1,9 @@
 package io.flix.flink.table;
 
 import io.flix.flink.dimension.SerializedUpdates;
+import io.flix.flink.table.dimension.SharedDimension;
+import io.flix.flink.table.dimension.SharedDimensions;
+import io.flix.flink.table.lookup.FlixAsyncLookupFunction;
 import io.flix.flink.testing.Eventually;
 import io.flix.index.FlixIndex;
 

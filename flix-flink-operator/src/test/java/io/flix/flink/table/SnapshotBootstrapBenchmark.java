@@ -1,5 +1,11 @@
 package io.flix.flink.table;
 
+import io.flix.flink.table.dimension.SharedDimension;
+import io.flix.flink.table.dimension.SharedDimensions;
+import io.flix.flink.table.lookup.FlixAsyncLookupFunction;
+import io.flix.flink.table.snapshot.SnapshotDirectory;
+import io.flix.flink.table.snapshot.SnapshotManifest;
+import io.flix.flink.table.snapshot.SnapshotWriter;
 import io.flix.flink.testing.KafkaBrokerExtension;
 import io.flix.index.FlixIndex;
 

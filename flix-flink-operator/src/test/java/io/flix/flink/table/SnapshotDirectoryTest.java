@@ -1,5 +1,7 @@
 package io.flix.flink.table;
 
+import io.flix.flink.table.snapshot.SnapshotDirectory;
+import io.flix.flink.table.snapshot.SnapshotManifest;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 

@@ -1,6 +1,12 @@
 package io.flix.flink.table;
 
-import io.flix.flink.KeyGroupSnapshotCodec;
+import io.flix.flink.state.KeyGroupSnapshotCodec;
+import io.flix.flink.table.dimension.SharedDimension;
+import io.flix.flink.table.dimension.SharedDimensions;
+import io.flix.flink.table.lookup.FlixAsyncLookupFunction;
+import io.flix.flink.table.snapshot.SnapshotDirectory;
+import io.flix.flink.table.snapshot.SnapshotManifest;
+import io.flix.flink.table.snapshot.SnapshotWriter;
 import io.flix.flink.testing.Eventually;
 import io.flix.flink.testing.KafkaBrokerExtension;
 import io.flix.index.FlixConfig;

@@ -1,5 +1,8 @@
 package io.flix.flink.table;
 
+import io.flix.flink.table.snapshot.SnapshotManifest;
+import io.flix.flink.table.snapshot.SnapshotRestore;
+import io.flix.flink.table.spec.DimensionSpec;
 import org.apache.flink.table.api.DataTypes;
 import org.apache.flink.table.catalog.Column;
 import org.apache.flink.table.catalog.ResolvedSchema;

@@ -1,5 +1,6 @@
 package io.flix.flink.table;
 
+import io.flix.flink.table.lookup.SqlEquality;
 import org.apache.flink.table.api.DataTypes;
 import org.apache.flink.table.data.DecimalData;
 import org.apache.flink.table.data.StringData;

@@ -1,5 +1,6 @@
 package io.flix.flink.table;
 
+import io.flix.flink.table.lookup.FlixAsyncLookupFunction;
 import org.apache.flink.table.catalog.ResolvedSchema;
 import org.apache.flink.table.connector.source.lookup.AsyncLookupFunctionProvider;
 import org.apache.flink.table.data.RowData;

@@ -1,0 +1,60 @@
+package io.flix.flink.table.changelog;
+
+import io.flix.flink.dimension.SerializedUpdates;
+import io.flix.flink.table.spec.DimensionSpec;
+/**
+ * Reads a dimension's changelog on its own thread and applies it to the dimension in {@link SerializedUpdates}es, in
+ * changelog order ({@link ChangelogTarget#apply(SerializedUpdates)}, on this thread), then says when it has applied
+ * everything up to the changelog's end at open time ({@link ChangelogTarget#bootstrapApplied()}). A failure goes to
+ * {@link ChangelogTarget#fail(Throwable)}.
+ */
+public abstract class ChangelogReader implements Runnable {
+
+    final DimensionSpec spec;
+    final ChangelogTarget dimension;
+    volatile boolean running = true;
+    private volatile ChangelogDecoder decoder;
+
+    ChangelogReader(DimensionSpec spec, ChangelogTarget dimension) {
+        this.spec = spec;
+        this.dimension = dimension;
+    }
+
+    @Override
+    public final void run() {
+        try {
+            decoder = new ChangelogDecoder(spec);
+            read(decoder);
+        } catch (Throwable t) {
+            if (running && !dimension.isClosing()) {
+                dimension.fail(t);
+            }
+        }
+    }
+
+    /** Reads until the changelog ends (a file) or {@link #stop()} (Kafka). */
+    abstract void read(ChangelogDecoder decoder) throws Exception;
+
+    /**
+     * Where the reader is, for an error when the bootstrap takes too long: what it waits for, and the cause where
+     * one is known (for Kafka, why the brokers do not answer). Called from any thread; may take a moment.
+     */
+    public abstract Progress progress();
+
+    /** @param description what the reader is doing or waiting for; {@code cause} the reason, or null */
+    public record Progress(String description, Throwable cause) {
+    }
+
+    /** Records read so far (Kafka: from where the reader started; the file: lines). */
+    public abstract long recordsRead();
+
+    /** Asks the reader to stop soon (a Kafka reader's poll is woken up). */
+    public void stop() {
+        running = false;
+    }
+
+    public long skipped() {
+        final ChangelogDecoder d = decoder;
+        return d == null ? 0 : d.skipped();
+    }
+}
