@@ -2,7 +2,6 @@ package io.flix.flink.architecture;
 
 import io.flix.flink.FlixEnrichment;
 
-import com.tngtech.archunit.core.importer.ImportOption;
 import com.tngtech.archunit.junit.AnalyzeClasses;
 import com.tngtech.archunit.junit.ArchTest;
 import com.tngtech.archunit.lang.ArchRule;
@@ -14,7 +13,7 @@ import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
  * user calls or receives, its builder alone reaches the internals, the internals never the builder; no package
  * cycles. Each rule of {@link OperatorRules} is shown failing on a planted violation in {@link OperatorRulesPlantedTest}.
  */
-@AnalyzeClasses(packages = "io.flix.flink", importOptions = ImportOption.DoNotIncludeTests.class)
+@AnalyzeClasses(packages = "io.flix.flink", importOptions = OperatorMainClasses.class)
 class OperatorLayersTest {
 
     private static final String ROOT = "io.flix.flink";
