@@ -46,6 +46,24 @@ class LoadFollowingLookupsTest {
     }
 
     /** A writer on the task manager given, with the payloads "v" + key of keys 1 to {@code keys} applied. */
+    /** A lookup operator and its opened harness, over a dimension of 100 keys. */
+    private record Opened(SharedLookupOperator<Long, String> operator,
+                          OneInputStreamOperatorTestHarness<Long, Enriched<Long, String>> harness) {
+    }
+
+    /** Loads a dimension of 100 keys, opens a lookup operator of {@code batchSize} with its calls on {@code worker}. */
+    private static Opened openOnWorker(SimulatedJob job, String dimensionId, int batchSize, HeldExecutor worker)
+            throws Exception {
+        final TaskManagerRuntimeInfo taskManager = SimulatedJob.taskManager();
+        dimensionOf(job, taskManager, dimensionId, 100);
+        final SharedLookupOperator<Long, String> operator = lookups(dimensionId, batchSize, START_TIMEOUT_MILLIS);
+        operator.setWorker(worker);
+        final OneInputStreamOperatorTestHarness<Long, Enriched<Long, String>> harness =
+                job.harness(operator, taskManager, 1, 0);
+        harness.open();
+        return new Opened(operator, harness);
+    }
+
     private static void dimensionOf(SimulatedJob job, TaskManagerRuntimeInfo taskManager, String dimensionId,
                                     int keys) throws Exception {
         final WriterHarness writer = job.harness(SimulatedJob.writer(dimensionId, 1_000_000), taskManager, 1, 0);
@@ -71,12 +89,9 @@ class LoadFollowingLookupsTest {
         final String dimensionId = "load-idle";
         final HeldExecutor worker = new HeldExecutor();
         try (SimulatedJob job = new SimulatedJob(); AutoCloseable released = worker::release) {
-            final TaskManagerRuntimeInfo taskManager = SimulatedJob.taskManager();
-            dimensionOf(job, taskManager, dimensionId, 100);
-            final SharedLookupOperator<Long, String> operator = lookups(dimensionId, 100, START_TIMEOUT_MILLIS);
-            operator.setWorker(worker);
-            final var harness = job.harness(operator, taskManager, 1, 0);
-            harness.open();
+            final Opened opened = openOnWorker(job, dimensionId, 100, worker);
+            final SharedLookupOperator<Long, String> operator = opened.operator();
+            final var harness = opened.harness();
 
             harness.processElement(new StreamRecord<>(1L, 10));
             assertEquals(1, operator.inFlight(), "sent at once, alone: no timer");
@@ -111,12 +126,9 @@ class LoadFollowingLookupsTest {
         final String dimensionId = "load-full";
         final HeldExecutor worker = new HeldExecutor();
         try (SimulatedJob job = new SimulatedJob(); AutoCloseable released = worker::release) {
-            final TaskManagerRuntimeInfo taskManager = SimulatedJob.taskManager();
-            dimensionOf(job, taskManager, dimensionId, 100);
-            final SharedLookupOperator<Long, String> operator = lookups(dimensionId, 2, START_TIMEOUT_MILLIS);
-            operator.setWorker(worker);
-            final var harness = job.harness(operator, taskManager, 1, 0);
-            harness.open();
+            final Opened opened = openOnWorker(job, dimensionId, 2, worker);
+            final SharedLookupOperator<Long, String> operator = opened.operator();
+            final var harness = opened.harness();
 
             harness.processElement(new StreamRecord<>(1L));
             harness.processElement(new StreamRecord<>(2L));
@@ -139,12 +151,9 @@ class LoadFollowingLookupsTest {
         final String dimensionId = "load-drain";
         final HeldExecutor worker = new HeldExecutor();
         try (SimulatedJob job = new SimulatedJob(); AutoCloseable released = worker::release) {
-            final TaskManagerRuntimeInfo taskManager = SimulatedJob.taskManager();
-            dimensionOf(job, taskManager, dimensionId, 100);
-            final SharedLookupOperator<Long, String> operator = lookups(dimensionId, 100, START_TIMEOUT_MILLIS);
-            operator.setWorker(worker);
-            final var harness = job.harness(operator, taskManager, 1, 0);
-            harness.open();
+            final Opened opened = openOnWorker(job, dimensionId, 100, worker);
+            final SharedLookupOperator<Long, String> operator = opened.operator();
+            final var harness = opened.harness();
 
             harness.processElement(new StreamRecord<>(1L, 1));
             harness.processElement(new StreamRecord<>(2L, 2));
@@ -188,12 +197,9 @@ class LoadFollowingLookupsTest {
         final HeldExecutor worker = new HeldExecutor();
         final int batchSize = 16;
         try (SimulatedJob job = new SimulatedJob(); AutoCloseable released = worker::release) {
-            final TaskManagerRuntimeInfo taskManager = SimulatedJob.taskManager();
-            dimensionOf(job, taskManager, dimensionId, 100);
-            final SharedLookupOperator<Long, String> operator = lookups(dimensionId, batchSize, START_TIMEOUT_MILLIS);
-            operator.setWorker(worker);
-            final var harness = job.harness(operator, taskManager, 1, 0);
-            harness.open();
+            final Opened opened = openOnWorker(job, dimensionId, batchSize, worker);
+            final SharedLookupOperator<Long, String> operator = opened.operator();
+            final var harness = opened.harness();
 
             final List<Long> sent = new ArrayList<>();
             final java.util.Random random = new java.util.Random(39);
