@@ -124,8 +124,25 @@ final class ExactKeyTable {
             }
             return;
         }
-        final Part[] done = bySlotRanges(keys, n, parts, runner, capacity,
-                (i, home, to, part) -> putWithin(keys[i], kept(values[i]), home, to, part));
+        final long[] homes = new long[n];
+        runner.run(parts, p -> {
+            for (int i = (int) ((long) n * p / parts); i < (long) n * (p + 1) / parts; i++) {
+                homes[i] = homeSlot(keys[i]);
+            }
+        });
+        final Part[] done = new Part[parts];
+        runner.run(parts, p -> {
+            final long from = capacity * p / parts;
+            final long to = capacity * (p + 1) / parts;
+            final Part part = new Part();
+            for (int i = 0; i < n; i++) {
+                final long home = homes[i];
+                if (home >= from && home < to && !putWithin(keys[i], kept(values[i]), home, to, part)) {
+                    part.defer(i);
+                }
+            }
+            done[p] = part;
+        });
         finish(done, i -> put(keys[(int) i], values[(int) i]));
     }
 
@@ -142,30 +159,6 @@ final class ExactKeyTable {
             }
             return;
         }
-        final Part[] done = bySlotRanges(keys, n, parts, runner, capacity,
-                (i, home, to, part) -> removeWithin(keys[i], home, to, part));
-        for (Part part : done) {
-            size -= part.removed;
-        }
-        for (Part part : done) {
-            for (int d = 0; d < part.deferredCount; d++) {
-                remove(keys[(int) part.deferred[d]]);
-            }
-        }
-    }
-
-    /** One key's write within a thread's range of slots: false where it would reach past {@code end}. */
-    @FunctionalInterface
-    private interface WithinRange {
-        boolean apply(int i, long home, long end, Part part);
-    }
-
-    /**
-     * Splits the slots into {@code parts} ranges, one a thread: each thread applies {@code write} to the keys whose
-     * home slot lies in its range and defers those it cannot finish there to the serial pass of the caller.
-     */
-    private Part[] bySlotRanges(long[] keys, int n, int parts, Parts runner, long capacity,
-                                WithinRange write) {
         final long[] homes = new long[n];
         runner.run(parts, p -> {
             for (int i = (int) ((long) n * p / parts); i < (long) n * (p + 1) / parts; i++) {
@@ -179,13 +172,20 @@ final class ExactKeyTable {
             final Part part = new Part();
             for (int i = 0; i < n; i++) {
                 final long home = homes[i];
-                if (home >= from && home < to && !write.apply(i, home, to, part)) {
+                if (home >= from && home < to && !removeWithin(keys[i], home, to, part)) {
                     part.defer(i);
                 }
             }
             done[p] = part;
         });
-        return done;
+        for (Part part : done) {
+            size -= part.removed;
+        }
+        for (Part part : done) {
+            for (int d = 0; d < part.deferredCount; d++) {
+                remove(keys[(int) part.deferred[d]]);
+            }
+        }
     }
 
     /**
