@@ -63,8 +63,9 @@ import java.util.concurrent.TimeUnit;
  *       default; a latency-minded user lowers it. It matters where records cross an exchange (the keyed contestants'
  *       key-by; the shared mode's and the chained ceiling's lookups stay chained to their source).</li>
  *   <li>{@code --batch-size}, {@code --flush-ms}, {@code --threads}, {@code --exact-key-table}: the FliX operators'
- *       micro-batches and index settings, as in {@link EnrichmentBenchmark} (defaults 131072 records, 200 ms: an
- *       order may wait up to the flush interval at a low rate); {@code --rocksdb-managed} (default 4g) as there.</li>
+ *       micro-batches and index settings, as in {@link EnrichmentBenchmark} (defaults 131072 records, 200 ms; both
+ *       modes follow the load, {@code FlushPolicy.LOAD}, so the interval only bounds the shared mode's update
+ *       batches); {@code --rocksdb-managed} (default 4g) as there.</li>
  * </ul>
  *
  * <p>Output: the table on stdout, and under {@code --out} (default {@code latency-out}) {@code latency.csv}, a

@@ -202,10 +202,9 @@ public final class FlixEnrichment<U, E, P> {
     }
 
     /**
-     * When a micro-batch of lookups goes to the index: {@link FlushPolicy#LOAD} (the default; batches follow the
+     * When a micro-batch goes to the index, in both modes: {@link FlushPolicy#LOAD} (the default; batches follow the
      * load, a lookup never waits for a timer while the index is idle) or {@link FlushPolicy#TIMER} (on size or on the
-     * {@link #flushInterval}). See {@link FlushPolicy}; which operators follow it is said there and in
-     * {@code docs/operator.md}.
+     * {@link #flushInterval}). See {@link FlushPolicy} and {@code docs/operator.md}.
      */
     public FlixEnrichment<U, E, P> flushPolicy(FlushPolicy policy) {
         if (policy == null) {
@@ -331,7 +330,7 @@ public final class FlixEnrichment<U, E, P> {
         }
         final FlixEnrichmentOperator<U, E, P> operator = new FlixEnrichmentOperator<>(payload,
                 payloadType.createSerializer(serializerConfig), lookups.getType().createSerializer(serializerConfig),
-                kind, rangeEnd, rangeLimit, batchSize, flushInterval.toMillis(), settings, REJECTED);
+                kind, rangeEnd, rangeLimit, batchSize, flushInterval.toMillis(), flushPolicy, settings, REJECTED);
         operator.guardUid(uid);
         // null keys are routed to one subtask and rejected by the operator, which applies the key functions again
         built = updates.keyBy(new IndexKey<>(updateKey), Types.LONG)

@@ -16,13 +16,11 @@ package io.flix.flink;
  *
  * Under both, a watermark, a checkpoint barrier and the end of input first answer and emit every buffered lookup.
  *
- * <p>Who follows it: the shared mode's lookups ({@code SharedLookupOperator}). The SQL connector has the same choice
- * as {@code 'lookup.batch-policy'} ({@code 'load'} by default, or {@code 'linger'}). The keyed mode
- * ({@link io.flix.flink.keyed.FlixEnrichmentOperator}) batches on size and on the flush interval whatever the
- * policy, for now: its micro-batch mixes updates with lookups, and the payloads of buffered updates are written
- * into the subtask's row store as they arrive, which an index call in flight on another thread reads and frees
- * rows of; running its flush on a worker needs the row store's writes moved into the batch first (not done yet).
- * Set a short {@code flushInterval} there for low latency at low load.
+ * <p>Who follows it: both modes of {@code FlixEnrichment}: the keyed
+ * {@link io.flix.flink.keyed.FlixEnrichmentOperator}, whose batches hold updates and lookups, and the shared mode's
+ * lookups ({@code SharedLookupOperator}). The SQL
+ * connector has the same choice as {@code 'lookup.batch-policy'} ({@code 'load'} by default, or {@code 'linger'}).
+ * The shared mode's updates go to the task manager's applier, which batches them on size and on the flush interval.
  */
 public enum FlushPolicy {
     /** Batches form while the previous index call runs; see the class comment. */

@@ -1,6 +1,7 @@
 package io.flix.flink.keyed;
 
 import io.flix.flink.Enriched;
+import io.flix.flink.FlushPolicy;
 import io.flix.flink.IndexSettings;
 import io.flix.flink.LookupKind;
 import io.flix.flink.Match;
@@ -21,6 +22,7 @@ import io.flix.index.batch.BatchResults;
 import io.flix.index.batch.MicroBatchEngine;
 import io.flix.index.batch.OperationBatch;
 
+import org.apache.flink.api.common.operators.MailboxExecutor;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.api.java.functions.KeySelector;
 import org.apache.flink.configuration.TaskManagerOptions;
@@ -46,6 +48,11 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Enriches a stream of lookups against a changing dimension held in a task-manager-local FliX index: input 1
@@ -55,11 +62,26 @@ import java.util.List;
  *
  * <h2>Results</h2>
  * Records are buffered in arrival order and run through the index in micro-batches ({@link MicroBatchEngine}), with
- * the results one-at-a-time processing would give: a lookup sees exactly the updates that arrived before it. A
- * batch is flushed when it holds {@code batchSize} records, when the processing-time {@code flushInterval} has
- * passed since its first record, before a watermark is forwarded, before a checkpoint barrier
- * ({@link #prepareSnapshotPreBarrier}) and at end of input ({@link #finish()}); so nothing buffered crosses a
- * watermark or a checkpoint. The ordered lookup kinds ({@link LookupKind#FLOOR}, {@link LookupKind#CEILING},
+ * the results one-at-a-time processing would give: a lookup sees exactly the updates that arrived before it. When a
+ * batch goes to the index is the {@link FlushPolicy}:
+ * <ul>
+ *   <li>{@link FlushPolicy#LOAD} (the builder's default): batches follow the load. The index call of a batch runs on
+ *   a worker thread of the subtask, one call in flight at a time. A record that arrives while none is in flight is
+ *   sent at once (a batch of one at low load: no timer wait); the records that arrive while a call runs are buffered
+ *   on the task's thread (updates are serialized into the payload store as they come) and sent together when it
+ *   completes. The completion is handed back to the task's thread through the operator's {@link MailboxExecutor}:
+ *   the lookups' results are read from the payload store and emitted there, in arrival order, the rows the batch
+ *   superseded are freed there, then the records gathered meanwhile are sent; so the payload store is only ever
+ *   used on the task's thread, and the worker only runs the index call. A buffer that reaches {@code batchSize}
+ *   while a call is in flight waits for it (the task yields to its mailbox: backpressure). The flush interval is
+ *   not used. An index call that fails fails the task with the cause.</li>
+ *   <li>{@link FlushPolicy#TIMER}: a batch runs on the task's thread when it holds {@code batchSize} records or when
+ *   the processing-time {@code flushInterval} has passed since its first record.</li>
+ * </ul>
+ * Under both, a watermark, a checkpoint barrier ({@link #prepareSnapshotPreBarrier}) and the end of input
+ * ({@link #finish()}) first send what is buffered, wait for the call in flight and emit every result; so nothing
+ * buffered crosses a watermark or a checkpoint. {@link #close()} stops the worker (and waits for it) before it closes
+ * the index. The ordered lookup kinds ({@link LookupKind#FLOOR}, {@link LookupKind#CEILING},
  * {@link LookupKind#RANGE}) answer within this subtask's keys only: the keys of its key groups, not the whole
  * dimension.
  *
@@ -156,6 +178,7 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
     private final int batchSize;
     /** Processing-time flush interval; 0 for none. */
     private final long flushIntervalMillis;
+    private final FlushPolicy flushPolicy;
     private final IndexSettings settings;
     /** The builder's side output of rejected records. */
     private final OutputTag<Rejected> rejectedOutput;
@@ -164,18 +187,23 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
     private transient boolean copyEvents;
     private transient FlixIndex index;
     private transient MicroBatchEngine engine;
-    private transient OperationBatch batch;
     /** Each key's payload, inline or in a row store; set in {@link #initializeState}, from the state if any. */
     private transient PayloadStore<P> payloads;
     private transient StreamRecord<Enriched<E, P>> outputRecord;
 
-    // Buffered lookups in arrival order: event, timestamp, position in the batch.
-    private transient Object[] lookupEvents;
-    private transient long[] lookupTimestamps;
-    private transient boolean[] lookupHasTimestamp;
-    private transient int[] lookupPositions;
-    private transient int lookupCount;
-    private transient int updateCount;
+    /** The records being gathered, on the task's thread. */
+    private transient RecordBatch gathering;
+    /** LOAD: the batch whose index call is in flight on the worker; null when none is. */
+    private transient RecordBatch inFlight;
+    /** LOAD: a cleared batch, to gather the next one in. */
+    private transient RecordBatch spare;
+    /** LOAD: runs the index calls; set by a test before {@link #open}, else a thread of this subtask. */
+    private transient Executor worker;
+    /** LOAD: the worker this operator started, shut down in {@link #close}; null where a test set the worker. */
+    private transient ExecutorService ownWorker;
+    /** The thread of {@link #ownWorker}, joined in {@link #close}. */
+    private transient volatile Thread workerThread;
+    private transient MailboxExecutor mailbox;
     private transient BatchDeadline deadline;
 
     private transient Histogram batchSizes;
@@ -198,12 +226,12 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
     public FlixEnrichmentOperator(PayloadFunction<U, P> payloadFunction, TypeSerializer<P> payloadSerializer,
                                   TypeSerializer<E> eventSerializer, LookupKind lookupKind,
                                   KeySelector<E, Long> rangeEnd, int rangeLimit, int batchSize,
-                                  long flushIntervalMillis, IndexSettings settings,
+                                  long flushIntervalMillis, FlushPolicy flushPolicy, IndexSettings settings,
                                   OutputTag<Rejected> rejectedOutput) {
         if (payloadFunction == null || payloadSerializer == null || eventSerializer == null || lookupKind == null
-                || settings == null || rejectedOutput == null) {
-            throw new IllegalArgumentException(
-                    "payload function, serializers, lookup kind, settings and the rejected output are required");
+                || flushPolicy == null || settings == null || rejectedOutput == null) {
+            throw new IllegalArgumentException("payload function, serializers, lookup kind, flush policy, settings "
+                    + "and the rejected output are required");
         }
         if (lookupKind == LookupKind.RANGE && (rangeEnd == null || rangeLimit < 1)) {
             throw new IllegalArgumentException("a RANGE lookup needs a range end and a limit >= 1");
@@ -223,7 +251,13 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
         this.rangeLimit = rangeLimit;
         this.batchSize = batchSize;
         this.flushIntervalMillis = flushIntervalMillis;
+        this.flushPolicy = flushPolicy;
         this.settings = settings;
+    }
+
+    /** LOAD: runs the index calls on {@code executor} instead of a thread of the operator's own; for tests. */
+    void setWorker(Executor executor) {
+        this.worker = executor;
     }
 
     /** The uid the builder gave the operator, for the error of a shared mode's savepoint under it. */
@@ -259,8 +293,24 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
     public void open() throws Exception {
         super.open();
         copyEvents = getExecutionConfig().isObjectReuseEnabled();
-        deadline = new BatchDeadline(getProcessingTimeService(), flushIntervalMillis,
-                () -> lookupCount + updateCount, this::flush);
+        if (flushPolicy == FlushPolicy.TIMER) {
+            deadline = new BatchDeadline(getProcessingTimeService(), flushIntervalMillis,
+                    () -> gathering.records(), this::flush);
+        } else {
+            mailbox = getContainingTask().getMailboxExecutorFactory()
+                    .createExecutor(getOperatorConfig().getChainIndex());
+            if (worker == null) {
+                final String name = "FliX enrichment index calls ("
+                        + getRuntimeContext().getTaskInfo().getTaskNameWithSubtasks() + ")";
+                ownWorker = Executors.newSingleThreadExecutor(runnable -> {
+                    final Thread thread = new Thread(runnable, name);
+                    thread.setDaemon(true);
+                    workerThread = thread;
+                    return thread;
+                });
+                worker = ownWorker;
+            }
+        }
         registerMetrics(getMetricGroup());
     }
 
@@ -298,14 +348,9 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
         index = FlixIndex.open(config);
         ClassLoaderRelease.register(getRuntimeContext());
         engine = new MicroBatchEngine(index);
-        batch = new OperationBatch(batchCapacity() * 2);
+        gathering = new RecordBatch(batchCapacity());
         eventSerializer = eventSerializerTemplate.duplicate();
         outputRecord = new StreamRecord<>(null);
-        final int initial = batchCapacity();
-        lookupEvents = new Object[initial];
-        lookupTimestamps = new long[initial];
-        lookupHasTimestamp = new boolean[initial];
-        lookupPositions = new int[initial];
         backendName = BackendReport.describe(index, settings.backend(), "FliX enrichment subtask " + subtask);
         device = index.device();
     }
@@ -333,8 +378,8 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
             return;
         }
         if (payload == null) {
-            payloads.delete(batch, key);
-            updateCount++;
+            payloads.delete(gathering.operations, key);
+            gathering.updateCount++;
             updates.inc();
             afterBuffering();
             return;
@@ -347,16 +392,16 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
             return;
         }
         if (payloads.isolated(encoded)) {
-            // alone in its batch: see PayloadStore#isolated
-            flush();
-            payloads.upsert(batch, key, encoded);
-            updateCount++;
+            // alone in its batch, applied before the next one is gathered: see PayloadStore#isolated
+            drain();
+            payloads.upsert(gathering.operations, key, encoded);
+            gathering.updateCount++;
             updates.inc();
-            flush();
+            drain();
             return;
         }
-        payloads.upsert(batch, key, encoded);
-        updateCount++;
+        payloads.upsert(gathering.operations, key, encoded);
+        gathering.updateCount++;
         updates.inc();
         afterBuffering();
     }
@@ -404,11 +449,12 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
             return;
         }
         final long key = recordKey;
+        final OperationBatch operations = gathering.operations;
         final int position;
         switch (lookupKind) {
-            case EXACT -> position = batch.get(key);
-            case FLOOR -> position = batch.floor(key);
-            case CEILING -> position = batch.ceiling(key);
+            case EXACT -> position = operations.get(key);
+            case FLOOR -> position = operations.floor(key);
+            case CEILING -> position = operations.ceiling(key);
             default -> {
                 final Long end;
                 try {
@@ -421,35 +467,31 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
                     reject("lookup", "the range end " + end + " is null or below the key " + key, event, element);
                     return;
                 }
-                position = batch.range(key, end, rangeLimit);
+                position = operations.range(key, end, rangeLimit);
             }
         }
-        bufferLookup(event, element, position);
+        gathering.addLookup(event, element, position);
         lookups.inc();
         afterBuffering();
     }
 
-    private void bufferLookup(E event, StreamRecord<E> element, int position) {
-        if (lookupCount == lookupEvents.length) {
-            final int capacity = lookupCount * 2;
-            lookupEvents = Arrays.copyOf(lookupEvents, capacity);
-            lookupTimestamps = Arrays.copyOf(lookupTimestamps, capacity);
-            lookupHasTimestamp = Arrays.copyOf(lookupHasTimestamp, capacity);
-            lookupPositions = Arrays.copyOf(lookupPositions, capacity);
+    private void afterBuffering() throws Exception {
+        final int buffered = gathering.records();
+        if (flushPolicy == FlushPolicy.TIMER) {
+            if (buffered >= batchSize) {
+                flush();
+            } else {
+                deadline.recordBuffered(buffered);
+            }
+            return;
         }
-        lookupEvents[lookupCount] = event;
-        lookupHasTimestamp[lookupCount] = element.hasTimestamp();
-        lookupTimestamps[lookupCount] = element.hasTimestamp() ? element.getTimestamp() : 0L;
-        lookupPositions[lookupCount] = position;
-        lookupCount++;
-    }
-
-    private void afterBuffering() {
-        final int buffered = lookupCount + updateCount;
-        if (buffered >= batchSize) {
-            flush();
-        } else {
-            deadline.recordBuffered(buffered);
+        if (inFlight == null) {
+            submit();
+            return;
+        }
+        // a full buffer waits for the call in flight, whose completion sends it
+        while (inFlight != null && gathering.records() >= batchSize) {
+            mailbox.yield();
         }
     }
 
@@ -462,42 +504,160 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
         output.collect(rejectedOutput, Rejected.of(input, reason, record, hasTimestamp, timestamp));
     }
 
-    // ---- flushing ----
+    // ---- batches ----
 
-    /** Runs the buffered records through the index and emits every buffered lookup, in arrival order. */
+    /** The records of one micro-batch in arrival order: its index operations, and each lookup's event and position. */
+    private static final class RecordBatch {
+        final OperationBatch operations;
+        Object[] events;
+        long[] timestamps;
+        boolean[] hasTimestamp;
+        int[] positions;
+        int lookupCount;
+        int updateCount;
+        /** Once sealed: what the payload store frees once the batch ran. */
+        PayloadStore.SealedUpdates sealed;
+        /** LOAD: the index call's results (the engine's buffer, valid until its next call). */
+        BatchResults results;
+        long startNanos;
+
+        RecordBatch(int capacity) {
+            operations = new OperationBatch(capacity * 2);
+            events = new Object[capacity];
+            timestamps = new long[capacity];
+            hasTimestamp = new boolean[capacity];
+            positions = new int[capacity];
+        }
+
+        int records() {
+            return lookupCount + updateCount;
+        }
+
+        void addLookup(Object event, StreamRecord<?> element, int position) {
+            if (lookupCount == events.length) {
+                final int capacity = lookupCount * 2;
+                events = Arrays.copyOf(events, capacity);
+                timestamps = Arrays.copyOf(timestamps, capacity);
+                hasTimestamp = Arrays.copyOf(hasTimestamp, capacity);
+                positions = Arrays.copyOf(positions, capacity);
+            }
+            events[lookupCount] = event;
+            hasTimestamp[lookupCount] = element.hasTimestamp();
+            timestamps[lookupCount] = element.hasTimestamp() ? element.getTimestamp() : 0L;
+            positions[lookupCount] = position;
+            lookupCount++;
+        }
+
+        void clear() {
+            Arrays.fill(events, 0, lookupCount, null);
+            lookupCount = 0;
+            updateCount = 0;
+            operations.clear();
+            sealed = null;
+            results = null;
+        }
+    }
+
+    /** TIMER: runs the buffered records through the index on this thread and emits every buffered lookup in order. */
     void flush() {
-        final int records = lookupCount + updateCount;
-        if (records == 0) {
+        final RecordBatch batch = gathering;
+        if (batch.records() == 0) {
             return;
         }
-        final long start = System.nanoTime();
-        final BatchResults results = engine.execute(batch);
-        for (int l = 0; l < lookupCount; l++) {
+        batch.startNanos = System.nanoTime();
+        batch.sealed = payloads.sealBatch();
+        emitAndRelease(batch, engine.execute(batch.operations));
+    }
+
+    /** LOAD: sends the gathered records to the worker; none may be in flight. */
+    private void submit() {
+        final RecordBatch batch = gathering;
+        batch.sealed = payloads.sealBatch();
+        gathering = spare != null ? spare : new RecordBatch(batchCapacity());
+        spare = null;
+        inFlight = batch;
+        batch.startNanos = System.nanoTime();
+        try {
+            worker.execute(() -> {
+                Throwable failure = null;
+                try {
+                    batch.results = engine.execute(batch.operations);
+                } catch (Throwable t) {
+                    failure = t;
+                }
+                final Throwable failed = failure;
+                try {
+                    mailbox.execute(() -> completed(batch, failed), "FliX enrichment batch ran");
+                } catch (RejectedExecutionException closing) {
+                    // the task is ending: its mailbox takes no more mail, and close() waits for this thread
+                }
+            });
+        } catch (RejectedExecutionException e) {
+            inFlight = null;
+            throw new IllegalStateException("the FliX enrichment worker is shut down; a batch of " + batch.records()
+                    + " records cannot run", e);
+        }
+    }
+
+    /** LOAD, on the task's thread as a mail: emits the batch that ran and sends the records gathered meanwhile. */
+    private void completed(RecordBatch batch, Throwable failure) {
+        inFlight = null;
+        if (failure != null) {
+            throw new IllegalStateException("a FliX enrichment batch of " + batch.lookupCount + " lookups and "
+                    + batch.updateCount + " updates failed in its index call: " + failure, failure);
+        }
+        emitAndRelease(batch, batch.results);
+        spare = batch;
+        if (gathering.records() > 0) {
+            submit();
+        }
+    }
+
+    /**
+     * Sends what is buffered and waits for the call in flight, emitting every result; before a watermark, a barrier
+     * or the end of input goes on.
+     */
+    private void drain() throws Exception {
+        if (flushPolicy == FlushPolicy.TIMER) {
+            flush();
+            return;
+        }
+        while (inFlight != null || gathering.records() > 0) {
+            if (inFlight == null) {
+                submit();
+            } else {
+                mailbox.yield();
+            }
+        }
+    }
+
+    /** Emits a batch's lookups in arrival order, frees the rows its updates superseded, and clears it. */
+    private void emitAndRelease(RecordBatch batch, BatchResults results) {
+        final int records = batch.records();
+        for (int l = 0; l < batch.lookupCount; l++) {
             final Enriched<E, P> value;
             try {
-                value = enrich(l, results);
+                value = enrich(batch, l, results);
             } catch (IOException e) {
                 // a stored payload that does not deserialize: this lookup only, see "Bad records"
-                reject("lookup", e.getMessage(), lookupEvents[l], lookupHasTimestamp[l], lookupTimestamps[l]);
+                reject("lookup", e.getMessage(), batch.events[l], batch.hasTimestamp[l], batch.timestamps[l]);
                 continue;
             }
             // one record object for all, as Flink's TimestampedCollector does: outputs do not keep it
-            if (lookupHasTimestamp[l]) {
-                outputRecord.replace(value, lookupTimestamps[l]);
+            if (batch.hasTimestamp[l]) {
+                outputRecord.replace(value, batch.timestamps[l]);
             } else {
                 outputRecord.replace(value);
                 outputRecord.eraseTimestamp();
             }
             output.collect(outputRecord);
         }
-        payloads.batchApplied(results);
-        Arrays.fill(lookupEvents, 0, lookupCount, null);
-        lookupCount = 0;
-        updateCount = 0;
+        batch.sealed.applied(results);
+        final long startNanos = batch.startNanos;
         batch.clear();
         flushes.inc();
         batchSizes.update(records);
-        flushLatencies.update(System.nanoTime() - start);
+        flushLatencies.update(System.nanoTime() - startNanos);
         refreshGauges();
     }
 
@@ -507,14 +667,14 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
      * @throws IOException where a payload it found does not deserialize (for a range, any of its matches)
      */
     @SuppressWarnings("unchecked")
-    private Enriched<E, P> enrich(int l, BatchResults results) throws IOException {
-        final E event = (E) lookupEvents[l];
-        final int position = lookupPositions[l];
+    private Enriched<E, P> enrich(RecordBatch batch, int l, BatchResults results) throws IOException {
+        final E event = (E) batch.events[l];
+        final int position = batch.positions[l];
         switch (lookupKind) {
             case EXACT -> {
                 final long value = results.value(position);
-                return new Enriched<>(event, LookupKind.EXACT,
-                        value == NOT_FOUND ? null : payloads.payload(value, batch.key(position)), null, null);
+                return new Enriched<>(event, LookupKind.EXACT, value == NOT_FOUND ? null
+                        : payloads.payload(value, batch.operations.key(position)), null, null);
             }
             case FLOOR, CEILING -> {
                 final long value = results.value(position);
@@ -553,19 +713,19 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
 
     @Override
     public void processWatermark(Watermark mark) throws Exception {
-        flush();
+        drain();
         super.processWatermark(mark);
     }
 
     @Override
     public void prepareSnapshotPreBarrier(long checkpointId) throws Exception {
-        flush();
+        drain();
         super.prepareSnapshotPreBarrier(checkpointId);
     }
 
     @Override
     public void finish() throws Exception {
-        flush();
+        drain();
         super.finish();
     }
 
@@ -574,11 +734,37 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
         try {
             super.close();
         } finally {
-            if (index != null) {
-                index.close();
-                index = null;
+            try {
+                stopWorker();
+            } finally {
+                if (index != null) {
+                    index.close();
+                    index = null;
+                }
+                payloads = null;
             }
-            payloads = null;
+        }
+    }
+
+    /**
+     * Stops the worker this operator started and waits for it, so that no index call runs once the index closes and
+     * no thread of the operator outlives it.
+     */
+    private void stopWorker() throws InterruptedException {
+        final ExecutorService stopping = ownWorker;
+        ownWorker = null;
+        worker = null;
+        inFlight = null;
+        if (stopping != null) {
+            stopping.shutdownNow();
+            final Thread thread = workerThread;
+            workerThread = null;
+            if (!stopping.awaitTermination(60, TimeUnit.SECONDS)) {
+                throw new IllegalStateException("the FliX enrichment worker did not stop within 60 s of close");
+            }
+            if (thread != null) {
+                thread.join(TimeUnit.SECONDS.toMillis(60));
+            }
         }
     }
 
@@ -587,8 +773,8 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
     @Override
     public void snapshotState(StateSnapshotContext context) throws Exception {
         super.snapshotState(context);
-        // empty in a running job (prepareSnapshotPreBarrier flushed); a harness may snapshot without it
-        flush();
+        // empty in a running job (prepareSnapshotPreBarrier drained); a harness may snapshot without it
+        drain();
         final long start = System.nanoTime();
         index.restructure();
         final long restructured = System.nanoTime();
@@ -660,8 +846,23 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
         return payloads.heapBytes();
     }
 
-    /** Records buffered, not yet flushed. */
+    /** Closes the index under the operator, so that its next index call fails; for tests of that failure. */
+    void closeIndex() {
+        index.close();
+    }
+
+    /** The most records a batch holds. */
+    int batchSize() {
+        return batchSize;
+    }
+
+    /** Records buffered, not yet sent to the index. */
     int buffered() {
-        return lookupCount + updateCount;
+        return gathering.records();
+    }
+
+    /** LOAD: records of the batch whose index call is in flight, 0 where none is. */
+    int inFlight() {
+        return inFlight == null ? 0 : inFlight.records();
     }
 }

@@ -1,7 +1,6 @@
 package io.flix.flink.payload;
 
 import io.flix.index.FlixIndex;
-import io.flix.index.batch.BatchResults;
 import io.flix.index.batch.OperationBatch;
 
 import org.apache.flink.api.common.typeutils.TypeSerializer;
@@ -35,6 +34,7 @@ public final class InlinePayloads<P> implements PayloadStore<P> {
      */
     public static final long ESCAPED = Long.MIN_VALUE + 0x5EED_F11AL;
     private static final long NOT_FOUND = FlixIndex.NOT_FOUND;
+    private static final SealedUpdates NOTHING_TO_APPLY = results -> { };
     private static final VarHandle BIG_ENDIAN_LONGS =
             MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.BIG_ENDIAN);
 
@@ -143,20 +143,27 @@ public final class InlinePayloads<P> implements PayloadStore<P> {
     }
 
     @Override
-    public void batchApplied(BatchResults results) {
-        // the batch replaced or deleted these keys' escaped values, if any
-        if (!notFoundBitsKeys.isEmpty()) {
-            for (int u = 0; u < updateCount; u++) {
-                notFoundBitsKeys.remove(updateKeys[u]);
-            }
-        }
-        if (escapedPending) {
-            if (escapedIsNotFoundBits) {
-                notFoundBitsKeys.add(escapedKey);
-            }
-            escapedPending = false;
-        }
+    public SealedUpdates sealBatch() {
+        final long[] keys = updateCount == 0 ? null : Arrays.copyOf(updateKeys, updateCount);
+        final boolean escaped = escapedPending;
+        final long escapedKeyOfBatch = escapedKey;
+        final boolean escapedNotFoundBits = escapedIsNotFoundBits;
         updateCount = 0;
+        escapedPending = false;
+        if (keys == null && !escaped) {
+            return NOTHING_TO_APPLY;
+        }
+        return results -> {
+            // the batch replaced or deleted these keys' escaped values, if any
+            if (keys != null) {
+                for (long key : keys) {
+                    notFoundBitsKeys.remove(key);
+                }
+            }
+            if (escaped && escapedNotFoundBits) {
+                notFoundBitsKeys.add(escapedKeyOfBatch);
+            }
+        };
     }
 
     @Override

@@ -63,8 +63,23 @@ public interface PayloadStore<P> {
     /** Adds a delete of {@code key} to the batch. */
     void delete(OperationBatch batch, long key);
 
-    /** The batch holding the updates since the last call ran: frees what they superseded. */
-    void batchApplied(BatchResults results);
+    /**
+     * Ends the batch being filled: what its updates need once it ran. The updates added from now on belong to the
+     * next batch, which may be filled while this one runs (an {@link #isolated} update's batch must have been applied
+     * before the next one is filled). Sealed batches are applied in the order they were sealed.
+     */
+    SealedUpdates sealBatch();
+
+    /** The batch holding the updates since the last seal ran: frees what they superseded. */
+    default void batchApplied(BatchResults results) {
+        sealBatch().applied(results);
+    }
+
+    /** The updates of one sealed batch; see {@link #sealBatch()}. */
+    interface SealedUpdates {
+        /** Their batch ran with these results: frees what they superseded. Once, on the store's thread. */
+        void applied(BatchResults results);
+    }
 
     /**
      * The payload a key's stored value stands for, a fresh copy.

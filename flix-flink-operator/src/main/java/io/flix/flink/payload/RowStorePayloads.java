@@ -1,6 +1,5 @@
 package io.flix.flink.payload;
 
-import io.flix.index.batch.BatchResults;
 import io.flix.index.batch.OperationBatch;
 
 import org.apache.flink.api.common.typeutils.TypeSerializer;
@@ -71,8 +70,8 @@ final class RowStorePayloads<P> implements PayloadStore<P> {
     }
 
     @Override
-    public void batchApplied(BatchResults results) {
-        rowUpdates.releaseSuperseded(results);
+    public SealedUpdates sealBatch() {
+        return rowUpdates.seal()::releaseSuperseded;
     }
 
     @Override

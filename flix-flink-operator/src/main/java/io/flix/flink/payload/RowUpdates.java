@@ -22,6 +22,22 @@ public final class RowUpdates {
         this.getPositions = new int[Math.max(1, initialCapacity)];
     }
 
+    private RowUpdates(RowStore rows, int[] getPositions, int count) {
+        this.rows = rows;
+        this.getPositions = getPositions;
+        this.count = count;
+    }
+
+    /**
+     * The updates added since the last seal or release, for {@link #releaseSuperseded} once their batch ran; this one
+     * goes on with none, for the next batch.
+     */
+    public RowUpdates seal() {
+        final RowUpdates sealed = new RowUpdates(rows, Arrays.copyOf(getPositions, Math.max(1, count)), count);
+        count = 0;
+        return sealed;
+    }
+
     /** Adds an upsert of {@code key} to {@code row} (a row of the store) to the batch. */
     public void upsert(OperationBatch batch, long key, int row) {
         recordGet(batch.get(key));

@@ -2,6 +2,7 @@ package io.flix.flink.keyed;
 
 import io.flix.flink.Enriched;
 import io.flix.flink.FlixEnrichment;
+import io.flix.flink.FlushPolicy;
 import io.flix.flink.IndexSettings;
 import io.flix.flink.Lookup;
 import io.flix.flink.LookupKind;
@@ -37,6 +38,7 @@ class FlixEnrichmentBadPayloadTest {
     private static FlixEnrichmentOperator<Update, Lookup, String> operator(LookupKind kind) {
         return new FlixEnrichmentOperator<>(u -> u.payload, PoisonStringSerializer.INSTANCE,
                 Harnesses.LOOKUP_SERIALIZER, kind, l -> l.hi, 10, 1000, 0,
+                FlushPolicy.TIMER,
                 IndexSettings.defaults().withBackend(Backend.CPU).withThreads(1), FlixEnrichment.REJECTED);
     }
 
@@ -167,7 +169,8 @@ class FlixEnrichmentBadPayloadTest {
     void anUnreadableInlinePayloadIsRejectedToo() throws Exception {
         final FlixEnrichmentOperator<Update, Lookup, Integer> operator = new FlixEnrichmentOperator<>(
                 u -> Integer.parseInt(u.payload), new CursedIntSerializer(), Harnesses.LOOKUP_SERIALIZER,
-                LookupKind.EXACT, null, 0, 1000, 0, IndexSettings.defaults().withBackend(Backend.CPU).withThreads(1),
+                LookupKind.EXACT, null, 0, 1000, 0, FlushPolicy.TIMER,
+                IndexSettings.defaults().withBackend(Backend.CPU).withThreads(1),
                 FlixEnrichment.REJECTED);
         try (var harness = Harnesses.harness(operator, 1, 0)) {
             harness.open();

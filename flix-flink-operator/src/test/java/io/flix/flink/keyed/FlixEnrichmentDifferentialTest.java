@@ -2,6 +2,8 @@ package io.flix.flink.keyed;
 
 import io.flix.flink.Enriched;
 import io.flix.flink.FlixEnrichment;
+import io.flix.flink.FlushPolicy;
+import io.flix.flink.HeldExecutor;
 import io.flix.flink.IndexSettings;
 import io.flix.flink.Lookup;
 import io.flix.flink.LookupKind;
@@ -18,6 +20,7 @@ import org.apache.flink.core.memory.DataOutputView;
 import org.apache.flink.streaming.api.operators.co.KeyedCoProcessOperator;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.streaming.util.KeyedTwoInputStreamOperatorTestHarness;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -25,6 +28,8 @@ import org.junit.jupiter.params.provider.MethodSource;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
 import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -32,9 +37,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The operator's output (records with their timestamps, and watermarks, in order) equals what one-record-at-a-time
- * processing gives, for random scripts with deletes and re-upserts, and flushes at random points (batch sizes,
- * processing-time flushes, watermarks).
+ * processing gives, for random scripts with deletes and re-upserts, under both flush policies: {@link FlushPolicy#TIMER}
+ * with flushes at random points (batch sizes, processing-time flushes, watermarks), and {@link FlushPolicy#LOAD} with
+ * the worker's calls and the task's completions at random points ({@link HeldExecutor}: no timing).
  */
+@Timeout(value = 5, unit = TimeUnit.MINUTES) // a safety net: a wait that never ends fails, not hangs
 class FlixEnrichmentDifferentialTest {
 
     static Stream<Arguments> seeds() {
@@ -55,9 +62,12 @@ class FlixEnrichmentDifferentialTest {
         final Script script = Script.random(seed, keyCount, 4000);
         final List<Object> expected = run(new KeyedCoProcessOperator<>(new ReferenceOperators.ValueStateEnrichment()),
                 script);
-        final List<Object> actual = run(Harnesses.operator(LookupKind.EXACT, batchSize, 10), script);
         assertTrue(expected.size() > 1000, "the script yields lookups");
-        assertEquals(expected, actual);
+        for (FlushPolicy policy : FlushPolicy.values()) {
+            final List<Object> actual = run(Harnesses.operator(LookupKind.EXACT, batchSize, 10, policy), script,
+                    seed, NO_DRAINING_UPDATES);
+            assertEquals(expected, actual, policy.toString());
+        }
     }
 
     @ParameterizedTest(name = "seed {0}, {1} keys, batch size {2}")
@@ -67,8 +77,11 @@ class FlixEnrichmentDifferentialTest {
             final Script script = Script.random(seed ^ kind.ordinal(), keyCount, 2500);
             final List<Object> expected = run(
                     new ReferenceOperators.TreeMapEnrichment(kind, Harnesses.RANGE_LIMIT), script);
-            final List<Object> actual = run(Harnesses.operator(kind, batchSize, 10), script);
-            assertEquals(expected, actual, kind.toString());
+            for (FlushPolicy policy : FlushPolicy.values()) {
+                final List<Object> actual = run(Harnesses.operator(kind, batchSize, 10, policy), script, seed,
+                        NO_DRAINING_UPDATES);
+                assertEquals(expected, actual, kind + " " + policy);
+            }
         }
     }
 
@@ -113,12 +126,20 @@ class FlixEnrichmentDifferentialTest {
             for (Object o : run(new ReferenceOperators.TreeMapEnrichment(kind, Harnesses.RANGE_LIMIT), script)) {
                 expected.add(o instanceof StreamRecord<?> r ? convert(r, payloadOf) : o);
             }
-            final FlixEnrichmentOperator<Update, Lookup, P> operator = new FlixEnrichmentOperator<>(
-                    u -> u.payload == null ? null : payloadOf.apply(Long.parseLong(u.payload.substring(1))),
-                    serializer, Harnesses.LOOKUP_SERIALIZER, kind, l -> l.hi, Harnesses.RANGE_LIMIT, batchSize, 10,
-                    IndexSettings.defaults().withBackend(io.flix.index.Backend.CPU).withThreads(2),
-                    FlixEnrichment.REJECTED);
-            assertEquals(comparable(expected), comparable(run(operator, script)), kind.toString());
+            // an 8-byte payload with the bits of NOT_FOUND or of the escape value goes alone in its batch
+            final Predicate<Script.Step> drainingUpdate = step -> step instanceof Script.UpdateStep u
+                    && u.update().payload != null
+                    && payloadOf.apply(Long.parseLong(u.update().payload.substring(1))) instanceof Long value
+                    && (value == FlixIndex.NOT_FOUND || value == InlinePayloads.ESCAPED);
+            for (FlushPolicy policy : FlushPolicy.values()) {
+                final FlixEnrichmentOperator<Update, Lookup, P> operator = new FlixEnrichmentOperator<>(
+                        u -> u.payload == null ? null : payloadOf.apply(Long.parseLong(u.payload.substring(1))),
+                        serializer, Harnesses.LOOKUP_SERIALIZER, kind, l -> l.hi, Harnesses.RANGE_LIMIT, batchSize,
+                        10, policy, IndexSettings.defaults().withBackend(io.flix.index.Backend.CPU).withThreads(2),
+                        FlixEnrichment.REJECTED);
+                assertEquals(comparable(expected), comparable(run(operator, script, seed, drainingUpdate)),
+                        kind + " " + policy);
+            }
         }
     }
 
@@ -192,16 +213,54 @@ class FlixEnrichmentDifferentialTest {
         }
     }
 
+    private static final Predicate<Script.Step> NO_DRAINING_UPDATES = step -> false;
+
     private static <OUT> List<Object> run(
             org.apache.flink.streaming.api.operators.TwoInputStreamOperator<Update, Lookup, OUT> operator,
             Script script) throws Exception {
+        return run(operator, script, 0, NO_DRAINING_UPDATES);
+    }
+
+    /**
+     * Plays the script; a {@link FlushPolicy#LOAD} operator's calls run on a {@link HeldExecutor}, and before each
+     * step the worker runs what it holds, or the task takes in its completions, or neither, at random from
+     * {@code seed}. A step that waits for the call in flight (a watermark, a draining update, a record that fills the
+     * buffer) gets the worker's call run first.
+     */
+    private static <OUT> List<Object> run(
+            org.apache.flink.streaming.api.operators.TwoInputStreamOperator<Update, Lookup, OUT> operator,
+            Script script, long seed, Predicate<Script.Step> drainingUpdate) throws Exception {
+        final HeldExecutor worker = new HeldExecutor();
+        final FlixEnrichmentOperator<?, ?, ?> flix = operator instanceof FlixEnrichmentOperator<?, ?, ?> f ? f : null;
+        if (flix != null) {
+            flix.setWorker(worker);
+        }
         try (KeyedTwoInputStreamOperatorTestHarness<Long, Update, Lookup, OUT> harness =
                      Harnesses.harness(operator, 1, 0)) {
             harness.open();
-            script.play(harness);
-            if (operator instanceof FlixEnrichmentOperator<?, ?, ?> flix) {
+            final SplittableRandom random = new SplittableRandom(seed * 104_729 + 1);
+            try {
+                script.play(harness, 0, script.steps.size(), next -> {
+                    worker.hold();
+                    if (next instanceof Script.WatermarkStep || drainingUpdate.test(next)) {
+                        worker.release(); // this step sends and waits for every batch
+                        return;
+                    }
+                    final int roll = random.nextInt(4);
+                    if (roll == 0 || flix != null && flix.buffered() >= flix.batchSize() - 1) {
+                        worker.runHeld();
+                    }
+                    if (roll == 1 || roll == 2) {
+                        HeldExecutor.runMails(harness);
+                    }
+                });
+            } finally {
+                worker.release(); // no call left held: closing the harness waits for every batch
+            }
+            if (flix != null) {
                 harness.prepareSnapshotPreBarrier(1); // flushes, as before a checkpoint barrier
-                assertEquals(0, flix.buffered());
+                assertEquals(0, flix.buffered() + flix.inFlight());
+                assertEquals(0, HeldExecutor.runMails(harness), "no completion left behind");
                 assertEquals(flix.indexSize(), flix.liveRows(), "every replaced or deleted row is freed");
             }
             harness.close();

@@ -2,6 +2,7 @@ package io.flix.flink.keyed;
 
 import io.flix.flink.Enriched;
 import io.flix.flink.FlixEnrichment;
+import io.flix.flink.FlushPolicy;
 import io.flix.flink.IndexSettings;
 import io.flix.flink.Lookup;
 import io.flix.flink.LookupKind;
@@ -148,6 +149,7 @@ class FlixEnrichmentOperatorTest {
                     }
                     return u.payload;
                 }, PoisonStringSerializer.INSTANCE, Harnesses.LOOKUP_SERIALIZER, LookupKind.EXACT, null, 0, 1000, 0,
+                FlushPolicy.TIMER,
                 IndexSettings.defaults().withBackend(Backend.CPU).withThreads(1), FlixEnrichment.REJECTED);
         try (var harness = open(operator)) {
             harness.processElement1(new StreamRecord<>(Update.upsert(1, "one")));
@@ -233,6 +235,6 @@ class FlixEnrichmentOperatorTest {
         assertThrows(IllegalArgumentException.class, () -> Harnesses.operator(LookupKind.EXACT, 1, -1));
         assertThrows(IllegalArgumentException.class, () -> new FlixEnrichmentOperator<Update, Lookup, String>(
                 u -> u.payload, PoisonStringSerializer.INSTANCE, Harnesses.LOOKUP_SERIALIZER, LookupKind.RANGE,
-                null, 3, 10, 0, IndexSettings.defaults(), FlixEnrichment.REJECTED));
+                null, 3, 10, 0, FlushPolicy.TIMER, IndexSettings.defaults(), FlixEnrichment.REJECTED));
     }
 }

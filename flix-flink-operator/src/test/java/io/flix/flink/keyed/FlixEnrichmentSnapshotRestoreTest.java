@@ -2,6 +2,7 @@ package io.flix.flink.keyed;
 
 import io.flix.flink.Enriched;
 import io.flix.flink.FlixEnrichment;
+import io.flix.flink.FlushPolicy;
 import io.flix.flink.IndexSettings;
 import io.flix.flink.Lookup;
 import io.flix.flink.LookupKind;
@@ -95,7 +96,7 @@ class FlixEnrichmentSnapshotRestoreTest {
             return n % 3 == 0 ? io.flix.index.FlixIndex.NOT_FOUND : n % 3 == 1 ? InlinePayloads.ESCAPED : n;
         }, org.apache.flink.api.common.typeutils.base.LongSerializer.INSTANCE, Harnesses.LOOKUP_SERIALIZER, kind,
                 l -> l.hi, Harnesses.RANGE_LIMIT, batchSize, 10,
-                IndexSettings.defaults().withBackend(io.flix.index.Backend.CPU).withThreads(2),
+                FlushPolicy.TIMER, IndexSettings.defaults().withBackend(io.flix.index.Backend.CPU).withThreads(2),
                 FlixEnrichment.REJECTED);
     }
 }

@@ -2,6 +2,7 @@ package io.flix.flink.keyed;
 
 import io.flix.flink.Enriched;
 import io.flix.flink.FlixEnrichment;
+import io.flix.flink.FlushPolicy;
 import io.flix.flink.IndexSettings;
 import io.flix.flink.LongCodecSerializer;
 import io.flix.flink.Lookup;
@@ -73,6 +74,7 @@ class FlixEnrichmentStateCompatibilityTest {
                                                                          Function<Update, P> payload) {
         return new FlixEnrichmentOperator<>(u -> u.payload == null ? null : payload.apply(u), serializer,
                 Harnesses.LOOKUP_SERIALIZER, LookupKind.EXACT, l -> l.hi, Harnesses.RANGE_LIMIT, 64, 0,
+                FlushPolicy.TIMER,
                 IndexSettings.defaults().withBackend(Backend.CPU).withThreads(1), FlixEnrichment.REJECTED);
     }
 

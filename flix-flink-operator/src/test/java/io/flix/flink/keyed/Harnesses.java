@@ -1,6 +1,7 @@
 package io.flix.flink.keyed;
 
 import io.flix.flink.FlixEnrichment;
+import io.flix.flink.FlushPolicy;
 import io.flix.flink.IndexSettings;
 import io.flix.flink.Lookup;
 import io.flix.flink.LookupKind;
@@ -27,10 +28,16 @@ final class Harnesses {
     private Harnesses() {
     }
 
+    /** An operator of the {@link FlushPolicy#TIMER} policy. */
     static FlixEnrichmentOperator<Update, Lookup, String> operator(LookupKind kind, int batchSize,
                                                                   long flushIntervalMillis) {
+        return operator(kind, batchSize, flushIntervalMillis, FlushPolicy.TIMER);
+    }
+
+    static FlixEnrichmentOperator<Update, Lookup, String> operator(LookupKind kind, int batchSize,
+                                                                  long flushIntervalMillis, FlushPolicy policy) {
         return new FlixEnrichmentOperator<>(u -> u.payload, StringSerializer.INSTANCE, LOOKUP_SERIALIZER, kind,
-                l -> l.hi, RANGE_LIMIT, batchSize, flushIntervalMillis,
+                l -> l.hi, RANGE_LIMIT, batchSize, flushIntervalMillis, policy,
                 IndexSettings.defaults().withBackend(Backend.CPU).withThreads(2), FlixEnrichment.REJECTED);
     }
 

@@ -98,7 +98,18 @@ final class Script {
 
     <OUT> void play(KeyedTwoInputStreamOperatorTestHarness<Long, Update, Lookup, OUT> harness, int from, int to)
             throws Exception {
+        play(harness, from, to, step -> { });
+    }
+
+    /** Before each step, what a test does beside the inputs (an operator's worker, the task's mails). */
+    interface BeforeStep {
+        void before(Step next) throws Exception;
+    }
+
+    <OUT> void play(KeyedTwoInputStreamOperatorTestHarness<Long, Update, Lookup, OUT> harness, int from, int to,
+                    BeforeStep beforeStep) throws Exception {
         for (Step step : steps.subList(from, to)) {
+            beforeStep.before(step);
             if (step instanceof UpdateStep u) {
                 harness.processElement1(u.timestamp() == null
                         ? new StreamRecord<>(u.update()) : new StreamRecord<>(u.update(), u.timestamp()));

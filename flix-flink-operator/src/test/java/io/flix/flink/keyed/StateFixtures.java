@@ -1,6 +1,7 @@
 package io.flix.flink.keyed;
 
 import io.flix.flink.FlixEnrichment;
+import io.flix.flink.FlushPolicy;
 import io.flix.flink.IndexSettings;
 import io.flix.flink.Lookup;
 import io.flix.flink.LookupKind;
@@ -129,6 +130,7 @@ final class StateFixtures {
         return new FlixEnrichmentOperator<>(u -> u.payload == null ? null
                 : longPayload(Integer.parseInt(u.payload.substring(1))), LongSerializer.INSTANCE,
                 Harnesses.LOOKUP_SERIALIZER, LookupKind.EXACT, l -> l.hi, Harnesses.RANGE_LIMIT, 64, 0,
+                FlushPolicy.TIMER,
                 IndexSettings.defaults().withBackend(Backend.CPU).withThreads(2), FlixEnrichment.REJECTED);
     }
 }
