@@ -71,7 +71,8 @@ import java.util.concurrent.TimeUnit;
  * <p>Output: the table on stdout, and under {@code --out} (default {@code latency-out}) {@code latency.csv}, a
  * {@code summary.md} and one plot per buffer timeout of p99 against the offered rate per contestant
  * ({@code p99-vs-rate-timeout-<ms>ms.png}); on a Java runtime that cannot draw (no fonts) the CSV and the summary
- * are written all the same, the summary saying why the plots are missing. {@code --quick}: 20,000 keys, phases of
+ * are written all the same, the summary saying why the plots are missing; {@code --plot-from <latency.csv>} draws
+ * them later, on a machine that can, into {@code --out}. {@code --quick}: 20,000 keys, phases of
  * 0.3 s, a warm-up of 0.2 s (seconds a job: {@code LatencyBenchmarkSmokeTest}). Nothing here checks the answers
  * ({@link EnrichmentBenchmark} does, for the same jobs).
  *
@@ -121,6 +122,10 @@ public final class LatencyBenchmark {
     /** Runs the benchmark as {@link #main} does and returns what it measured. */
     public static Report run(String[] args) throws Exception {
         final Args options = Args.of(args);
+        final String plotFrom = options.text("--plot-from", null);
+        if (plotFrom != null) {
+            return plotFrom(Path.of(plotFrom), Path.of(options.text("--out", "latency-out")));
+        }
         final boolean quick = options.flag("--quick");
         final long keys = options.number("--keys", quick ? 20_000 : 10_000_000);
         final int parallelism = (int) options.number("--parallelism", 2);
@@ -322,6 +327,36 @@ public final class LatencyBenchmark {
         System.out.println("wrote " + out.resolve("latency.csv") + ", " + out.resolve("summary.md") + " and "
                 + plots.size() + " plots");
         return new Report(heapMax, measured, List.copyOf(rows), out, plots, notes);
+    }
+
+    /**
+     * Draws the plots of a {@code latency.csv} written on a machine that could not draw (a runtime without fonts)
+     * into {@code out}; the report's heap maximum is unknown (0).
+     */
+    private static Report plotFrom(Path csv, Path out) throws IOException {
+        final List<String> lines = Files.readAllLines(csv);
+        if (lines.isEmpty() || !lines.get(0).equals(CSV_HEADER)) {
+            throw new IllegalArgumentException(csv + " is not a latency.csv: its first line is not " + CSV_HEADER);
+        }
+        final List<Row> rows = new ArrayList<>();
+        for (String line : lines.subList(1, lines.size())) {
+            final String[] f = line.split(",");
+            if (f.length != 12) {
+                throw new IllegalArgumentException(csv + ": a row of " + f.length + " fields, not 12: " + line);
+            }
+            rows.add(new Row(f[0], f[1], Long.parseLong(f[2]), Double.parseDouble(f[3]), Double.parseDouble(f[4]),
+                    Double.parseDouble(f[5]), Long.parseLong(f[6]), Long.parseLong(f[7]), micros(f[8]),
+                    micros(f[9]), micros(f[10]), micros(f[11])));
+        }
+        Files.createDirectories(out);
+        final List<Path> plots = plots(out, rows);
+        System.out.println("drew " + plots.size() + " plots of " + rows.size() + " rows into " + out);
+        return new Report(0, false, List.copyOf(rows), out, plots, List.of());
+    }
+
+    /** Nanoseconds of a CSV field in microseconds. */
+    private static long micros(String field) {
+        return Math.round(Double.parseDouble(field) * 1e3);
     }
 
     /** One PNG per buffer timeout: p99 against the offered rate, a series per contestant. */

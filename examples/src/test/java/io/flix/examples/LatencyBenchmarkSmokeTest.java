@@ -63,6 +63,28 @@ class LatencyBenchmarkSmokeTest {
         for (Path plot : report.plots()) {
             assertTrue(Files.size(plot) > 0, plot.toString());
         }
+
+        // the CSV read back, as --plot-from does for a run on a machine that cannot draw
+        final Path drawn = out.resolve("drawn");
+        try {
+            final Report replotted = LatencyBenchmark.run(new String[] {"--plot-from",
+                    out.resolve("latency.csv").toString(), "--out", drawn.toString()});
+            assertEquals(rows.size(), replotted.rows().size());
+            for (int i = 0; i < rows.size(); i++) {
+                final Row read = replotted.rows().get(i);
+                final Row written = rows.get(i);
+                assertEquals(written.contestant(), read.contestant());
+                assertEquals(written.bufferTimeoutMillis(), read.bufferTimeoutMillis());
+                assertEquals(written.emitted(), read.emitted());
+                assertEquals(written.p99(), read.p99(), 100, "to the CSV's 0.1 us");
+            }
+            assertEquals(TIMEOUTS.size(), replotted.plots().size());
+            for (Path plot : replotted.plots()) {
+                assertTrue(Files.size(plot) > 0, plot.toString());
+            }
+        } catch (LinkageError | java.awt.AWTError | InternalError e) {
+            assertTrue(report.plots().isEmpty(), "the run drew its plots, so drawing them again must work: " + e);
+        }
     }
 
     @Test
