@@ -15,6 +15,7 @@ import static io.flix.examples.BenchmarkProgress.updatesApplied;
 
 import io.flix.flink.Enriched;
 import io.flix.flink.FlixEnrichment;
+import io.flix.flink.FlushPolicy;
 import io.flix.index.Backend;
 
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
@@ -126,7 +127,8 @@ import java.util.stream.Stream;
  * {@code --repeat N} runs all contestants N times, round after round; the table at the end gives the medians, with
  * ratios against the heap-state job, the two ceilings and the broadcast-state job (each of the same object-reuse
  * setting). {@code --batch-size} and {@code --flush-ms} set the FliX operators' micro-batches (default 131072
- * records or 200 ms), {@code --threads N} the CPU backend's threads of each FliX index (default 0: FliX's own
+ * records or 200 ms), {@code --flush-policy load|timer} when they go to the index (default load, FlixEnrichment's
+ * default), {@code --threads N} the CPU backend's threads of each FliX index (default 0: FliX's own
  * choice), {@code --exact-key-table off} leaves out the CPU backend's exact-key table (default on),
  * {@code --no-savepoint} skips the savepoints, {@code --quick} runs tiny sizes in seconds. Give the JVM its whole heap
  * up front ({@code -Xms} equal to {@code -Xmx}, {@code -XX:+AlwaysPreTouch}): with a heap that grew and shrank
@@ -226,14 +228,18 @@ public final class EnrichmentBenchmark {
     /**
      * The sizes and settings of a run. {@code batchSize} and {@code flushMillis}: the FliX operators' micro-batches;
      * batches of 2^17 records cost about 30% less CPU per key loaded than 2^15 at 10^7 keys on 2 cores (each batch
-     * touches more keys per index node); a lookup waits at most the interval. A restore starts from the savepoint, so
-     * {@code recovery} with restores needs {@code savepoint}.
+     * touches more keys per index node); {@code flushPolicy}: when a batch goes to the index (LOAD, the builder's
+     * default: at once when the index is idle, else when the call in flight completes; TIMER: on size or interval).
+     * A restore starts from the savepoint, so {@code recovery} with restores needs {@code savepoint}.
      */
     public record Setup(String payload, long keys, long lookups, int parallelism, boolean objectReuse,
                         boolean savepoint, SavepointFormatType savepointFormat, MemorySize rocksdbManaged,
                         int batchSize, long flushMillis, Recovery recovery, int flixThreads,
-                        boolean flixExactKeyTable) {
+                        boolean flixExactKeyTable, FlushPolicy flushPolicy) {
         public Setup {
+            if (flushPolicy == null) {
+                throw new IllegalArgumentException("the flush policy is required");
+            }
             if (flixThreads < 0) {
                 throw new IllegalArgumentException("the FliX threads must be >= 0 (0: the default), were "
                         + flixThreads);
@@ -253,59 +259,65 @@ public final class EnrichmentBenchmark {
 
         /**
          * Object reuse off, canonical savepoints on, RocksDB with 4g of managed memory, micro-batches of 2^17 or
-         * 200 ms, no recovery measured.
+         * 200 ms that follow the load, no recovery measured.
          */
         public static Setup of(String payload, long keys, long lookups, int parallelism) {
             return new Setup(payload, keys, lookups, parallelism, false, true, SavepointFormatType.CANONICAL,
-                    MemorySize.parse("4g"), 1 << 17, 200, Recovery.NONE, 0, true);
+                    MemorySize.parse("4g"), 1 << 17, 200, Recovery.NONE, 0, true, FlushPolicy.LOAD);
         }
 
         public Setup withObjectReuse(boolean reuse) {
             return new Setup(payload, keys, lookups, parallelism, reuse, savepoint, savepointFormat, rocksdbManaged,
-                    batchSize, flushMillis, recovery, flixThreads, flixExactKeyTable);
+                    batchSize, flushMillis, recovery, flixThreads, flixExactKeyTable, flushPolicy);
         }
 
         public Setup withSavepoint(boolean take) {
             return new Setup(payload, keys, lookups, parallelism, objectReuse, take, savepointFormat, rocksdbManaged,
-                    batchSize, flushMillis, recovery, flixThreads, flixExactKeyTable);
+                    batchSize, flushMillis, recovery, flixThreads, flixExactKeyTable, flushPolicy);
         }
 
         public Setup withSavepointFormat(SavepointFormatType format) {
             return new Setup(payload, keys, lookups, parallelism, objectReuse, savepoint, format, rocksdbManaged,
-                    batchSize, flushMillis, recovery, flixThreads, flixExactKeyTable);
+                    batchSize, flushMillis, recovery, flixThreads, flixExactKeyTable, flushPolicy);
         }
 
         public Setup withRocksdbManaged(MemorySize managed) {
             return new Setup(payload, keys, lookups, parallelism, objectReuse, savepoint, savepointFormat, managed,
-                    batchSize, flushMillis, recovery, flixThreads, flixExactKeyTable);
+                    batchSize, flushMillis, recovery, flixThreads, flixExactKeyTable, flushPolicy);
         }
 
         public Setup withSizes(long dimensionKeys, long orderLookups) {
             return new Setup(payload, dimensionKeys, orderLookups, parallelism, objectReuse, savepoint,
                     savepointFormat, rocksdbManaged, batchSize, flushMillis, recovery, flixThreads,
-                    flixExactKeyTable);
+                    flixExactKeyTable, flushPolicy);
         }
 
         public Setup withBatches(int records, long millis) {
             return new Setup(payload, keys, lookups, parallelism, objectReuse, savepoint, savepointFormat,
-                    rocksdbManaged, records, millis, recovery, flixThreads, flixExactKeyTable);
+                    rocksdbManaged, records, millis, recovery, flixThreads, flixExactKeyTable, flushPolicy);
         }
 
         /** CPU backend threads of each FliX index (IndexSettings' threads; 0: its default). */
         public Setup withFlixThreads(int threads) {
             return new Setup(payload, keys, lookups, parallelism, objectReuse, savepoint, savepointFormat,
-                    rocksdbManaged, batchSize, flushMillis, recovery, threads, flixExactKeyTable);
+                    rocksdbManaged, batchSize, flushMillis, recovery, threads, flixExactKeyTable, flushPolicy);
         }
 
         /** Whether each FliX index on the CPU keeps its exact-key table (IndexSettings' exactKeyTable). */
         public Setup withFlixExactKeyTable(boolean kept) {
             return new Setup(payload, keys, lookups, parallelism, objectReuse, savepoint, savepointFormat,
-                    rocksdbManaged, batchSize, flushMillis, recovery, flixThreads, kept);
+                    rocksdbManaged, batchSize, flushMillis, recovery, flixThreads, kept, flushPolicy);
+        }
+
+        /** When the FliX operators' micro-batches go to the index (FlixEnrichment's flushPolicy; LOAD by default). */
+        public Setup withFlushPolicy(FlushPolicy policy) {
+            return new Setup(payload, keys, lookups, parallelism, objectReuse, savepoint, savepointFormat,
+                    rocksdbManaged, batchSize, flushMillis, recovery, flixThreads, flixExactKeyTable, policy);
         }
 
         public Setup withRecovery(Recovery measured) {
             return new Setup(payload, keys, lookups, parallelism, objectReuse, savepoint, savepointFormat,
-                    rocksdbManaged, batchSize, flushMillis, measured, flixThreads, flixExactKeyTable);
+                    rocksdbManaged, batchSize, flushMillis, measured, flixThreads, flixExactKeyTable, flushPolicy);
         }
     }
 
@@ -419,6 +431,7 @@ public final class EnrichmentBenchmark {
                         options.text("--savepoint-format", "canonical").toUpperCase(Locale.ROOT)))
                 .withRocksdbManaged(MemorySize.parse(options.text("--rocksdb-managed", quick ? "256m" : "4g")))
                 .withBatches((int) options.number("--batch-size", 1 << 17), options.number("--flush-ms", 200))
+                .withFlushPolicy(flushPolicy(options))
                 .withFlixThreads((int) options.number("--threads", 0))
                 .withFlixExactKeyTable(switch (options.text("--exact-key-table", "on")) {
                     case "on" -> true;
@@ -666,6 +679,16 @@ public final class EnrichmentBenchmark {
                 WatermarkStrategy.noWatermarks(), "products").uid("products");
     }
 
+    /** {@code --flush-policy load|timer} (default load). */
+    static FlushPolicy flushPolicy(Args options) {
+        final String policy = options.text("--flush-policy", "load");
+        try {
+            return FlushPolicy.valueOf(policy.toUpperCase(Locale.ROOT));
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("--flush-policy is load or timer, not '" + policy + "'", e);
+        }
+    }
+
     /**
      * The contestant's enrichment of the orders against the updates' payloads (also {@link LatencyBenchmark}'s: the
      * same jobs, other orders and sink).
@@ -685,6 +708,7 @@ public final class EnrichmentBenchmark {
                     }, payloadType)
                     .batchSize(setup.batchSize())
                     .flushInterval(Duration.ofMillis(setup.flushMillis()))
+                    .flushPolicy(setup.flushPolicy())
                     .threads(setup.flixThreads())
                     .exactKeyTable(setup.flixExactKeyTable())
                     .backend(contestant.backend())

@@ -62,10 +62,10 @@ import java.util.concurrent.TimeUnit;
  *       {@link StreamExecutionEnvironment#setBufferTimeout}): every contestant runs with each: 100 is Flink's
  *       default; a latency-minded user lowers it. It matters where records cross an exchange (the keyed contestants'
  *       key-by; the shared mode's and the chained ceiling's lookups stay chained to their source).</li>
- *   <li>{@code --batch-size}, {@code --flush-ms}, {@code --threads}, {@code --exact-key-table}: the FliX operators'
- *       micro-batches and index settings, as in {@link EnrichmentBenchmark} (defaults 131072 records, 200 ms; both
- *       modes follow the load, {@code FlushPolicy.LOAD}, so the interval only bounds the shared mode's update
- *       batches); {@code --rocksdb-managed} (default 4g) as there.</li>
+ *   <li>{@code --batch-size}, {@code --flush-ms}, {@code --flush-policy}, {@code --threads},
+ *       {@code --exact-key-table}: the FliX operators' micro-batches and index settings, as in
+ *       {@link EnrichmentBenchmark} (defaults 131072 records, 200 ms, load: both modes follow the load, so the
+ *       interval only bounds the shared mode's update batches); {@code --rocksdb-managed} (default 4g) as there.</li>
  * </ul>
  *
  * <p>Output: the table on stdout, and under {@code --out} (default {@code latency-out}) {@code latency.csv}, a
@@ -164,6 +164,7 @@ public final class LatencyBenchmark {
                 .withSavepoint(false)
                 .withRocksdbManaged(MemorySize.parse(options.text("--rocksdb-managed", quick ? "256m" : "4g")))
                 .withBatches((int) options.number("--batch-size", 1 << 17), options.number("--flush-ms", 200))
+                .withFlushPolicy(EnrichmentBenchmark.flushPolicy(options))
                 .withFlixThreads((int) options.number("--threads", 0))
                 .withFlixExactKeyTable(!options.text("--exact-key-table", "on").equals("off"));
         final Path out = Path.of(options.text("--out", "latency-out"));

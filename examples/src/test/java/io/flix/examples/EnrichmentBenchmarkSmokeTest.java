@@ -6,6 +6,7 @@ import io.flix.examples.EnrichmentBenchmark.Recovery;
 import io.flix.examples.EnrichmentBenchmark.Restore;
 import io.flix.examples.EnrichmentBenchmark.Result;
 import io.flix.examples.EnrichmentBenchmark.Setup;
+import io.flix.flink.FlushPolicy;
 import io.flix.index.Backend;
 
 import org.apache.flink.configuration.MemorySize;
@@ -120,6 +121,22 @@ class EnrichmentBenchmarkSmokeTest {
         final IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> Setup.of("long", KEYS, LOOKUPS, 2).withFlixThreads(-1));
         assertTrue(e.getMessage().contains("threads"), e.getMessage());
+    }
+
+    @ParameterizedTest
+    @CsvSource({"flix-shared", "flix-keyed"})
+    void theTimerFlushPolicyGivesTheSameAnswers(String kind) throws Exception {
+        final Setup setup = Setup.of("long", KEYS, LOOKUPS, 2).withSavepoint(false);
+        assertEquals(FlushPolicy.LOAD, setup.flushPolicy(), "the builder's default");
+        final Result timer = EnrichmentBenchmark.run(new Contestant(kind, Backend.CPU),
+                setup.withFlushPolicy(FlushPolicy.TIMER));
+        assertEquals(LOOKUPS, timer.lookups());
+        assertEquals(EnrichmentBenchmark.expectedHits(KEYS, LOOKUPS), timer.hits(), timer.toString());
+        assertEquals(FlushPolicy.TIMER,
+                EnrichmentBenchmark.flushPolicy(Args.of(new String[] {"--flush-policy", "timer"})));
+        final IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> EnrichmentBenchmark.flushPolicy(Args.of(new String[] {"--flush-policy", "soon"})));
+        assertTrue(e.getMessage().contains("load or timer"), e.getMessage());
     }
 
     @ParameterizedTest
