@@ -30,6 +30,7 @@ import org.apache.flink.core.memory.DataInputViewStreamWrapper;
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.metrics.Histogram;
 import org.apache.flink.metrics.MetricGroup;
+import org.apache.flink.runtime.io.network.partition.consumer.InputGate;
 import org.apache.flink.runtime.metrics.DescriptiveStatisticsHistogram;
 import org.apache.flink.runtime.state.KeyGroupStatePartitionStreamProvider;
 import org.apache.flink.runtime.state.KeyGroupsList;
@@ -53,6 +54,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 
 /**
  * Enriches a stream of lookups against a changing dimension held in a task-manager-local FliX index: input 1
@@ -69,12 +71,15 @@ import java.util.concurrent.TimeUnit;
  *   a worker thread of the subtask, one call in flight at a time. A record that arrives while none is in flight is
  *   sent at once (a batch of one at low load: no timer wait); the records that arrive while a call runs are buffered
  *   on the task's thread (updates are serialized into the payload store as they come) and sent together when it
- *   completes. The completion is handed back to the task's thread through the operator's {@link MailboxExecutor}:
+ *   completes. While more input is already queued in the task's input gates (the operator is behind its input), a
+ *   batch is not sent before it is full or that queue has run dry: under load the batches grow to {@code batchSize}
+ *   instead of staying at what arrives during one call (a few hundred records, measured), whose many small index
+ *   calls cost the GPU backend most; the flush interval bounds how long a batch held so waits. The completion is handed back to the task's thread through the operator's {@link MailboxExecutor}:
  *   the lookups' results are read from the payload store and emitted there, in arrival order, the rows the batch
  *   superseded are freed there, then the records gathered meanwhile are sent; so the payload store is only ever
  *   used on the task's thread, and the worker only runs the index call. A buffer that reaches {@code batchSize}
- *   while a call is in flight waits for it (the task yields to its mailbox: backpressure). The flush interval is
- *   not used. An index call that fails fails the task with the cause.</li>
+ *   while a call is in flight waits for it (the task yields to its mailbox: backpressure). An index call that fails
+ *   fails the task with the cause.</li>
  *   <li>{@link FlushPolicy#TIMER}: a batch runs on the task's thread when it holds {@code batchSize} records or when
  *   the processing-time {@code flushInterval} has passed since its first record.</li>
  * </ul>
@@ -205,6 +210,10 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
     private transient volatile Thread workerThread;
     private transient MailboxExecutor mailbox;
     private transient BatchDeadline deadline;
+    /** LOAD: whether more input is queued in the task's input gates; set by a test before {@link #open}. */
+    private transient BooleanSupplier moreInputQueued;
+    /** LOAD: the gathered batch passed its flush interval while a call was in flight: send it on completion. */
+    private transient boolean gatheredOverdue;
 
     private transient Histogram batchSizes;
     private transient Histogram flushLatencies;
@@ -260,6 +269,11 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
         this.worker = executor;
     }
 
+    /** LOAD: says whether more input is queued, instead of the task's input gates; for tests. */
+    void setMoreInputQueued(BooleanSupplier queued) {
+        this.moreInputQueued = queued;
+    }
+
     /** The uid the builder gave the operator, for the error of a shared mode's savepoint under it. */
     private String uid;
 
@@ -297,6 +311,12 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
             deadline = new BatchDeadline(getProcessingTimeService(), flushIntervalMillis,
                     () -> gathering.records(), this::flush);
         } else {
+            deadline = new BatchDeadline(getProcessingTimeService(), flushIntervalMillis,
+                    () -> gathering.records(), this::gatheredBatchDue);
+            if (moreInputQueued == null) {
+                final InputGate[] gates = getContainingTask().getEnvironment().getAllInputGates();
+                moreInputQueued = gates == null || gates.length == 0 ? () -> false : () -> anyAvailable(gates);
+            }
             mailbox = getContainingTask().getMailboxExecutorFactory()
                     .createExecutor(getOperatorConfig().getChainIndex());
             if (worker == null) {
@@ -485,13 +505,34 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
             }
             return;
         }
+        deadline.recordBuffered(buffered);
         if (inFlight == null) {
-            submit();
+            if (buffered >= batchSize || !moreInputQueued.getAsBoolean()) {
+                submit();
+            }
             return;
         }
         // a full buffer waits for the call in flight, whose completion sends it
         while (inFlight != null && gathering.records() >= batchSize) {
             mailbox.yield();
+        }
+    }
+
+    private static boolean anyAvailable(InputGate[] gates) {
+        for (InputGate gate : gates) {
+            if (gate.isAvailable()) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** LOAD: the gathered batch's flush interval passed: send it now, or when the call in flight completes. */
+    private void gatheredBatchDue() {
+        if (inFlight == null) {
+            submit();
+        } else {
+            gatheredOverdue = true;
         }
     }
 
@@ -571,6 +612,7 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
 
     /** LOAD: sends the gathered records to the worker; none may be in flight. */
     private void submit() {
+        gatheredOverdue = false;
         final RecordBatch batch = gathering;
         batch.sealed = payloads.sealBatch();
         gathering = spare != null ? spare : new RecordBatch(batchCapacity());
@@ -608,7 +650,8 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
         }
         emitAndRelease(batch, batch.results);
         spare = batch;
-        if (gathering.records() > 0) {
+        final int gathered = gathering.records();
+        if (gathered > 0 && (gathered >= batchSize || gatheredOverdue || !moreInputQueued.getAsBoolean())) {
             submit();
         }
     }

@@ -39,7 +39,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * The operator's output (records with their timestamps, and watermarks, in order) equals what one-record-at-a-time
  * processing gives, for random scripts with deletes and re-upserts, under both flush policies: {@link FlushPolicy#TIMER}
  * with flushes at random points (batch sizes, processing-time flushes, watermarks), and {@link FlushPolicy#LOAD} with
- * the worker's calls and the task's completions at random points ({@link HeldExecutor}: no timing).
+ * the worker's calls, the task's completions and "more input queued" at random points ({@link HeldExecutor}: no
+ * timing).
  */
 @Timeout(value = 5, unit = TimeUnit.MINUTES) // a safety net: a wait that never ends fails, not hangs
 class FlixEnrichmentDifferentialTest {
@@ -232,8 +233,11 @@ class FlixEnrichmentDifferentialTest {
             Script script, long seed, Predicate<Script.Step> drainingUpdate) throws Exception {
         final HeldExecutor worker = new HeldExecutor();
         final FlixEnrichmentOperator<?, ?, ?> flix = operator instanceof FlixEnrichmentOperator<?, ?, ?> f ? f : null;
+        final SplittableRandom queue = new SplittableRandom(seed * 7_919 + 3);
         if (flix != null) {
             flix.setWorker(worker);
+            // more input queued now and then: batches held back to grow, then sent when full or when it runs dry
+            flix.setMoreInputQueued(() -> queue.nextInt(3) == 0);
         }
         try (KeyedTwoInputStreamOperatorTestHarness<Long, Update, Lookup, OUT> harness =
                      Harnesses.harness(operator, 1, 0)) {

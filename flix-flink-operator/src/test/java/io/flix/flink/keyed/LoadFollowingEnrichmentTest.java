@@ -25,7 +25,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * The keyed operator under {@link FlushPolicy#LOAD}: with the worker under the test's control ({@link HeldExecutor}),
  * a record at idle is sent at once and alone, the updates and lookups that arrive while a call is in flight go
- * together next (updates serialized into the payload store meanwhile, rows freed only once their batch ran), a full
+ * together next (held back to grow while more input is queued, at most the flush interval) (updates serialized into the payload store meanwhile, rows freed only once their batch ran), a full
  * buffer waits for the call in flight, a watermark, a barrier and the end of input wait for everything, a snapshot
  * holds every record before it, a failed index call fails the task, and close stops the worker. Nothing here depends
  * on timing.
@@ -215,6 +215,71 @@ class LoadFollowingEnrichmentTest {
                 restoredOperator.finish();
                 assertEquals(List.of("8=a", "9=b", "10=c"), answers(restored));
             }
+        }
+    }
+
+    @Test
+    void whileMoreInputIsQueuedABatchGrowsUntilItIsFullOrTheQueueRunsDry() throws Exception {
+        final HeldExecutor worker = new HeldExecutor();
+        final boolean[] queued = {true};
+        final FlixEnrichmentOperator<Update, Lookup, String> operator =
+                Harnesses.operator(LookupKind.EXACT, 4, 0, FlushPolicy.LOAD);
+        operator.setWorker(worker);
+        operator.setMoreInputQueued(() -> queued[0]);
+        try (var harness = Harnesses.harness(operator, 1, 0); AutoCloseable released = worker::release) {
+            harness.open();
+            harness.processElement1(new StreamRecord<>(Update.upsert(1, "a")));
+            harness.processElement2(lookup(1, 1));
+            harness.processElement2(lookup(2, 1));
+            assertEquals(0, operator.inFlight(), "input queued behind: the batch waits to grow");
+            assertEquals(3, operator.buffered());
+            harness.processElement2(lookup(3, 1));
+            assertEquals(4, operator.inFlight(), "full: sent");
+
+            harness.processElement2(lookup(4, 1));
+            harness.processElement2(lookup(5, 2));
+            worker.runHeld();
+            HeldExecutor.runMails(harness);
+            assertEquals(List.of("1=a", "2=a", "3=a"), answers(harness));
+            assertEquals(0, operator.inFlight(), "completed with input still queued: the gathered batch is held");
+            assertEquals(2, operator.buffered());
+
+            queued[0] = false;
+            harness.processElement2(lookup(6, 1));
+            assertEquals(3, operator.inFlight(), "the queue ran dry: sent at once, not full");
+            worker.runHeld();
+            HeldExecutor.runMails(harness);
+            assertEquals(List.of("1=a", "2=a", "3=a", "4=a", "5=null", "6=a"), answers(harness));
+        }
+    }
+
+    @Test
+    void theFlushIntervalBoundsHowLongAHeldBatchWaits() throws Exception {
+        final HeldExecutor worker = new HeldExecutor();
+        final FlixEnrichmentOperator<Update, Lookup, String> operator =
+                Harnesses.operator(LookupKind.EXACT, 100, 50, FlushPolicy.LOAD);
+        operator.setWorker(worker);
+        operator.setMoreInputQueued(() -> true); // never runs dry: only the interval sends a batch early
+        try (var harness = Harnesses.harness(operator, 1, 0); AutoCloseable released = worker::release) {
+            harness.open();
+            harness.setProcessingTime(0);
+            harness.processElement1(new StreamRecord<>(Update.upsert(1, "a")));
+            harness.processElement2(lookup(1, 1));
+            harness.setProcessingTime(49);
+            assertEquals(0, operator.inFlight());
+            harness.setProcessingTime(50);
+            assertEquals(2, operator.inFlight(), "due: sent with nothing in flight");
+
+            harness.setProcessingTime(60);
+            harness.processElement2(lookup(2, 1)); // gathered at 60, due at 110, while the call is in flight
+            harness.setProcessingTime(110);
+            assertEquals(1, operator.buffered(), "due while a call is in flight: waits for it");
+            worker.runHeld();
+            HeldExecutor.runMails(harness);
+            assertEquals(1, operator.inFlight(), "sent on completion, though input is still queued");
+            worker.runHeld();
+            HeldExecutor.runMails(harness);
+            assertEquals(List.of("1=a", "2=a"), answers(harness));
         }
     }
 
