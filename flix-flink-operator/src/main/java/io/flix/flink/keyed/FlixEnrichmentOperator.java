@@ -8,6 +8,7 @@ import io.flix.flink.Match;
 import io.flix.flink.PayloadFunction;
 import io.flix.flink.Rejected;
 import io.flix.flink.batching.BatchDeadline;
+import io.flix.flink.batching.IndexCallWorker;
 import io.flix.flink.payload.InlinePayloads;
 import io.flix.flink.payload.PayloadStore;
 import io.flix.flink.payload.RowStore;
@@ -50,10 +51,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.Executor;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 
 /**
@@ -202,12 +200,10 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
     private transient RecordBatch inFlight;
     /** LOAD: a cleared batch, to gather the next one in. */
     private transient RecordBatch spare;
-    /** LOAD: runs the index calls; set by a test before {@link #open}, else a thread of this subtask. */
-    private transient Executor worker;
-    /** LOAD: the worker this operator started, shut down in {@link #close}; null where a test set the worker. */
-    private transient ExecutorService ownWorker;
-    /** The thread of {@link #ownWorker}, joined in {@link #close}. */
-    private transient volatile Thread workerThread;
+    /** LOAD: a test's executor for the index calls, set before {@link #open}; else null. */
+    private transient Executor testWorker;
+    /** LOAD: runs the index calls, on a thread of this subtask or on {@link #testWorker}. */
+    private transient IndexCallWorker worker;
     private transient MailboxExecutor mailbox;
     private transient BatchDeadline deadline;
     /** LOAD: whether more input is queued in the task's input gates; set by a test before {@link #open}. */
@@ -266,7 +262,7 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
 
     /** LOAD: runs the index calls on {@code executor} instead of a thread of the operator's own; for tests. */
     void setWorker(Executor executor) {
-        this.worker = executor;
+        this.testWorker = executor;
     }
 
     /** LOAD: says whether more input is queued, instead of the task's input gates; for tests. */
@@ -319,17 +315,9 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
             }
             mailbox = getContainingTask().getMailboxExecutorFactory()
                     .createExecutor(getOperatorConfig().getChainIndex());
-            if (worker == null) {
-                final String name = "FliX enrichment index calls ("
-                        + getRuntimeContext().getTaskInfo().getTaskNameWithSubtasks() + ")";
-                ownWorker = Executors.newSingleThreadExecutor(runnable -> {
-                    final Thread thread = new Thread(runnable, name);
-                    thread.setDaemon(true);
-                    workerThread = thread;
-                    return thread;
-                });
-                worker = ownWorker;
-            }
+            worker = testWorker != null ? IndexCallWorker.on(testWorker, mailbox)
+                    : IndexCallWorker.start("FliX enrichment index calls ("
+                            + getRuntimeContext().getTaskInfo().getTaskNameWithSubtasks() + ")", mailbox);
         }
         registerMetrics(getMetricGroup());
     }
@@ -620,20 +608,8 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
         inFlight = batch;
         batch.startNanos = System.nanoTime();
         try {
-            worker.execute(() -> {
-                Throwable failure = null;
-                try {
-                    batch.results = engine.execute(batch.operations);
-                } catch (Throwable t) {
-                    failure = t;
-                }
-                final Throwable failed = failure;
-                try {
-                    mailbox.execute(() -> completed(batch, failed), "FliX enrichment batch ran");
-                } catch (RejectedExecutionException closing) {
-                    // the task is ending: its mailbox takes no more mail, and close() waits for this thread
-                }
-            });
+            worker.run(() -> batch.results = engine.execute(batch.operations), failure -> completed(batch, failure),
+                    "FliX enrichment batch ran");
         } catch (RejectedExecutionException e) {
             inFlight = null;
             throw new IllegalStateException("the FliX enrichment worker is shut down; a batch of " + batch.records()
@@ -794,20 +770,11 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
      * no thread of the operator outlives it.
      */
     private void stopWorker() throws InterruptedException {
-        final ExecutorService stopping = ownWorker;
-        ownWorker = null;
+        final IndexCallWorker stopping = worker;
         worker = null;
         inFlight = null;
         if (stopping != null) {
-            stopping.shutdownNow();
-            final Thread thread = workerThread;
-            workerThread = null;
-            if (!stopping.awaitTermination(60, TimeUnit.SECONDS)) {
-                throw new IllegalStateException("the FliX enrichment worker did not stop within 60 s of close");
-            }
-            if (thread != null) {
-                thread.join(TimeUnit.SECONDS.toMillis(60));
-            }
+            stopping.stop("the FliX enrichment worker");
         }
     }
 

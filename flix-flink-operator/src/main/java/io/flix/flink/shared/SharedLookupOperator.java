@@ -7,6 +7,7 @@ import io.flix.flink.LookupKind;
 import io.flix.flink.Match;
 import io.flix.flink.Rejected;
 import io.flix.flink.batching.BatchDeadline;
+import io.flix.flink.batching.IndexCallWorker;
 import io.flix.flink.dimension.DimensionIndex;
 import io.flix.flink.dimension.IndexLookups;
 import io.flix.flink.payload.PayloadStore;
@@ -32,10 +33,7 @@ import org.apache.flink.util.OutputTag;
 
 import java.io.IOException;
 import java.util.concurrent.Executor;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.TimeUnit;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -115,12 +113,10 @@ public final class SharedLookupOperator<E, P> extends AbstractStreamOperator<Enr
     private transient Batch inFlight;
     /** LOAD: a cleared batch, to gather the next one in. */
     private transient Batch spare;
-    /** LOAD: runs the index calls; set by a test before {@link #open}, else a thread of this subtask. */
-    private transient Executor worker;
-    /** LOAD: the worker this operator started, shut down in {@link #close}; null where a test set the worker. */
-    private transient ExecutorService ownWorker;
-    /** The thread of {@link #ownWorker}, joined in {@link #close}. */
-    private transient volatile Thread workerThread;
+    /** LOAD: a test's executor for the index calls, set before {@link #open}; else null. */
+    private transient Executor testWorker;
+    /** LOAD: runs the index calls, on a thread of this subtask or on {@link #testWorker}. */
+    private transient IndexCallWorker worker;
     private transient MailboxExecutor mailbox;
     private transient BatchDeadline deadline;
     private transient StreamRecord<Enriched<E, P>> outputRecord;
@@ -177,7 +173,7 @@ public final class SharedLookupOperator<E, P> extends AbstractStreamOperator<Enr
 
     /** Runs the index calls on {@code executor} instead of a thread of the subtask; before {@link #open}, for tests. */
     void setWorker(Executor executor) {
-        this.worker = executor;
+        this.testWorker = executor;
     }
 
     @Override
@@ -199,17 +195,9 @@ public final class SharedLookupOperator<E, P> extends AbstractStreamOperator<Enr
         } else {
             mailbox = getContainingTask().getMailboxExecutorFactory()
                     .createExecutor(getOperatorConfig().getChainIndex());
-            if (worker == null) {
-                final String name = "FliX lookups of dimension " + dimensionId + " ("
-                        + getRuntimeContext().getTaskInfo().getTaskNameWithSubtasks() + ")";
-                ownWorker = Executors.newSingleThreadExecutor(runnable -> {
-                    final Thread thread = new Thread(runnable, name);
-                    thread.setDaemon(true);
-                    workerThread = thread;
-                    return thread;
-                });
-                worker = ownWorker;
-            }
+            worker = testWorker != null ? IndexCallWorker.on(testWorker, mailbox)
+                    : IndexCallWorker.start("FliX lookups of dimension " + dimensionId + " ("
+                            + getRuntimeContext().getTaskInfo().getTaskNameWithSubtasks() + ")", mailbox);
         }
         final MetricGroup group = getMetricGroup();
         lookups = group.counter("flixLookups");
@@ -350,20 +338,8 @@ public final class SharedLookupOperator<E, P> extends AbstractStreamOperator<Enr
         inFlight = batch;
         batch.startNanos = System.nanoTime();
         try {
-            worker.execute(() -> {
-                Throwable failure = null;
-                try {
-                    answerOnWorker(batch);
-                } catch (Throwable t) {
-                    failure = t;
-                }
-                final Throwable failed = failure;
-                try {
-                    mailbox.execute(() -> completed(batch, failed), "FliX lookup batch answered");
-                } catch (RejectedExecutionException closing) {
-                    // the task is ending: its mailbox takes no more mail, and close() waits for this thread
-                }
-            });
+            worker.run(() -> answerOnWorker(batch), failure -> completed(batch, failure),
+                    "FliX lookup batch answered");
         } catch (RejectedExecutionException e) {
             inFlight = null;
             throw new IllegalStateException("the FliX lookup worker of dimension " + dimensionId
@@ -575,21 +551,11 @@ public final class SharedLookupOperator<E, P> extends AbstractStreamOperator<Enr
      * that no thread of the operator outlives it and none reads the dimension after it is released.
      */
     private void stopWorker() throws InterruptedException {
-        final ExecutorService stopping = ownWorker;
-        ownWorker = null;
+        final IndexCallWorker stopping = worker;
         worker = null;
         inFlight = null;
         if (stopping != null) {
-            stopping.shutdownNow();
-            final Thread thread = workerThread;
-            workerThread = null;
-            if (!stopping.awaitTermination(60, TimeUnit.SECONDS)) {
-                throw new IllegalStateException("the FliX lookup worker of dimension " + dimensionId
-                        + " did not stop within 60 s of close");
-            }
-            if (thread != null) {
-                thread.join(TimeUnit.SECONDS.toMillis(60));
-            }
+            stopping.stop("the FliX lookup worker of dimension " + dimensionId);
         }
     }
 
