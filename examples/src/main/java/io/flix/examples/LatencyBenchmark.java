@@ -346,8 +346,8 @@ public final class LatencyBenchmark {
                 throw new IllegalArgumentException(csv + ": a row of " + f.length + " fields, not 12: " + line);
             }
             rows.add(new Row(f[0], f[1], Long.parseLong(f[2]), Double.parseDouble(f[3]), Double.parseDouble(f[4]),
-                    Double.parseDouble(f[5]), Long.parseLong(f[6]), Long.parseLong(f[7]), micros(f[8]),
-                    micros(f[9]), micros(f[10]), micros(f[11])));
+                    Double.parseDouble(f[5]), Long.parseLong(f[6]), Long.parseLong(f[7]), nanosOfMicros(f[8]),
+                    nanosOfMicros(f[9]), nanosOfMicros(f[10]), nanosOfMicros(f[11])));
         }
         Files.createDirectories(out);
         final List<Path> plots = plots(out, rows);
@@ -355,8 +355,8 @@ public final class LatencyBenchmark {
         return new Report(0, false, List.copyOf(rows), out, plots, List.of());
     }
 
-    /** Nanoseconds of a CSV field in microseconds. */
-    private static long micros(String field) {
+    /** A CSV field in microseconds, in nanoseconds. */
+    private static long nanosOfMicros(String field) {
         return Math.round(Double.parseDouble(field) * 1e3);
     }
 
