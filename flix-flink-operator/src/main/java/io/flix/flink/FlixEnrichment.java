@@ -76,6 +76,12 @@ public final class FlixEnrichment<U, E, P> {
      * more and hold updates longer at a slow source (the flush interval bounds that too).
      */
     private static final int UPDATE_BLOCK_MAX = 4096;
+    /**
+     * Shared mode under {@link FlushPolicy#LOAD}: the most updates the task manager's applier takes in one batch by
+     * default. A load on the CPU index of 10^8 keys on 16 cores applied 1.6x as fast in batches of 2^20 keys as in
+     * batches of 2^17 (docs/results): each merge then touches several keys of a node.
+     */
+    public static final int DEFAULT_UPDATE_BATCH_MAX = 1 << 21;
 
     private final DataStream<U> updates;
     private final DataStream<E> lookups;
@@ -90,6 +96,7 @@ public final class FlixEnrichment<U, E, P> {
     private KeySelector<E, Long> rangeEnd;
     private int rangeLimit;
     private int batchSize = 10_000;
+    private int updateBatchMax = DEFAULT_UPDATE_BATCH_MAX;
     private Duration flushInterval = Duration.ofMillis(100);
     private FlushPolicy flushPolicy = FlushPolicy.LOAD;
     private IndexSettings settings = IndexSettings.defaults();
@@ -159,6 +166,7 @@ public final class FlixEnrichment<U, E, P> {
         next.rangeEnd = rangeEnd;
         next.rangeLimit = rangeLimit;
         next.batchSize = batchSize;
+        next.updateBatchMax = updateBatchMax;
         next.flushInterval = flushInterval;
         next.flushPolicy = flushPolicy;
         next.settings = settings;
@@ -198,6 +206,20 @@ public final class FlixEnrichment<U, E, P> {
             throw new IllegalArgumentException("batchSize must be >= 1, was " + records);
         }
         this.batchSize = records;
+        return this;
+    }
+
+    /**
+     * Shared mode under {@link FlushPolicy#LOAD}: the most updates its task manager's applier takes in one batch
+     * (default {@value #DEFAULT_UPDATE_BATCH_MAX}). The applier takes what gathered while it applied the batch before,
+     * so batches reach this only under a load or a burst of updates; it bounds the memory they hold. Under
+     * {@link FlushPolicy#TIMER} the updates go in batches of {@link #batchSize}.
+     */
+    public FlixEnrichment<U, E, P> updateBatchMax(int updates) {
+        if (updates < 1) {
+            throw new IllegalArgumentException("updateBatchMax must be >= 1, was " + updates);
+        }
+        this.updateBatchMax = updates;
         return this;
     }
 
@@ -370,7 +392,7 @@ public final class FlixEnrichment<U, E, P> {
         final DataStream<Void> lookupsEnd = built.getSideOutput(SharedLookupOperator.END_OF_LOOKUPS);
         final SingleOutputStreamOperator<Void> writer = encoded.broadcast().connect(lookupsEnd.broadcast())
                 .transform(name + ": dimension", Types.VOID, new DimensionWriterOperator<>(dimensionId, settings,
-                        payloadSerializer, batchSize, flushInterval.toMillis()));
+                        payloadSerializer, batchSize, flushInterval.toMillis(), flushPolicy, updateBatchMax));
         writer.setParallelism(built.getParallelism());
         built.getTransformation().getSlotSharingGroup().ifPresent(writer::slotSharingGroup);
         if (uid != null) {

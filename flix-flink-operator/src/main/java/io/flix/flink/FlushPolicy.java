@@ -20,7 +20,9 @@ package io.flix.flink;
  * {@link io.flix.flink.keyed.FlixEnrichmentOperator}, whose batches hold updates and lookups, and the shared mode's
  * lookups ({@code SharedLookupOperator}). The SQL
  * connector has the same choice as {@code 'lookup.batch-policy'} ({@code 'load'} by default, or {@code 'linger'}).
- * The shared mode's updates go to the task manager's applier, which batches them on size and on the flush interval.
+ * The shared mode's updates go to the task manager's applier: under LOAD it applies what is held as soon as it is
+ * idle, and what gathered during an apply in one batch of at most {@code updateBatchMax}; under TIMER on size and on
+ * the flush interval.
  */
 public enum FlushPolicy {
     /** Batches form while the previous index call runs; see the class comment. */

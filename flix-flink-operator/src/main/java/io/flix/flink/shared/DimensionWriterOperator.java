@@ -1,5 +1,6 @@
 package io.flix.flink.shared;
 
+import io.flix.flink.FlushPolicy;
 import io.flix.flink.IndexSettings;
 import io.flix.flink.batching.BatchDeadline;
 import io.flix.flink.dimension.DimensionIndex;
@@ -9,6 +10,7 @@ import io.flix.flink.taskmanager.ClassLoaderRelease;
 import io.flix.flink.taskmanager.TaskManagerGauges;
 import io.flix.flink.taskmanager.TaskManagerGpus;
 
+import org.apache.flink.api.common.operators.MailboxExecutor;
 import org.apache.flink.api.common.state.ListStateDescriptor;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
@@ -44,22 +46,33 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.FutureTask;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.RunnableFuture;
 
 /**
  * Keeps a shared-mode dimension current on each task manager: receives every block of {@link EncodedUpdates} (the
  * update stream is broadcast to it) and, where this subtask is its task manager's applier (see
  * {@link TaskManagerDimension}), applies them to the task manager's dimension in batches, in the order received.
- * Batches are applied when {@code batchSize} updates are held, when the processing-time flush interval has passed
- * since the first, before a watermark is forwarded, before a checkpoint barrier and at end of input.
  *
  * <p>A batch is applied on a thread of the applier's own while its task thread receives and decodes the next one:
- * one batch at a time, in order. The task thread waits for the batch being applied before it hands over the next,
- * before it forwards a watermark, before a checkpoint barrier and at the end of the updates, so that each of these
- * still finds every earlier update applied; a failed apply fails the task at the next of these.
+ * one batch at a time, in order. When a batch goes to that thread follows the {@link FlushPolicy}:
+ * <ul>
+ *   <li>{@link FlushPolicy#LOAD}: what is held goes as soon as no batch is being applied; updates that arrive while
+ *   one is applied gather and go together when it is done (a mail on the task's thread hands them over). So a quiet
+ *   stream's updates are applied at once, and a load's batches grow to what arrives during one apply, at most
+ *   {@code maxBatch}: a full batch waits for the one being applied (backpressure). One apply of many keys costs
+ *   the index less per key than many small ones (the CPU index's merges and the GPU's calls both gain), which is
+ *   what lets a load or a burst of updates go at the rate of the index.</li>
+ *   <li>{@link FlushPolicy#TIMER}: a batch goes when {@code batchSize} updates are held or the processing-time flush
+ *   interval has passed since the first.</li>
+ * </ul>
+ * Under both, a watermark, a checkpoint barrier and the end of the updates first hand over what is held and wait
+ * until it is applied, so that each of these still finds every earlier update applied; a failed apply fails the
+ * task at the next hand-over or wait.
  *
  * <h2>State: one copy of the dimension per checkpoint</h2>
  * At a checkpoint the applier on the task manager that runs writer subtask 0 writes the whole dimension (its
@@ -95,6 +108,9 @@ public final class DimensionWriterOperator<P> extends AbstractStreamOperator<Voi
     private final int batchSize;
     /** Processing-time flush interval; 0 for none. */
     private final long flushIntervalMillis;
+    private final FlushPolicy flushPolicy;
+    /** LOAD: the most updates of one batch. */
+    private final int maxBatch;
 
     private transient TaskManagerDimension<P> dimension;
     private transient int subtask;
@@ -104,11 +120,16 @@ public final class DimensionWriterOperator<P> extends AbstractStreamOperator<Voi
     private transient SerializedUpdates pending;
     /** The applier's thread that applies batches, one at a time; null on the other subtasks. */
     private transient ExecutorService applyThread;
+    /** Where batches are applied: {@link #applyThread}, or a test's executor. */
+    private transient Executor applyExecutor;
+    private transient Executor testApplyExecutor;
     /** The batch being applied, or null; and the updates' holder to take turns with {@link #pending}. */
     private transient CompletableFuture<Void> applying;
     private transient SerializedUpdates spare;
     private transient long firstPendingNanos;
     private transient BatchDeadline deadline;
+    /** LOAD: where a finished apply's mail hands over what gathered meanwhile. */
+    private transient MailboxExecutor mailbox;
     /** This checkpoint's raw operator state holds the dimension: mark it for union redistribution. */
     private transient boolean wroteDimension;
 
@@ -117,20 +138,36 @@ public final class DimensionWriterOperator<P> extends AbstractStreamOperator<Voi
     private transient Histogram batchSizes;
     private transient volatile long snapshotMillis;
 
+    /** A writer under {@link FlushPolicy#TIMER}: batches of {@code batchSize}, or due after the flush interval. */
     public DimensionWriterOperator(String dimensionId, IndexSettings settings, TypeSerializer<P> payloadSerializer,
                                    int batchSize, long flushIntervalMillis) {
-        if (dimensionId == null || settings == null || payloadSerializer == null) {
-            throw new IllegalArgumentException("the dimension id, index settings and payload serializer are required");
+        this(dimensionId, settings, payloadSerializer, batchSize, flushIntervalMillis, FlushPolicy.TIMER, batchSize);
+    }
+
+    /**
+     * A writer under {@code flushPolicy}; see the class comment.
+     *
+     * @param batchSize           TIMER: updates of a batch
+     * @param flushIntervalMillis TIMER: how long a batch's first update waits at most; 0 for no timer
+     * @param maxBatch            LOAD: the most updates of a batch
+     */
+    public DimensionWriterOperator(String dimensionId, IndexSettings settings, TypeSerializer<P> payloadSerializer,
+                                   int batchSize, long flushIntervalMillis, FlushPolicy flushPolicy, int maxBatch) {
+        if (dimensionId == null || settings == null || payloadSerializer == null || flushPolicy == null) {
+            throw new IllegalArgumentException("the dimension id, index settings, payload serializer and flush policy "
+                    + "are required");
         }
-        if (batchSize < 1 || flushIntervalMillis < 0) {
-            throw new IllegalArgumentException("batchSize must be >= 1 and flushIntervalMillis >= 0, were "
-                    + batchSize + " and " + flushIntervalMillis);
+        if (batchSize < 1 || flushIntervalMillis < 0 || maxBatch < 1) {
+            throw new IllegalArgumentException("batchSize and maxBatch must be >= 1 and flushIntervalMillis >= 0, were "
+                    + batchSize + ", " + maxBatch + " and " + flushIntervalMillis);
         }
         this.dimensionId = dimensionId;
         this.settings = settings;
         this.payloadSerializer = payloadSerializer;
         this.batchSize = batchSize;
         this.flushIntervalMillis = flushIntervalMillis;
+        this.flushPolicy = flushPolicy;
+        this.maxBatch = maxBatch;
     }
 
     @Override
@@ -156,12 +193,17 @@ public final class DimensionWriterOperator<P> extends AbstractStreamOperator<Voi
                         settings.backend()));
         ClassLoaderRelease.register(getRuntimeContext());
         applier = dimension.registerWriter(subtask, attempt);
-        if (applier) {
+        if (applier && testApplyExecutor != null) {
+            applyExecutor = testApplyExecutor;
+        } else if (applier) {
             applyThread = Executors.newSingleThreadExecutor(runnable -> {
                 final Thread thread = new Thread(runnable, "flix-apply " + dimensionId + " (" + (subtask + 1) + ")");
                 thread.setDaemon(true);
                 return thread;
             });
+            applyExecutor = applyThread;
+        }
+        if (applier) {
             if (context.isRestored()) {
                 restore(context.getRawOperatorStateInputs());
             } else {
@@ -173,9 +215,14 @@ public final class DimensionWriterOperator<P> extends AbstractStreamOperator<Voi
     @Override
     public void open() throws Exception {
         super.open();
-        // read the field at each timer: flush hands the holder to the apply thread and takes the spare one
-        deadline = new BatchDeadline(getProcessingTimeService(), flushIntervalMillis, () -> pending.size(),
-                this::flush);
+        if (flushPolicy == FlushPolicy.TIMER) {
+            // read the field at each timer: flush hands the holder to the apply thread and takes the spare one
+            deadline = new BatchDeadline(getProcessingTimeService(), flushIntervalMillis, () -> pending.size(),
+                    this::flush);
+        } else {
+            mailbox = getContainingTask().getMailboxExecutorFactory()
+                    .createExecutor(getOperatorConfig().getChainIndex());
+        }
         final MetricGroup group = getMetricGroup();
         // counted by the apply thread
         applied = group.counter("flixUpdates", new ThreadSafeSimpleCounter());
@@ -194,7 +241,7 @@ public final class DimensionWriterOperator<P> extends AbstractStreamOperator<Voi
     }
 
     private int batchCapacity() {
-        return Math.min(batchSize, 1 << 16);
+        return Math.min(flushPolicy == FlushPolicy.TIMER ? batchSize : maxBatch, 1 << 16);
     }
 
     private void restore(Iterable<StatePartitionStreamProvider> partitions) throws Exception {
@@ -244,10 +291,31 @@ public final class DimensionWriterOperator<P> extends AbstractStreamOperator<Voi
             firstPendingNanos = System.nanoTime();
         }
         dimension.held(count, firstPendingNanos);
-        if (count >= batchSize) {
+        if (flushPolicy == FlushPolicy.LOAD) {
+            // a full batch waits for the one being applied: the mail of its end hands this one over
+            while (applying != null && !applying.isDone() && pending.size() >= maxBatch) {
+                mailbox.yield();
+            }
+            if (pending.size() > 0 && (applying == null || applying.isDone())) {
+                flush();
+            }
+        } else if (count >= batchSize) {
             flush();
         } else if (wasEmpty) {
             deadline.recordBuffered(1);
+        }
+    }
+
+    /**
+     * LOAD, a mail on the task's thread once an apply is done: fails the task where it failed, else hands over what
+     * gathered meanwhile.
+     */
+    private void applied() throws Exception {
+        if (applying != null && applying.isDone()) {
+            awaitApplied();
+        }
+        if (applying == null && pending != null && pending.size() > 0) {
+            flush();
         }
     }
 
@@ -279,7 +347,16 @@ public final class DimensionWriterOperator<P> extends AbstractStreamOperator<Voi
             applied.inc(n);
             flushes.inc();
             batchSizes.update(n);
-        }, applyThread);
+        }, applyExecutor);
+        if (mailbox != null) {
+            applying.whenComplete((done, failure) -> {
+                try {
+                    mailbox.execute(this::applied, "FliX dimension batch applied");
+                } catch (RejectedExecutionException closing) {
+                    // the task is ending: what is held was applied by finish, or is dropped with the task
+                }
+            });
+        }
     }
 
     /** Applies every update held and waits until they are: every update received is applied on return. */
@@ -419,6 +496,11 @@ public final class DimensionWriterOperator<P> extends AbstractStreamOperator<Voi
     }
 
     // ---- for tests ----
+
+    /** Applies the batches on {@code executor} instead of a thread of the writer's own; before the harness opens. */
+    void setApplyExecutor(Executor executor) {
+        this.testApplyExecutor = executor;
+    }
 
     boolean isApplier() {
         return applier;
