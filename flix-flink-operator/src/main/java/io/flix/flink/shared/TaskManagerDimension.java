@@ -92,15 +92,18 @@ public final class TaskManagerDimension<P> implements AutoCloseable {
 
     // ---- the applier ----
 
-    /** Starts the dimension afresh with restored contents (keys in any order, values from {@code restored}). */
-    void start(PayloadStore<P> restored, long[] keys, long[] values, int n) {
-        dimension.load(restored, keys, values, n);
+    /**
+     * Starts the dimension afresh with restored contents (values from {@code restored}); where {@code keysAscending},
+     * the keys are in ascending order and the index skips its sort.
+     */
+    void start(PayloadStore<P> restored, long[] keys, long[] values, int n, boolean keysAscending) {
+        dimension.load(restored, keys, values, n, keysAscending);
         started.complete(null);
     }
 
     /** Starts the dimension afresh, empty. */
     void startEmpty(TypeSerializer<P> payloadSerializer, int batchCapacity) {
-        start(PayloadStore.of(payloadSerializer, batchCapacity), new long[0], new long[0], 0);
+        start(PayloadStore.of(payloadSerializer, batchCapacity), new long[0], new long[0], 0, true);
     }
 
     /** Applies updates (a null payload deletes its key), in order, as one batch: see {@link LocalDimension#apply}. */

@@ -137,6 +137,8 @@ public final class KeyGroupSnapshotCodec {
         private long[] keys = new long[1024];
         private long[] values = new long[1024];
         private int count;
+        /** No key read was below the one before it. */
+        private boolean ascending = true;
         private byte[] bytes = new byte[256];
         private final DataInputDeserializer migrateIn = new DataInputDeserializer();
         private final DataOutputSerializer migrateOut = new DataOutputSerializer(256);
@@ -182,6 +184,11 @@ public final class KeyGroupSnapshotCodec {
                 resolution = resolve(keyGroup, snapshot);
             }
             settle(keyGroup, resolution.serializer);
+            if ((long) count + pairs > keys.length) { // room for the chunk at once, not by doubling
+                final int room = (int) Math.min(Integer.MAX_VALUE - 8, (long) count + pairs);
+                keys = Arrays.copyOf(keys, room);
+                values = Arrays.copyOf(values, room);
+            }
             for (int c = 0; c < pairs; c++) {
                 final long key = in.readLong();
                 final int length = in.readInt();
@@ -219,6 +226,14 @@ public final class KeyGroupSnapshotCodec {
 
         public int count() {
             return count;
+        }
+
+        /**
+         * Whether the keys were read in ascending order (the shared mode's writer and the SQL table's snapshots write
+         * them so), so that the index they go to may skip its sort.
+         */
+        public boolean keysAscending() {
+            return ascending;
         }
 
         private Resolution<P> resolve(int keyGroup, byte[] snapshot) throws IOException, StateMigrationException {
@@ -299,6 +314,9 @@ public final class KeyGroupSnapshotCodec {
             if (count == keys.length) {
                 keys = Arrays.copyOf(keys, count * 2);
                 values = Arrays.copyOf(values, count * 2);
+            }
+            if (count > 0 && key < keys[count - 1]) {
+                ascending = false;
             }
             keys[count] = key;
             values[count] = value;
