@@ -67,8 +67,9 @@ public final class FlixConnectorOptions {
     public static final ConfigOption<Integer> CHANGELOG_BATCH_SIZE = ConfigOptions.key("changelog.batch-size")
             .intType()
             .defaultValue(16_384)
-            .withDescription("The most changelog records applied to the index in one micro-batch; a batch is applied "
-                    + "as soon as a poll returns, however small.");
+            .withDescription("The most changelog records applied to the index in one micro-batch. Once the table has "
+                    + "bootstrapped a batch is applied as soon as a poll returns, however small; while it bootstraps "
+                    + "the polls gather up to this many.");
 
     // ---- file changelog ----
 

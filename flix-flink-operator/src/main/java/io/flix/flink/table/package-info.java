@@ -98,8 +98,9 @@
  * and a null row for one that breaks off inside the row), are skipped, counted in
  * {@code flixChangelogRecordsSkipped}, and logged as a warning naming the partition and offset (or the line): the
  * first one, then at most one line a minute with the count since.
- * Changes are applied by the reader's thread in micro-batches ({@code 'changelog.batch-size'} at most; a poll's
- * records as soon as they arrive), in changelog order, one batch at a time, through
+ * Changes are applied by the reader's thread in micro-batches ({@code 'changelog.batch-size'} at most; once
+ * bootstrapped a poll's records as soon as they arrive, while bootstrapping the polls' records gathered up to that
+ * size), in changelog order, one batch at a time, through
  * {@link io.flix.index.batch.MicroBatchEngine}: upserts and deletes with exactly the effect of applying them one at
  * a time. While the index applies a batch the reader waits, so a slow index holds the reader back rather than
  * letting records pile up in memory.

@@ -187,6 +187,43 @@ class KafkaChangelogTest {
     }
 
     /**
+     * While the table bootstraps no lookup is answered, so the polls' records gather into batches of
+     * 'changelog.batch-size' instead of one small batch a poll; once bootstrapped, a poll's records are applied at once.
+     */
+    @Test
+    void theBootstrapGathersPollsIntoFullBatches() throws Exception {
+        final String topic = "products-gathered";
+        BROKER.createTopics(Map.of(topic, 2));
+        final int products = 2_000;
+        try (KafkaProducer<String, String> producer = producer(null)) {
+            for (long id = 0; id < products; id++) {
+                producer.send(record(topic, id, "p" + id, id));
+            }
+            producer.flush();
+            final Map<String, String> options = options(topic);
+            options.put("properties.max.poll.records", "50");
+            options.put("changelog.batch-size", "500");
+            // a poll comes back empty only after a long wait: none does while the topic still has records
+            options.put("changelog.poll-timeout", "30 s");
+            final FlixAsyncLookupFunction function = open(options);
+            try {
+                final SharedDimension dimension = function.dimension();
+                assertEquals(products, dimension.indexSize());
+                assertEquals(4, dimension.appliedBatches(), "2,000 records in batches of 500, not 40 polls of 50");
+                assertEquals("p1999,1999.0", lookup(function, 1999));
+
+                producer.send(record(topic, 5, "five", 5.5));
+                producer.flush();
+                awaitApplied(dimension, products + 1);
+                assertEquals(5, dimension.appliedBatches(), "after the bootstrap a poll's record goes at once");
+                assertEquals("five,5.5", lookup(function, 5));
+            } finally {
+                function.close();
+            }
+        }
+    }
+
+    /**
      * Committed, aborted and (at open) still open transactions on a topic of two partitions: lookups never see an
      * aborted row; the open transaction holds neither the bootstrap nor its rows in it, and what was committed
      * behind it in its partition is applied once it ends. {@code 'properties.isolation.level'} may still choose

@@ -121,6 +121,7 @@ public final class KafkaChangelogReader extends ChangelogReader {
                         throw bootstrapTimeout(e);
                     }
                     if (bootstrapped) {
+                        applyAndTell(batch, applied); // what the last polls of the bootstrap gathered
                         dimension.bootstrapApplied();
                         waitingFor = "following the topic";
                     }
@@ -135,9 +136,11 @@ public final class KafkaChangelogReader extends ChangelogReader {
                     throw e;
                 }
                 if (records.isEmpty()) {
+                    if (batch.size() > 0) {
+                        applyAndTell(batch, applied);
+                    }
                     continue;
                 }
-                batch.clear();
                 for (ConsumerRecord<byte[], byte[]> record : records) {
                     decoder.addKafkaRecord(record.partition(), record.offset(), record.key(), record.value(), batch);
                     if (!applied.isEmpty()) {
@@ -147,7 +150,11 @@ public final class KafkaChangelogReader extends ChangelogReader {
                         applyAndTell(batch, applied);
                     }
                 }
-                applyAndTell(batch, applied);
+                // while it bootstraps, the table answers no lookup: polls gather into batches of the batch size,
+                // which the index applies at a lower cost per record than a poll's few hundred
+                if (bootstrapped) {
+                    applyAndTell(batch, applied);
+                }
                 recordsRead += records.count();
             }
         } finally {
