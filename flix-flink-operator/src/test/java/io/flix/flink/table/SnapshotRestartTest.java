@@ -247,9 +247,14 @@ class SnapshotRestartTest {
         assertEquals(changelog.expected.size(), dimension.indexSize());
     }
 
-    /** Waits until the dimension has applied this many changelog records since it opened. */
+    /**
+     * Waits until the dimension has applied {@code records} changelog records since it opened and its reader has told
+     * it the offsets after them: once bootstrapped, the reader counts a poll's records read only after it applied them
+     * and passed on their offsets, which a snapshot takes (without them a snapshot right after finds nothing new).
+     */
     private static void awaitApplied(SharedDimension dimension, long records) throws Exception {
-        Eventually.await("the dimension applies " + records + " records", () -> dimension.appliedRecords() >= records);
+        Eventually.await("the dimension applies " + records + " records and takes their offsets",
+                () -> dimension.appliedRecords() >= records && dimension.recordsRead() >= records);
     }
 
     private static long sum(Map<Integer, Long> offsets) {
