@@ -211,9 +211,10 @@ public final class FlixEnrichment<U, E, P> {
 
     /**
      * Shared mode under {@link FlushPolicy#LOAD}: the most updates its task manager's applier takes in one batch
-     * (default {@value #DEFAULT_UPDATE_BATCH_MAX}). The applier takes what gathered while it applied the batch before,
-     * so batches reach this only under a load or a burst of updates; it bounds the memory they hold. Under
-     * {@link FlushPolicy#TIMER} the updates go in batches of {@link #batchSize}.
+     * (default {@value #DEFAULT_UPDATE_BATCH_MAX}; the block of updates that reaches it, at most 4,096, goes whole).
+     * The applier takes what gathered while it applied the batch before, so batches reach this only under a load or
+     * a burst of updates; it bounds the memory they hold. Under {@link FlushPolicy#TIMER} the updates go in batches
+     * of {@link #batchSize}.
      */
     public FlixEnrichment<U, E, P> updateBatchMax(int updates) {
         if (updates < 1) {

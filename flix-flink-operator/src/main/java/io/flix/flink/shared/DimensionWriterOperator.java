@@ -149,7 +149,8 @@ public final class DimensionWriterOperator<P> extends AbstractStreamOperator<Voi
      *
      * @param batchSize           TIMER: updates of a batch
      * @param flushIntervalMillis TIMER: how long a batch's first update waits at most; 0 for no timer
-     * @param maxBatch            LOAD: the most updates of a batch
+     * @param maxBatch            LOAD: the most updates of a batch, but for the rest of the block of updates that
+     *                            reaches it (a block holds at most a few thousand)
      */
     public DimensionWriterOperator(String dimensionId, IndexSettings settings, TypeSerializer<P> payloadSerializer,
                                    int batchSize, long flushIntervalMillis, FlushPolicy flushPolicy, int maxBatch) {
@@ -314,6 +315,9 @@ public final class DimensionWriterOperator<P> extends AbstractStreamOperator<Voi
      * gathered meanwhile.
      */
     private void applied() throws Exception {
+        if (dimension == null) {
+            return; // closed
+        }
         if (applying != null && applying.isDone()) {
             awaitApplied();
         }
