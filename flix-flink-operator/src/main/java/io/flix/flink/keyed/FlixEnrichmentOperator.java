@@ -506,9 +506,13 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
         }
     }
 
+    /**
+     * Whether a gate that has not finished has input queued: a finished gate (a bounded update stream that ended) stays
+     * available with nothing queued.
+     */
     private static boolean anyAvailable(InputGate[] gates) {
         for (InputGate gate : gates) {
-            if (gate.isAvailable()) {
+            if (!gate.isFinished() && gate.isAvailable()) {
                 return true;
             }
         }
