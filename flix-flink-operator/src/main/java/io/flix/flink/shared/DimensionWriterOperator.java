@@ -194,17 +194,18 @@ public final class DimensionWriterOperator<P> extends AbstractStreamOperator<Voi
                         settings.backend()));
         ClassLoaderRelease.register(getRuntimeContext());
         applier = dimension.registerWriter(subtask, attempt);
-        if (applier && testApplyExecutor != null) {
-            applyExecutor = testApplyExecutor;
-        } else if (applier) {
-            applyThread = Executors.newSingleThreadExecutor(runnable -> {
-                final Thread thread = new Thread(runnable, "flix-apply " + dimensionId + " (" + (subtask + 1) + ")");
-                thread.setDaemon(true);
-                return thread;
-            });
-            applyExecutor = applyThread;
-        }
         if (applier) {
+            if (testApplyExecutor != null) {
+                applyExecutor = testApplyExecutor;
+            } else {
+                applyThread = Executors.newSingleThreadExecutor(runnable -> {
+                    final Thread thread = new Thread(runnable, "flix-apply " + dimensionId + " (" + (subtask + 1)
+                            + ")");
+                    thread.setDaemon(true);
+                    return thread;
+                });
+                applyExecutor = applyThread;
+            }
             if (context.isRestored()) {
                 restore(context.getRawOperatorStateInputs());
             } else {

@@ -203,8 +203,6 @@ class KafkaChangelogTest {
             final Map<String, String> options = options(topic);
             options.put("properties.max.poll.records", "50");
             options.put("changelog.batch-size", "500");
-            // a poll comes back empty only after a long wait: none does while the topic still has records
-            options.put("changelog.poll-timeout", "30 s");
             final FlixAsyncLookupFunction function = open(options);
             try {
                 final SharedDimension dimension = function.dimension();

@@ -136,9 +136,6 @@ public final class KafkaChangelogReader extends ChangelogReader {
                     throw e;
                 }
                 if (records.isEmpty()) {
-                    if (batch.size() > 0) {
-                        applyAndTell(batch, applied);
-                    }
                     continue;
                 }
                 for (ConsumerRecord<byte[], byte[]> record : records) {
@@ -151,7 +148,8 @@ public final class KafkaChangelogReader extends ChangelogReader {
                     }
                 }
                 // while it bootstraps, the table answers no lookup: polls gather into batches of the batch size,
-                // which the index applies at a lower cost per record than a poll's few hundred
+                // which the index applies at a lower cost per record than a poll's few hundred; the rest goes once
+                // the reader has caught up (above)
                 if (bootstrapped) {
                     applyAndTell(batch, applied);
                 }
