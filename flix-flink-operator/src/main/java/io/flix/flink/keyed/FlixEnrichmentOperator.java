@@ -12,6 +12,7 @@ import io.flix.flink.batching.IndexCallWorker;
 import io.flix.flink.payload.InlinePayloads;
 import io.flix.flink.payload.PayloadStore;
 import io.flix.flink.payload.RowStore;
+import io.flix.flink.state.BlockDataInput;
 import io.flix.flink.state.KeyGroupSnapshotCodec;
 import io.flix.flink.taskmanager.BackendReport;
 import io.flix.flink.taskmanager.ClassLoaderRelease;
@@ -27,7 +28,6 @@ import org.apache.flink.api.common.operators.MailboxExecutor;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.api.java.functions.KeySelector;
 import org.apache.flink.configuration.TaskManagerOptions;
-import org.apache.flink.core.memory.DataInputViewStreamWrapper;
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.metrics.Histogram;
 import org.apache.flink.metrics.MetricGroup;
@@ -45,7 +45,6 @@ import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.streaming.runtime.tasks.ProcessingTimeService;
 import org.apache.flink.util.OutputTag;
 
-import java.io.BufferedInputStream;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -831,8 +830,7 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
                 payloadSerializerTemplate.duplicate(), getUserCodeClassloader(), batchCapacity());
         for (KeyGroupStatePartitionStreamProvider provider : keyGroups) {
             // the iterator seeks the shared stream to each key group: reading ahead past ours is harmless
-            reader.readKeyGroup(provider.getKeyGroupId(),
-                    new DataInputViewStreamWrapper(new BufferedInputStream(provider.getStream(), 1 << 16)));
+            reader.readKeyGroup(provider.getKeyGroupId(), new BlockDataInput(provider.getStream(), 1 << 16));
         }
         payloads = reader.payloads();
         index.build(reader.keys(), reader.values(), reader.count());

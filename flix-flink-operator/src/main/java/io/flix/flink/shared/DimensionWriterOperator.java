@@ -5,6 +5,7 @@ import io.flix.flink.IndexSettings;
 import io.flix.flink.batching.BatchDeadline;
 import io.flix.flink.dimension.DimensionIndex;
 import io.flix.flink.dimension.SerializedUpdates;
+import io.flix.flink.state.BlockDataInput;
 import io.flix.flink.state.KeyGroupSnapshotCodec;
 import io.flix.flink.taskmanager.ClassLoaderRelease;
 import io.flix.flink.taskmanager.TaskManagerGauges;
@@ -15,7 +16,6 @@ import org.apache.flink.api.common.state.ListStateDescriptor;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.configuration.CheckpointingOptions;
-import org.apache.flink.core.memory.DataInputViewStreamWrapper;
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.metrics.Histogram;
 import org.apache.flink.metrics.MetricGroup;
@@ -38,7 +38,6 @@ import org.apache.flink.streaming.api.operators.TwoInputStreamOperator;
 import org.apache.flink.streaming.api.watermark.Watermark;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 
-import java.io.BufferedInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -257,7 +256,7 @@ public final class DimensionWriterOperator<P> extends AbstractStreamOperator<Voi
                         + "' holds more than one copy of the dimension; it was not written by this operator");
             }
             try (InputStream stream = partition.getStream()) {
-                reader.readKeyGroup(0, new DataInputViewStreamWrapper(new BufferedInputStream(stream, 1 << 16)));
+                reader.readKeyGroup(0, new BlockDataInput(stream));
             }
         }
         final long read = System.nanoTime();

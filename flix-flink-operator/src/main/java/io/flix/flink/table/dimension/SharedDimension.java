@@ -6,6 +6,7 @@ import io.flix.flink.dimension.IndexLookups;
 import io.flix.flink.dimension.LocalDimension;
 import io.flix.flink.dimension.SerializedUpdates;
 import io.flix.flink.payload.PayloadStore;
+import io.flix.flink.state.BlockDataInput;
 import io.flix.flink.state.KeyGroupSnapshotCodec;
 import io.flix.flink.table.changelog.ChangelogReader;
 import io.flix.flink.table.changelog.ChangelogTarget;
@@ -21,7 +22,6 @@ import io.flix.flink.taskmanager.TaskManagerGpus;
 import io.flix.index.FlixConfig;
 import io.flix.index.FlixIndex;
 
-import org.apache.flink.core.memory.DataInputViewStreamWrapper;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.runtime.typeutils.RowDataSerializer;
 
@@ -430,9 +430,12 @@ public final class SharedDimension implements AutoCloseable, ChangelogTarget, Sn
         final KeyGroupSnapshotCodec.Reader<RowData> payloads = new KeyGroupSnapshotCodec.Reader<>(
                 new RowDataSerializer(spec.rowType()), SharedDimension.class.getClassLoader(), batchCapacity());
         directory.read(manifest, in -> {
-            final DataInputViewStreamWrapper view = new DataInputViewStreamWrapper(in);
+            final BlockDataInput view = new BlockDataInput(in);
             for (int page = 0; page < manifest.pages(); page++) {
                 payloads.readKeyGroup(page, view);
+            }
+            if (!view.atEnd()) { // the view read ahead of the directory's own check
+                throw new SnapshotDirectory.CorruptSnapshotException("its data holds bytes after its last page");
             }
         });
         if (payloads.count() != manifest.keys()) {
