@@ -171,7 +171,7 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
         final int nodes = (int) ceilDiv(unique, fill);
         layoutEmpty(nodes);
         if (exactKeys != null) {
-            exactKeys.clear(unique);
+            exactKeys.clear(unique, threads, this::runPieces);
             exactKeys.putAll(keys, values, unique, threads, this::runPieces);
         }
         if (unique == 0) {

@@ -81,6 +81,11 @@ final class ExactKeyTable {
         allocate(bitsFor(expected));
     }
 
+    /** As {@link #clear(long)}, the slots allocated on up to {@code parts} threads. */
+    void clear(long expected, int parts, Parts runner) {
+        allocate(bitsFor(expected), parts, runner);
+    }
+
     /** Grows now, if needed, so that {@code more} keys beyond those held go in without growing. */
     void reserve(long more, int parts, Parts runner) {
         final int needed = bitsFor(size + more);
@@ -387,7 +392,7 @@ final class ExactKeyTable {
         final long[][] old = segments;
         final int shift = newBits - bits;
         final long oldSize = size;
-        allocate(newBits);
+        allocate(newBits, parts, runner);
         final Part[] done = new Part[parts];
         runner.run(parts, p -> {
             final long oldFrom = oldCapacity * p / parts;
@@ -464,12 +469,29 @@ final class ExactKeyTable {
 
     /** An empty table of {@code 2^newBits} slots. */
     private void allocate(int newBits) {
+        allocate(newBits, 1, null);
+    }
+
+    /**
+     * An empty table of {@code 2^newBits} slots, its segments allocated on up to {@code parts} threads: a large
+     * table's zeroing on one thread would be the serial part of every growth and build.
+     */
+    private void allocate(int newBits, int parts, Parts runner) {
         final long slots = 1L << newBits;
         final int count = (int) Math.max(1, slots >>> SEGMENT_SHIFT);
         final int longsEach = (int) Math.min(slots, SEGMENT_SLOTS) << 1;
         final long[][] fresh = new long[count][];
-        for (int i = 0; i < count; i++) {
-            fresh[i] = new long[longsEach];
+        final int threads = runner == null || slots < PARALLEL_MIN ? 1 : Math.min(parts, count);
+        if (threads <= 1) {
+            for (int i = 0; i < count; i++) {
+                fresh[i] = new long[longsEach];
+            }
+        } else {
+            runner.run(threads, p -> {
+                for (int i = (int) ((long) count * p / threads); i < (long) count * (p + 1) / threads; i++) {
+                    fresh[i] = new long[longsEach];
+                }
+            });
         }
         segments = fresh;
         bits = newBits;

@@ -141,6 +141,27 @@ class ExactKeyTableTest {
         assertEquals(NOT_FOUND, table.get(5));
     }
 
+    @Test
+    void aClearInPartsEmptiesEverySlotOfATableSizedForTheKeys() {
+        final ExactKeyTable table = new ExactKeyTable();
+        for (int i = 0; i < 50_000; i++) {
+            table.put(i, i);
+        }
+        table.clear(300_000, 5, ExactKeyTableTest::allAtOnce);
+        assertEquals(0, table.size());
+        assertTrue(4 * 300_000 <= 3 * table.capacity() && 300_000 > 3 * table.capacity() / 8,
+                "sized for the keys: " + table.capacity());
+        for (int i = 0; i < 50_000; i++) {
+            assertEquals(NOT_FOUND, table.get(i), "key " + i);
+        }
+        final long capacity = table.capacity();
+        for (int i = 0; i < 300_000; i++) {
+            table.put(-i, i);
+        }
+        assertEquals(capacity, table.capacity(), "300,000 keys went in without growing");
+        assertEquals(299_999, table.get(-299_999));
+    }
+
     @ParameterizedTest(name = "{0} parts, at once: {1}")
     @CsvSource({"2, false", "7, false", "4, true", "16, true"})
     void batchesWrittenInPartsAndGrowthsInPartsKeepEveryKey(int parts, boolean atOnce) {
