@@ -509,7 +509,7 @@ public class FlixEnrichmentOperator<U, E, P> extends AbstractStreamOperator<Enri
      * Whether a gate that has not finished has input queued: a finished gate (a bounded update stream that ended) stays
      * available with nothing queued.
      */
-    private static boolean anyAvailable(InputGate[] gates) {
+    static boolean anyAvailable(InputGate[] gates) {
         for (InputGate gate : gates) {
             if (!gate.isFinished() && gate.isAvailable()) {
                 return true;
