@@ -128,7 +128,8 @@ import java.util.stream.Stream;
  * ratios against the heap-state job, the two ceilings and the broadcast-state job (each of the same object-reuse
  * setting). {@code --batch-size} and {@code --flush-ms} set the FliX operators' micro-batches (default 131072
  * records or 200 ms), {@code --flush-policy load|timer} when they go to the index (default load, FlixEnrichment's
- * default), {@code --threads N} the CPU backend's threads of each FliX index (default 0: FliX's own
+ * default), {@code --update-batch-max N} the shared writer's largest batch under LOAD (default
+ * FlixEnrichment's, 2^21), {@code --threads N} the CPU backend's threads of each FliX index (default 0: FliX's own
  * choice), {@code --exact-key-table off} leaves out the CPU backend's exact-key table (default on),
  * {@code --no-savepoint} skips the savepoints, {@code --quick} runs tiny sizes in seconds. Give the JVM its whole heap
  * up front ({@code -Xms} equal to {@code -Xmx}, {@code -XX:+AlwaysPreTouch}): with a heap that grew and shrank
@@ -235,8 +236,12 @@ public final class EnrichmentBenchmark {
     public record Setup(String payload, long keys, long lookups, int parallelism, boolean objectReuse,
                         boolean savepoint, SavepointFormatType savepointFormat, MemorySize rocksdbManaged,
                         int batchSize, long flushMillis, Recovery recovery, int flixThreads,
-                        boolean flixExactKeyTable, FlushPolicy flushPolicy) {
+                        boolean flixExactKeyTable, FlushPolicy flushPolicy, int updateBatchMax) {
         public Setup {
+            if (updateBatchMax < 1) {
+                throw new IllegalArgumentException("the shared writer's batch maximum must be >= 1, was "
+                        + updateBatchMax);
+            }
             if (flushPolicy == null) {
                 throw new IllegalArgumentException("the flush policy is required");
             }
@@ -263,61 +268,69 @@ public final class EnrichmentBenchmark {
          */
         public static Setup of(String payload, long keys, long lookups, int parallelism) {
             return new Setup(payload, keys, lookups, parallelism, false, true, SavepointFormatType.CANONICAL,
-                    MemorySize.parse("4g"), 1 << 17, 200, Recovery.NONE, 0, true, FlushPolicy.LOAD);
+                    MemorySize.parse("4g"), 1 << 17, 200, Recovery.NONE, 0, true, FlushPolicy.LOAD,
+                    FlixEnrichment.DEFAULT_UPDATE_BATCH_MAX);
         }
 
         public Setup withObjectReuse(boolean reuse) {
             return new Setup(payload, keys, lookups, parallelism, reuse, savepoint, savepointFormat, rocksdbManaged,
-                    batchSize, flushMillis, recovery, flixThreads, flixExactKeyTable, flushPolicy);
+                    batchSize, flushMillis, recovery, flixThreads, flixExactKeyTable, flushPolicy, updateBatchMax);
         }
 
         public Setup withSavepoint(boolean take) {
             return new Setup(payload, keys, lookups, parallelism, objectReuse, take, savepointFormat, rocksdbManaged,
-                    batchSize, flushMillis, recovery, flixThreads, flixExactKeyTable, flushPolicy);
+                    batchSize, flushMillis, recovery, flixThreads, flixExactKeyTable, flushPolicy, updateBatchMax);
         }
 
         public Setup withSavepointFormat(SavepointFormatType format) {
             return new Setup(payload, keys, lookups, parallelism, objectReuse, savepoint, format, rocksdbManaged,
-                    batchSize, flushMillis, recovery, flixThreads, flixExactKeyTable, flushPolicy);
+                    batchSize, flushMillis, recovery, flixThreads, flixExactKeyTable, flushPolicy, updateBatchMax);
         }
 
         public Setup withRocksdbManaged(MemorySize managed) {
             return new Setup(payload, keys, lookups, parallelism, objectReuse, savepoint, savepointFormat, managed,
-                    batchSize, flushMillis, recovery, flixThreads, flixExactKeyTable, flushPolicy);
+                    batchSize, flushMillis, recovery, flixThreads, flixExactKeyTable, flushPolicy, updateBatchMax);
         }
 
         public Setup withSizes(long dimensionKeys, long orderLookups) {
             return new Setup(payload, dimensionKeys, orderLookups, parallelism, objectReuse, savepoint,
                     savepointFormat, rocksdbManaged, batchSize, flushMillis, recovery, flixThreads,
-                    flixExactKeyTable, flushPolicy);
+                    flixExactKeyTable, flushPolicy, updateBatchMax);
         }
 
         public Setup withBatches(int records, long millis) {
             return new Setup(payload, keys, lookups, parallelism, objectReuse, savepoint, savepointFormat,
-                    rocksdbManaged, records, millis, recovery, flixThreads, flixExactKeyTable, flushPolicy);
+                    rocksdbManaged, records, millis, recovery, flixThreads, flixExactKeyTable, flushPolicy, updateBatchMax);
         }
 
         /** CPU backend threads of each FliX index (IndexSettings' threads; 0: its default). */
         public Setup withFlixThreads(int threads) {
             return new Setup(payload, keys, lookups, parallelism, objectReuse, savepoint, savepointFormat,
-                    rocksdbManaged, batchSize, flushMillis, recovery, threads, flixExactKeyTable, flushPolicy);
+                    rocksdbManaged, batchSize, flushMillis, recovery, threads, flixExactKeyTable, flushPolicy, updateBatchMax);
         }
 
         /** Whether each FliX index on the CPU keeps its exact-key table (IndexSettings' exactKeyTable). */
         public Setup withFlixExactKeyTable(boolean kept) {
             return new Setup(payload, keys, lookups, parallelism, objectReuse, savepoint, savepointFormat,
-                    rocksdbManaged, batchSize, flushMillis, recovery, flixThreads, kept, flushPolicy);
+                    rocksdbManaged, batchSize, flushMillis, recovery, flixThreads, kept, flushPolicy, updateBatchMax);
         }
 
         /** When the FliX operators' micro-batches go to the index (FlixEnrichment's flushPolicy; LOAD by default). */
         public Setup withFlushPolicy(FlushPolicy policy) {
             return new Setup(payload, keys, lookups, parallelism, objectReuse, savepoint, savepointFormat,
-                    rocksdbManaged, batchSize, flushMillis, recovery, flixThreads, flixExactKeyTable, policy);
+                    rocksdbManaged, batchSize, flushMillis, recovery, flixThreads, flixExactKeyTable, policy, updateBatchMax);
+        }
+
+        /** The shared writer's largest batch under LOAD (FlixEnrichment's updateBatchMax). */
+        public Setup withUpdateBatchMax(int updates) {
+            return new Setup(payload, keys, lookups, parallelism, objectReuse, savepoint, savepointFormat,
+                    rocksdbManaged, batchSize, flushMillis, recovery, flixThreads, flixExactKeyTable, flushPolicy,
+                    updates);
         }
 
         public Setup withRecovery(Recovery measured) {
             return new Setup(payload, keys, lookups, parallelism, objectReuse, savepoint, savepointFormat,
-                    rocksdbManaged, batchSize, flushMillis, measured, flixThreads, flixExactKeyTable, flushPolicy);
+                    rocksdbManaged, batchSize, flushMillis, measured, flixThreads, flixExactKeyTable, flushPolicy, updateBatchMax);
         }
     }
 
@@ -432,6 +445,8 @@ public final class EnrichmentBenchmark {
                 .withRocksdbManaged(MemorySize.parse(options.text("--rocksdb-managed", quick ? "256m" : "4g")))
                 .withBatches((int) options.number("--batch-size", 1 << 17), options.number("--flush-ms", 200))
                 .withFlushPolicy(flushPolicy(options))
+                .withUpdateBatchMax((int) options.number("--update-batch-max",
+                        FlixEnrichment.DEFAULT_UPDATE_BATCH_MAX))
                 .withFlixThreads((int) options.number("--threads", 0))
                 .withFlixExactKeyTable(switch (options.text("--exact-key-table", "on")) {
                     case "on" -> true;
@@ -709,6 +724,7 @@ public final class EnrichmentBenchmark {
                     .batchSize(setup.batchSize())
                     .flushInterval(Duration.ofMillis(setup.flushMillis()))
                     .flushPolicy(setup.flushPolicy())
+                    .updateBatchMax(setup.updateBatchMax())
                     .threads(setup.flixThreads())
                     .exactKeyTable(setup.flixExactKeyTable())
                     .backend(contestant.backend())
