@@ -15,9 +15,11 @@ import java.util.Map;
  * @param filePath           file: the file; null for kafka
  * @param pollTimeout        kafka: one poll's wait ({@code 'changelog.poll-timeout'})
  * @param batchSize          most changelog records per index micro-batch ({@code 'changelog.batch-size'})
+ * @param decodeThreads      kafka: most threads decoding a poll while the table bootstraps
+ *                           ({@code 'changelog.decode-threads'})
  */
 record ChangelogOptions(String changelog, String topic, Map<String, String> consumerProperties, String filePath,
-                        Duration pollTimeout, int batchSize) {
+                        Duration pollTimeout, int batchSize, int decodeThreads) {
 
     boolean isKafka() {
         return changelog.equals(DimensionSpec.KAFKA);

@@ -69,7 +69,17 @@ public final class FlixConnectorOptions {
             .defaultValue(16_384)
             .withDescription("The most changelog records applied to the index in one micro-batch. Once the table has "
                     + "bootstrapped a batch is applied as soon as a poll returns, however small; while it bootstraps "
-                    + "the polls gather up to this many.");
+                    + "the polls gather up to this many (a poll decoded in slices joins whole, so such a batch may "
+                    + "pass this by the rest of one poll).");
+
+    public static final ConfigOption<Integer> CHANGELOG_DECODE_THREADS = ConfigOptions.key("changelog.decode-threads")
+            .intType()
+            .defaultValue(1)
+            .withDescription("changelog = 'kafka': the most threads that decode the records of a poll while the table "
+                    + "bootstraps (it answers no lookup until then); a poll of at least 1,024 records is cut into "
+                    + "slices of at least 512, decoded by copies of the formats' decoders, and applied in record "
+                    + "order. Once the table has bootstrapped, the reader's thread decodes alone. Default 1: the "
+                    + "reader's thread alone.");
 
     // ---- file changelog ----
 

@@ -34,6 +34,7 @@ import java.util.TreeMap;
 
 import static io.flix.flink.table.FlixConnectorOptions.CHANGELOG;
 import static io.flix.flink.table.FlixConnectorOptions.CHANGELOG_BATCH_SIZE;
+import static io.flix.flink.table.FlixConnectorOptions.CHANGELOG_DECODE_THREADS;
 import static io.flix.flink.table.FlixConnectorOptions.CHANGELOG_POLL_TIMEOUT;
 import static io.flix.flink.table.FlixConnectorOptions.FILE_PATH;
 import static io.flix.flink.table.FlixConnectorOptions.INDEX_BACKEND;
@@ -75,8 +76,8 @@ public final class FlixDynamicTableFactory implements DynamicTableSourceFactory 
     @Override
     public Set<ConfigOption<?>> optionalOptions() {
         return Set.of(CHANGELOG, TOPIC, PROPS_BOOTSTRAP_SERVERS, KEY_FORMAT, VALUE_FORMAT, VALUE_FIELDS_INCLUDE,
-                CHANGELOG_POLL_TIMEOUT, CHANGELOG_BATCH_SIZE, FILE_PATH, LOOKUP_BATCH_SIZE, LOOKUP_LINGER,
-                LOOKUP_BATCH_POLICY,
+                CHANGELOG_POLL_TIMEOUT, CHANGELOG_BATCH_SIZE, CHANGELOG_DECODE_THREADS, FILE_PATH, LOOKUP_BATCH_SIZE,
+                LOOKUP_LINGER, LOOKUP_BATCH_POLICY,
                 LOOKUP_BOOTSTRAP_TIMEOUT, LOOKUP_MATCH, INDEX_BACKEND, INDEX_NODE_SIZE, INDEX_INITIAL_FILL,
                 INDEX_THREADS, INDEX_DEVICES, INDEX_GPU_MEMORY_BUDGET, INDEX_EXACT_KEY_TABLE, SNAPSHOT_PATH,
                 SNAPSHOT_INTERVAL);
@@ -137,8 +138,10 @@ public final class FlixDynamicTableFactory implements DynamicTableSourceFactory 
         }
         atLeast(options, CHANGELOG_BATCH_SIZE, 1);
         positive(options, CHANGELOG_POLL_TIMEOUT);
+        atLeast(options, CHANGELOG_DECODE_THREADS, 1);
         return new ChangelogOptions(changelog, topic, consumerProperties, filePath,
-                options.get(CHANGELOG_POLL_TIMEOUT), options.get(CHANGELOG_BATCH_SIZE));
+                options.get(CHANGELOG_POLL_TIMEOUT), options.get(CHANGELOG_BATCH_SIZE),
+                options.get(CHANGELOG_DECODE_THREADS));
     }
 
     /** The columns a changelog value holds: every one from a file; for kafka, as 'value.fields-include' says. */

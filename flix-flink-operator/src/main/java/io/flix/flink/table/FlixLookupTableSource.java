@@ -124,7 +124,8 @@ public final class FlixLookupTableSource implements LookupTableSource, SupportsF
         }
         return new DimensionSpec(identity, (RowType) physicalType.getLogicalType(), keyIndex, changelog.changelog(),
                 changelog.topic(), changelog.consumerProperties(), keyDecoder, valueDecoder, formats.valueFields(),
-                changelog.filePath(), changelog.pollTimeout().toMillis(), changelog.batchSize(), indexSettings,
+                changelog.filePath(), changelog.pollTimeout().toMillis(), changelog.batchSize(),
+                changelog.decodeThreads(), indexSettings,
                 lookup.bootstrapTimeout().toMillis(), snapshots);
     }
 

@@ -222,6 +222,53 @@ class KafkaChangelogTest {
     }
 
     /**
+     * The bootstrap's large polls are decoded in slices on several threads ('changelog.decode-threads'); the table
+     * then holds what decoding every record in order gives: three rounds over the same keys, with deletes and
+     * values the format cannot parse in between, and the records each slice's decoder skipped counted.
+     */
+    @Test
+    void theBootstrapDecodesLargePollsInSlicesAndKeepsRecordOrder() throws Exception {
+        final String topic = "products-sliced";
+        BROKER.createTopics(Map.of(topic, 2));
+        final int products = 3_000;
+        final Map<Long, String> expected = new HashMap<>();
+        long unparsable = 0;
+        try (KafkaProducer<String, String> producer = producer(null)) {
+            for (int round = 0; round < 3; round++) {
+                for (long id = 0; id < products; id++) {
+                    if (round == 1 && id % 5 == 0) {
+                        producer.send(record(topic, id, null, 0));
+                        expected.remove(id);
+                    } else if (round == 2 && id % 7 == 0) {
+                        producer.send(new ProducerRecord<>(topic, (int) (id % 2), "{\"id\":" + id + "}", "not json"));
+                        unparsable++;
+                    } else if (round < 2 || id % 2 == 1) {
+                        producer.send(record(topic, id, "r" + round + "p" + id, id + round));
+                        expected.put(id, "r" + round + "p" + id + "," + (double) (id + round));
+                    }
+                }
+            }
+            producer.flush();
+        }
+        final Map<String, String> options = options(topic);
+        options.put("value.json.ignore-parse-errors", "true");
+        options.put("changelog.decode-threads", "3");
+        final FlixAsyncLookupFunction function = open(options);
+        try {
+            final SharedDimension dimension = function.dimension();
+            assertTrue(dimension.slicedPolls() > 0, "the records were there before the table opened: the "
+                    + "bootstrap's polls hold thousands, decoded in slices");
+            assertEquals(unparsable, dimension.skippedRecords());
+            assertEquals(expected.size(), dimension.indexSize());
+            for (long id = 0; id < products; id++) {
+                assertEquals(expected.getOrDefault(id, "none"), lookup(function, id), "product " + id);
+            }
+        } finally {
+            function.close();
+        }
+    }
+
+    /**
      * Committed, aborted and (at open) still open transactions on a topic of two partitions: lookups never see an
      * aborted row; the open transaction holds neither the bootstrap nor its rows in it, and what was committed
      * behind it in its partition is applied once it ends. {@code 'properties.isolation.level'} may still choose

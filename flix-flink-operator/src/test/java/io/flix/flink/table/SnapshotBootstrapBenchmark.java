@@ -50,7 +50,8 @@ import java.util.concurrent.atomic.LongAdder;
  *   <li>closes the table, writes {@code --suffix} more records (updates of random keys), and opens it again: the
  *       bootstrap loads the snapshot and reads the suffix only.</li>
  * </ol>
- * Run from the test class path: {@code --keys N --partitions N --suffix N --baseline-seconds N --backend cpu|gpu}.
+ * Run from the test class path: {@code --keys N --partitions N --suffix N --baseline-seconds N --backend cpu|gpu
+ * --decode-threads N} (the last: the table's {@code changelog.decode-threads}; unset, its default).
  */
 public final class SnapshotBootstrapBenchmark {
 
@@ -70,6 +71,7 @@ public final class SnapshotBootstrapBenchmark {
         final long suffix = option(args, "--suffix", 100_000);
         final long baselineSeconds = option(args, "--baseline-seconds", 5);
         final String backend = text(args, "--backend", "cpu");
+        final String decodeThreads = text(args, "--decode-threads", null);
         final Path snapshots = Files.createTempDirectory("flix-snapshots");
         final KafkaBrokerExtension broker = new KafkaBrokerExtension();
         broker.beforeAll(null);
@@ -88,6 +90,9 @@ public final class SnapshotBootstrapBenchmark {
             options.put("lookup.bootstrap-timeout", "1 h");
             options.put("snapshot.path", snapshots.toUri().toString());
             options.put("snapshot.interval", "1 d");
+            if (decodeThreads != null) {
+                options.put("changelog.decode-threads", decodeThreads);
+            }
 
             final FlixAsyncLookupFunction fromTopic = open(options);
             final SharedDimension d = fromTopic.dimension();

@@ -12,6 +12,7 @@ import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.runtime.typeutils.RowDataSerializer;
 import org.apache.flink.table.types.logical.RowType;
 import org.apache.flink.types.RowKind;
+import org.apache.flink.util.InstantiationUtil;
 import org.apache.flink.util.SimpleUserCodeClassLoader;
 import org.apache.flink.util.UserCodeClassLoader;
 
@@ -26,7 +27,7 @@ import java.util.concurrent.TimeUnit;
 /**
  * Turns changelog records (Kafka key and value bytes, or file lines) into {@link SerializedUpdates} entries: decodes them
  * with the table's formats, assembles the full physical row, and serializes it with Flink's
- * {@link RowDataSerializer}. One per reader thread.
+ * {@link RowDataSerializer}. One per thread: a copy ({@link #copy()}) decodes with formats of its own.
  *
  * <p>A record is skipped, and counted, where it has no usable key or where its value decodes to nothing or to a
  * null row: a format told to skip what it cannot parse (for example {@code 'value.json.ignore-parse-errors'})
@@ -40,6 +41,9 @@ public final class ChangelogDecoder {
     private static final long WARN_INTERVAL_NANOS = TimeUnit.MINUTES.toNanos(1);
 
     private final DimensionSpec spec;
+    /** The spec's decoders, or copies of them (a format's decoder is not safe for two threads). */
+    private final DeserializationSchema<RowData> keyDecoder;
+    private final DeserializationSchema<RowData> valueDecoder;
     private final RowDataSerializer serializer;
     private final RowData.FieldGetter[] valueGetters;
     private final DataOutputSerializer out = new DataOutputSerializer(256);
@@ -55,7 +59,14 @@ public final class ChangelogDecoder {
     private long beforeKey;
 
     ChangelogDecoder(DimensionSpec spec) throws Exception {
+        this(spec, spec.keyDecoder(), spec.valueDecoder());
+    }
+
+    private ChangelogDecoder(DimensionSpec spec, DeserializationSchema<RowData> keyDecoder,
+                             DeserializationSchema<RowData> valueDecoder) throws Exception {
         this.spec = spec;
+        this.keyDecoder = keyDecoder;
+        this.valueDecoder = valueDecoder;
         this.serializer = new RowDataSerializer(spec.rowType());
         final RowType rowType = spec.rowType();
         final int[] valueFields = spec.valueFields();
@@ -74,10 +85,17 @@ public final class ChangelogDecoder {
                 return SimpleUserCodeClassLoader.create(ChangelogDecoder.class.getClassLoader());
             }
         };
-        if (spec.keyDecoder() != null) {
-            spec.keyDecoder().open(context);
+        if (keyDecoder != null) {
+            keyDecoder.open(context);
         }
-        spec.valueDecoder().open(context);
+        valueDecoder.open(context);
+    }
+
+    /** A decoder of the same spec with copies of its formats' decoders (serialized and read back), opened. */
+    ChangelogDecoder copy() throws Exception {
+        final ClassLoader loader = ChangelogDecoder.class.getClassLoader();
+        return new ChangelogDecoder(spec, keyDecoder == null ? null : InstantiationUtil.clone(keyDecoder, loader),
+                InstantiationUtil.clone(valueDecoder, loader));
     }
 
     /** Records without a usable key, or whose value decoded to nothing or to a null row. */
@@ -91,7 +109,7 @@ public final class ChangelogDecoder {
      */
     void addKafkaRecord(int partition, long offset, byte[] key, byte[] value, SerializedUpdates batch)
             throws IOException {
-        final RowData keyRow = key == null ? null : spec.keyDecoder().deserialize(key);
+        final RowData keyRow = key == null ? null : keyDecoder.deserialize(key);
         if (keyRow == null || keyRow.isNullAt(0)) {
             skip(key == null ? "it has no key" : "its key decodes to no key value", "partition " + partition
                     + " offset " + offset);
@@ -103,7 +121,7 @@ public final class ChangelogDecoder {
             return;
         }
         decoded.clear();
-        spec.valueDecoder().deserialize(value, collector);
+        valueDecoder.deserialize(value, collector);
         if (decoded.isEmpty()) {
             skip("its value decodes to no row", "partition " + partition + " offset " + offset);
             return;
@@ -122,7 +140,7 @@ public final class ChangelogDecoder {
     void addFileLine(long lineNumber, byte[] line, SerializedUpdates batch) throws IOException {
         decoded.clear();
         try {
-            spec.valueDecoder().deserialize(line, collector);
+            valueDecoder.deserialize(line, collector);
         } catch (IOException | RuntimeException e) {
             // the format's own message names neither the file nor the line
             throw new IOException("The 'flix' table's changelog " + spec.describeChangelog() + ": line " + lineNumber

@@ -55,6 +55,11 @@ public abstract class ChangelogReader implements Runnable {
 
     public long skipped() {
         final ChangelogDecoder d = decoder;
-        return d == null ? 0 : d.skipped();
+        return (d == null ? 0 : d.skipped()) + skippedBeyondDecoder();
+    }
+
+    /** Records skipped by decoders other than the reader's own (those that decode beside it). */
+    long skippedBeyondDecoder() {
+        return 0;
     }
 }

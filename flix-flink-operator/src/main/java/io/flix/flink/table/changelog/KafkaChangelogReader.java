@@ -69,9 +69,19 @@ public final class KafkaChangelogReader extends ChangelogReader {
     /** True until the brokers answered the bootstrap's metadata requests: the probe says why they did not. */
     private volatile boolean waitingForBrokers = true;
     private volatile long recordsRead;
+    /** Most threads that decode a poll's records while the table bootstraps (1: the reader's alone). */
+    private final int decodeThreads;
+    /** Set once reading starts where decodeThreads > 1; kept after, for its decoders' skip counts. */
+    private volatile SlicedDecoding sliced;
+    private volatile long slicedPolls;
 
-    public KafkaChangelogReader(DimensionSpec spec, ChangelogTarget dimension) {
+    /** @param decodeThreads most threads that decode a poll's records while the table bootstraps */
+    public KafkaChangelogReader(DimensionSpec spec, ChangelogTarget dimension, int decodeThreads) {
         super(spec, dimension);
+        if (decodeThreads < 1) {
+            throw new IllegalArgumentException("decodeThreads must be >= 1, was " + decodeThreads);
+        }
+        this.decodeThreads = decodeThreads;
         waitingFor = "starting the consumer to ask the brokers for the partitions of topic '" + spec.topic() + "'";
     }
 
@@ -89,6 +99,9 @@ public final class KafkaChangelogReader extends ChangelogReader {
         properties.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
         properties.remove(ConsumerConfig.GROUP_ID_CONFIG);
         boolean bootstrapped = false;
+        if (decodeThreads > 1) {
+            sliced = new SlicedDecoding(decoder, decodeThreads, "flix-changelog-decode " + spec.topic());
+        }
         try (KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(properties)) {
             consumer = c;
             final List<TopicPartition> partitions;
@@ -138,6 +151,25 @@ public final class KafkaChangelogReader extends ChangelogReader {
                 if (records.isEmpty()) {
                     continue;
                 }
+                if (!bootstrapped && sliced != null
+                        && records.count() >= 2 * SlicedDecoding.MIN_RECORDS_PER_SLICE) {
+                    // while it bootstraps: the poll decoded in slices on several threads, applied as it gathers
+                    final List<ConsumerRecord<byte[], byte[]>> polled = new ArrayList<>(records.count());
+                    records.forEach(polled::add);
+                    if (sliced.decode(polled, batch) > 1) {
+                        slicedPolls++;
+                    }
+                    if (!applied.isEmpty()) {
+                        for (ConsumerRecord<byte[], byte[]> record : polled) {
+                            applied.put(record.partition(), record.offset() + 1);
+                        }
+                    }
+                    if (batch.size() >= spec.changelogBatchSize()) {
+                        applyAndTell(batch, applied);
+                    }
+                    recordsRead += records.count();
+                    continue;
+                }
                 for (ConsumerRecord<byte[], byte[]> record : records) {
                     decoder.addKafkaRecord(record.partition(), record.offset(), record.key(), record.value(), batch);
                     if (!applied.isEmpty()) {
@@ -157,7 +189,21 @@ public final class KafkaChangelogReader extends ChangelogReader {
             }
         } finally {
             consumer = null;
+            if (sliced != null) {
+                sliced.close();
+            }
         }
+    }
+
+    /** Polls of the bootstrap decoded on more than one thread. */
+    public long slicedPolls() {
+        return slicedPolls;
+    }
+
+    @Override
+    long skippedBeyondDecoder() {
+        final SlicedDecoding s = sliced;
+        return s == null ? 0 : s.skippedByOthers();
     }
 
     /** Applies a batch (and clears it); then, where snapshots are on, tells the dimension how far the topic is. */

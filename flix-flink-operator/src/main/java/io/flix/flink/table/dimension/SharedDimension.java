@@ -189,7 +189,7 @@ public final class SharedDimension implements AutoCloseable, ChangelogTarget, Sn
                 spec.indexSettings().backend(), PayloadStore.of(new RowDataSerializer(spec.rowType()), batchCapacity()), batchCapacity());
         final String name = spec.changelog().equals(DimensionSpec.KAFKA) ? spec.topic() : spec.filePath();
         this.reader = spec.changelog().equals(DimensionSpec.KAFKA)
-                ? new KafkaChangelogReader(spec, this) : new FileChangelogReader(spec, this);
+                ? new KafkaChangelogReader(spec, this, spec.decodeThreads()) : new FileChangelogReader(spec, this);
         this.readerThread = new Thread(reader, "flix-changelog-" + name);
         this.readerThread.setDaemon(true);
         final ScheduledThreadPoolExecutor timer = new ScheduledThreadPoolExecutor(1, r -> {
@@ -607,6 +607,11 @@ public final class SharedDimension implements AutoCloseable, ChangelogTarget, Sn
     /** Milliseconds from opening to the end of the bootstrap; -1 before. */
     public long bootstrapMillis() {
         return bootstrapMillis;
+    }
+
+    /** Polls of the bootstrap the Kafka reader decoded on more than one thread (0 for a file). */
+    public long slicedPolls() {
+        return reader instanceof KafkaChangelogReader kafka ? kafka.slicedPolls() : 0;
     }
 
     /** Records the reader skipped (no usable key, or a value the format decoded to nothing). */

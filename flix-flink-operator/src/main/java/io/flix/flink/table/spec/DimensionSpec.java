@@ -26,6 +26,7 @@ import java.util.Map;
  * @param filePath          file: the file
  * @param pollTimeoutMillis kafka: one poll's wait
  * @param changelogBatchSize most changelog records per index micro-batch
+ * @param decodeThreads     kafka: most threads decoding a poll while the table bootstraps
  * @param indexSettings     the index's backend and shape
  * @param bootstrapTimeoutMillis how long after the table opens on a task manager its changelog must be applied up
  *                          to its end at that time ('lookup.bootstrap-timeout')
@@ -34,7 +35,7 @@ import java.util.Map;
 public record DimensionSpec(String identity, RowType rowType, int keyIndex, String changelog, String topic,
                      Map<String, String> consumerProperties, DeserializationSchema<RowData> keyDecoder,
                      DeserializationSchema<RowData> valueDecoder, int[] valueFields, String filePath,
-                     long pollTimeoutMillis, int changelogBatchSize, IndexSettings indexSettings,
+                     long pollTimeoutMillis, int changelogBatchSize, int decodeThreads, IndexSettings indexSettings,
                      long bootstrapTimeoutMillis, SnapshotSettings snapshots)
         implements Serializable {
 
