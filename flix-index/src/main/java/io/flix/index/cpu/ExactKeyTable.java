@@ -76,12 +76,7 @@ final class ExactKeyTable {
         return bytes;
     }
 
-    /** Empties the table, sized for {@code expected} keys. */
-    void clear(long expected) {
-        allocate(bitsFor(expected));
-    }
-
-    /** As {@link #clear(long)}, the slots allocated on up to {@code parts} threads. */
+    /** Empties the table, sized for {@code expected} keys, its slots allocated on up to {@code parts} threads. */
     void clear(long expected, int parts, Parts runner) {
         allocate(bitsFor(expected), parts, runner);
     }

@@ -136,7 +136,7 @@ class ExactKeyTableTest {
             table.put(i, i);
         }
         assertEquals(capacity, table.capacity());
-        table.clear(0);
+        table.clear(0, 1, ExactKeyTableTest::oneAfterAnother);
         assertEquals(0, table.size());
         assertEquals(NOT_FOUND, table.get(5));
     }
