@@ -11,32 +11,37 @@ import java.util.concurrent.TimeUnit;
 /** Stop-with-savepoint for tests. */
 public final class Savepoints {
 
-    /** Declined savepoints tried again before the test fails. */
-    private static final int ATTEMPTS = 10;
+    /** Pause between a declined savepoint and the next try: the tasks it waits for are deploying or finishing. */
+    private static final long RETRY_PAUSE_MILLIS = 100;
 
     private Savepoints() {
     }
 
     /**
-     * Stops the job with a savepoint and returns its path. A task may decline a savepoint while it finishes (a
-     * bounded source ending just then): the savepoint is then tried again, as a user would.
+     * Stops the job with a savepoint and returns its path. A savepoint is declined while a task is not running: still
+     * deploying on a busy machine, or finishing (a bounded source ending just then). It is then tried again, as a
+     * user would, until {@code safetyNetSeconds} have passed (a guard against a hang, not a bound the test expects).
      */
     public static String stopWithSavepoint(JobClient job, String directory, long safetyNetSeconds)
             throws Exception {
-        ExecutionException previous = null;
-        for (int attempt = 1; ; attempt++) {
+        final long giveUp = System.nanoTime() + TimeUnit.SECONDS.toNanos(safetyNetSeconds);
+        ExecutionException first = null;
+        while (true) {
             try {
                 return job.stopWithSavepoint(false, directory, SavepointFormatType.CANONICAL)
                         .get(safetyNetSeconds, TimeUnit.SECONDS);
             } catch (ExecutionException e) {
-                if (previous != null) {
-                    e.addSuppressed(previous);
-                }
-                if (attempt == ATTEMPTS
-                        || ExceptionUtils.findThrowable(e, CheckpointException.class).isEmpty()) {
+                if (ExceptionUtils.findThrowable(e, CheckpointException.class).isEmpty()
+                        || System.nanoTime() - giveUp > 0) {
+                    if (first != null) {
+                        e.addSuppressed(first);
+                    }
                     throw e;
                 }
-                previous = e;
+                if (first == null) {
+                    first = e;
+                }
+                Thread.sleep(RETRY_PAUSE_MILLIS);
             }
         }
     }
