@@ -477,16 +477,15 @@ final class ExactKeyTable {
         final int longsEach = (int) Math.min(slots, SEGMENT_SLOTS) << 1;
         final long[][] fresh = new long[count][];
         final int threads = runner == null || slots < PARALLEL_MIN ? 1 : Math.min(parts, count);
-        if (threads <= 1) {
-            for (int i = 0; i < count; i++) {
+        final IntConsumer part = p -> {
+            for (int i = (int) ((long) count * p / threads); i < (long) count * (p + 1) / threads; i++) {
                 fresh[i] = new long[longsEach];
             }
+        };
+        if (threads == 1) {
+            part.accept(0);
         } else {
-            runner.run(threads, p -> {
-                for (int i = (int) ((long) count * p / threads); i < (long) count * (p + 1) / threads; i++) {
-                    fresh[i] = new long[longsEach];
-                }
-            });
+            runner.run(threads, part);
         }
         segments = fresh;
         bits = newBits;

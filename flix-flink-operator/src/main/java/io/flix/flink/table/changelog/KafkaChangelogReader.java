@@ -151,32 +151,18 @@ public final class KafkaChangelogReader extends ChangelogReader {
                 if (records.isEmpty()) {
                     continue;
                 }
-                if (!bootstrapped && sliced != null
-                        && records.count() >= 2 * SlicedDecoding.MIN_RECORDS_PER_SLICE) {
-                    // while it bootstraps: the poll decoded in slices on several threads, applied as it gathers
-                    final List<ConsumerRecord<byte[], byte[]>> polled = new ArrayList<>(records.count());
-                    records.forEach(polled::add);
-                    if (sliced.decode(polled, batch) > 1) {
-                        slicedPolls++;
-                    }
-                    if (!applied.isEmpty()) {
-                        for (ConsumerRecord<byte[], byte[]> record : polled) {
+                if (!bootstrapped && sliced != null && SlicedDecoding.worthSlicing(records.count())) {
+                    decodeInSlices(records, batch, applied);
+                } else {
+                    for (ConsumerRecord<byte[], byte[]> record : records) {
+                        decoder.addKafkaRecord(record.partition(), record.offset(), record.key(), record.value(),
+                                batch);
+                        if (!applied.isEmpty()) {
                             applied.put(record.partition(), record.offset() + 1);
                         }
-                    }
-                    if (batch.size() >= spec.changelogBatchSize()) {
-                        applyAndTell(batch, applied);
-                    }
-                    recordsRead += records.count();
-                    continue;
-                }
-                for (ConsumerRecord<byte[], byte[]> record : records) {
-                    decoder.addKafkaRecord(record.partition(), record.offset(), record.key(), record.value(), batch);
-                    if (!applied.isEmpty()) {
-                        applied.put(record.partition(), record.offset() + 1);
-                    }
-                    if (batch.size() >= spec.changelogBatchSize()) {
-                        applyAndTell(batch, applied);
+                        if (batch.size() >= spec.changelogBatchSize()) {
+                            applyAndTell(batch, applied);
+                        }
                     }
                 }
                 // while it bootstraps, the table answers no lookup: polls gather into batches of the batch size,
@@ -192,6 +178,26 @@ public final class KafkaChangelogReader extends ChangelogReader {
             if (sliced != null) {
                 sliced.close();
             }
+        }
+    }
+
+    /**
+     * A poll of the bootstrap decoded in slices on several threads; its updates join the batch whole, which is
+     * applied once it holds the batch size.
+     */
+    private void decodeInSlices(ConsumerRecords<byte[], byte[]> records, SerializedUpdates batch,
+                                Map<Integer, Long> applied) throws Exception {
+        final List<ConsumerRecord<byte[], byte[]>> polled = new ArrayList<>(records.count());
+        records.forEach(polled::add);
+        sliced.decode(polled, batch);
+        slicedPolls++;
+        if (!applied.isEmpty()) {
+            for (ConsumerRecord<byte[], byte[]> record : polled) {
+                applied.put(record.partition(), record.offset() + 1);
+            }
+        }
+        if (batch.size() >= spec.changelogBatchSize()) {
+            applyAndTell(batch, applied);
         }
     }
 

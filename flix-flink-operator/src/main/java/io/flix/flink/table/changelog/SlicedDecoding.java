@@ -5,6 +5,7 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -54,39 +55,42 @@ final class SlicedDecoding implements AutoCloseable {
         return skipped;
     }
 
+    /** Whether a poll of {@code records} records is cut into more than one slice. */
+    static boolean worthSlicing(int records) {
+        return records / MIN_RECORDS_PER_SLICE >= 2;
+    }
+
     /**
      * Decodes {@code records} and adds their updates to {@code batch} in record order; the slices' updates keep their
      * own buffers, which the batch references until it is applied.
-     *
-     * @return the slices the records were cut into (1: decoded on the calling thread alone)
      */
-    int decode(List<ConsumerRecord<byte[], byte[]>> records, SerializedUpdates batch) throws Exception {
+    void decode(List<ConsumerRecord<byte[], byte[]>> records, SerializedUpdates batch) throws Exception {
         final int n = records.size();
-        final int slices = Math.min(decoders.length, n / MIN_RECORDS_PER_SLICE);
-        if (slices < 2) {
-            decodeSlice(decoders[0], records, 0, n, batch);
-            return 1;
-        }
+        final int slices = Math.max(1, Math.min(decoders.length, n / MIN_RECORDS_PER_SLICE));
         final SerializedUpdates[] parts = new SerializedUpdates[slices];
-        final List<Future<?>> others = new ArrayList<>(slices - 1);
-        for (int s = 1; s < slices; s++) {
-            final int slice = s;
+        final List<Callable<Void>> work = new ArrayList<>(slices);
+        for (int s = 0; s < slices; s++) {
+            final ChangelogDecoder decoder = decoders[s];
             final int from = (int) ((long) n * s / slices);
             final int to = (int) ((long) n * (s + 1) / slices);
-            parts[s] = new SerializedUpdates(to - from);
-            others.add(threads.submit(() -> {
-                decodeSlice(decoders[slice], records, from, to, parts[slice]);
+            final SerializedUpdates part = new SerializedUpdates(to - from);
+            parts[s] = part;
+            work.add(() -> {
+                decodeSlice(decoder, records, from, to, part);
                 return null;
-            }));
+            });
+        }
+        final List<Future<Void>> others = new ArrayList<>(slices - 1);
+        for (int s = 1; s < slices; s++) {
+            others.add(threads.submit(work.get(s)));
         }
         Exception failure = null;
-        parts[0] = new SerializedUpdates(n / slices);
         try {
-            decodeSlice(decoders[0], records, 0, n / slices, parts[0]);
+            work.get(0).call(); // the first slice on the calling thread
         } catch (Exception e) {
             failure = e;
         }
-        for (Future<?> other : others) {
+        for (Future<Void> other : others) {
             try {
                 other.get();
             } catch (ExecutionException e) {
@@ -107,7 +111,6 @@ final class SlicedDecoding implements AutoCloseable {
                 }
             }
         }
-        return slices;
     }
 
     private static void decodeSlice(ChangelogDecoder decoder, List<ConsumerRecord<byte[], byte[]>> records, int from,
