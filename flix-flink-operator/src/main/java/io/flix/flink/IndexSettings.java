@@ -112,11 +112,14 @@ public record IndexSettings(Backend backend, int nodeSize, double initialFill, i
      * The config of an index that {@code readers} threads look up at once (a dimension held once per task manager
      * for its subtasks), on CUDA device {@code device}: updates run alone, on the threads set here or every core;
      * each lookup call on the threads set here or its share of the cores, {@code cores / readers}, as a keyed
-     * subtask's index has.
+     * subtask's index has. On the CPU the index is cut into one key-range shard per update thread
+     * ({@link FlixConfig#shards()}), so that an update batch runs each shard's part on one thread, all at once, as the
+     * keyed mode's subtasks each update their own index.
      */
     public FlixConfig configForReaders(int device, int readers) {
-        return new FlixConfig(backend, nodeSize, initialFill, threadsSharedBy(1), device, gpuMemoryBudget,
-                GpuTuning.DEFAULTS, 0, exactKeyTable).withLookupThreads(threadsSharedBy(readers));
+        final int updateThreads = threadsSharedBy(1);
+        return new FlixConfig(backend, nodeSize, initialFill, updateThreads, device, gpuMemoryBudget,
+                GpuTuning.DEFAULTS, threadsSharedBy(readers), exactKeyTable, updateThreads);
     }
 
     /** The threads set here, or the cores divided among {@code sharing} users (at least one). */

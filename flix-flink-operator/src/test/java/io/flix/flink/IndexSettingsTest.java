@@ -91,6 +91,9 @@ class IndexSettingsTest {
         final FlixConfig set = IndexSettings.defaults().withThreads(3).configForReaders(0, 16);
         assertEquals(3, set.threads(), "threads set: for updates");
         assertEquals(3, set.lookupThreadCap(), "and for each lookup call");
+        assertEquals(cores, shared.shards(), "on the CPU a key-range shard per update thread");
+        assertEquals(3, set.shards());
+        assertEquals(1, IndexSettings.defaults().configFor(0, 1).shards(), "a keyed subtask's index is one");
         assertEquals(1, IndexSettings.defaults().withBackend(Backend.GPU).withDevices(2).configForReaders(1, 2)
                 .device());
     }

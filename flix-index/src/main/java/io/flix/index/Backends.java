@@ -1,6 +1,7 @@
 package io.flix.index;
 
 import io.flix.index.cpu.CpuFlixIndex;
+import io.flix.index.cpu.ShardedCpuIndex;
 
 import java.io.File;
 import java.util.List;
@@ -20,10 +21,14 @@ final class Backends {
             throw new IllegalArgumentException("config must not be null");
         }
         return switch (config.backend()) {
-            case CPU -> new CpuFlixIndex(config);
+            case CPU -> openCpu(config);
             case GPU -> requireGpu().open(config);
-            case AUTO -> useGpu(config) ? requireGpu().open(config) : new CpuFlixIndex(config);
+            case AUTO -> useGpu(config) ? requireGpu().open(config) : openCpu(config);
         };
+    }
+
+    private static FlixIndex openCpu(FlixConfig config) {
+        return config.shards() > 1 ? new ShardedCpuIndex(config) : new CpuFlixIndex(config);
     }
 
     /** Why the GPU backend cannot run here, or {@code null} when it can. */

@@ -18,13 +18,19 @@ package io.flix.index;
  * @param exactKeyTable CPU backend: also keep every key with its value in a hash table beside the nodes, so that an
  *                    exact get reads about one cache line instead of walking buckets and nodes (about 16 to 32 more
  *                    bytes a key; every update writes it too). Floor, ceiling and range never read it
+ * @param shards      CPU backend: 1 for one index whose updates are split over its threads; more cuts the keys into
+ *                    this many ranges, each an index of its own ({@code io.flix.index.cpu.ShardedCpuIndex}), where a
+ *                    batch spread over the ranges updates each range on one thread, all at once (less work a key
+ *                    than one index's update split over the threads). Ignored by the GPU backend
  */
 public record FlixConfig(Backend backend, int nodeSize, double initialFill, int threads, int device,
                          GpuMemoryBudget gpuMemoryBudget, GpuTuning gpuTuning, int lookupThreads,
-                         boolean exactKeyTable) {
+                         boolean exactKeyTable, int shards) {
 
     public static final int DEFAULT_NODE_SIZE = 32;
     public static final double DEFAULT_INITIAL_FILL = 0.5;
+    /** The most key-range shards of a CPU index. */
+    public static final int MAX_SHARDS = 1024;
 
     public FlixConfig {
         if (backend == null) {
@@ -51,6 +57,17 @@ public record FlixConfig(Backend backend, int nodeSize, double initialFill, int 
         if (lookupThreads < 0) {
             throw new IllegalArgumentException("lookupThreads must be >= 0, was " + lookupThreads);
         }
+        if (shards < 1 || shards > MAX_SHARDS) {
+            throw new IllegalArgumentException("shards must be in [1, " + MAX_SHARDS + "], was " + shards);
+        }
+    }
+
+    /** A config with one CPU index (no key-range shards). */
+    public FlixConfig(Backend backend, int nodeSize, double initialFill, int threads, int device,
+                      GpuMemoryBudget gpuMemoryBudget, GpuTuning gpuTuning, int lookupThreads,
+                      boolean exactKeyTable) {
+        this(backend, nodeSize, initialFill, threads, device, gpuMemoryBudget, gpuTuning, lookupThreads,
+                exactKeyTable, 1);
     }
 
     /** A config whose lookups may use all its threads, with the CPU backend's exact-key table. */
@@ -84,6 +101,11 @@ public record FlixConfig(Backend backend, int nodeSize, double initialFill, int 
         return toBuilder().exactKeyTable(kept).build();
     }
 
+    /** This config with {@code count} key-range shards on the CPU backend (1: one index). */
+    public FlixConfig withShards(int count) {
+        return toBuilder().shards(count).build();
+    }
+
     /** The most threads a lookup call is split for: {@link #lookupThreads()} where set, at most {@link #threads()}. */
     public int lookupThreadCap() {
         return lookupThreads == 0 ? threads : Math.min(threads, lookupThreads);
@@ -102,12 +124,13 @@ public record FlixConfig(Backend backend, int nodeSize, double initialFill, int 
     public Builder toBuilder() {
         return builder().backend(backend).nodeSize(nodeSize).initialFill(initialFill).threads(threads).device(device)
                 .gpuMemoryBudget(gpuMemoryBudget).gpuTuning(gpuTuning).lookupThreads(lookupThreads)
-                .exactKeyTable(exactKeyTable);
+                .exactKeyTable(exactKeyTable).shards(shards);
     }
 
     /**
      * Defaults: AUTO backend, node size 32, initial fill 0.5, one thread per available processor, device 0, no GPU
-     * memory budget, the default GPU tuning, lookups on every thread, the CPU backend's exact-key table kept.
+     * memory budget, the default GPU tuning, lookups on every thread, the CPU backend's exact-key table kept, one CPU
+     * index (no shards).
      */
     public static final class Builder {
         private Backend backend = Backend.AUTO;
@@ -119,6 +142,7 @@ public record FlixConfig(Backend backend, int nodeSize, double initialFill, int 
         private GpuTuning gpuTuning = GpuTuning.DEFAULTS;
         private int lookupThreads = 0;
         private boolean exactKeyTable = true;
+        private int shards = 1;
 
         private Builder() {
         }
@@ -171,9 +195,15 @@ public record FlixConfig(Backend backend, int nodeSize, double initialFill, int 
             return this;
         }
 
+        /** Key-range shards of a CPU index (default 1: one index). */
+        public Builder shards(int shards) {
+            this.shards = shards;
+            return this;
+        }
+
         public FlixConfig build() {
             return new FlixConfig(backend, nodeSize, initialFill, threads, device, gpuMemoryBudget, gpuTuning,
-                    lookupThreads, exactKeyTable);
+                    lookupThreads, exactKeyTable, shards);
         }
     }
 }

@@ -6,7 +6,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** The cap on a lookup call's threads (its default, its bound and its check), and the exact-key table's switch. */
+/**
+ * The cap on a lookup call's threads (its default, its bound and its check), the exact-key table's switch and the
+ * CPU backend's key-range shards.
+ */
 class FlixConfigTest {
 
     @Test
@@ -48,5 +51,19 @@ class FlixConfigTest {
                 .withGpuMemoryBudget(GpuMemoryBudget.NONE).exactKeyTable(), "the other settings' withers keep it");
         assertEquals(2, without.withExactKeyTable(true).lookupThreads());
         assertTrue(without.withExactKeyTable(true).exactKeyTable());
+    }
+
+    @Test
+    void oneIndexUnlessShardsAreAskedAndAShardCountOutOfRangeIsRefusedByName() {
+        assertEquals(1, FlixConfig.builder().build().shards());
+        assertEquals(1, new FlixConfig(Backend.CPU, 32, 0.5, 3, 0).shards());
+        final FlixConfig sharded = FlixConfig.builder().threads(4).shards(4).exactKeyTable(false).build();
+        assertEquals(4, sharded.withLookupThreads(1).withExactKeyTable(true).shards(), "the other withers keep it");
+        assertEquals(2, sharded.withShards(2).shards());
+        for (int bad : new int[] {0, FlixConfig.MAX_SHARDS + 1}) {
+            final IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> FlixConfig.builder().shards(bad).build());
+            assertTrue(e.getMessage().contains("shards"), e.getMessage());
+        }
     }
 }

@@ -13,6 +13,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.Lock;
 import java.util.function.IntConsumer;
 import java.util.function.IntFunction;
+import java.util.function.Supplier;
 
 import static io.flix.index.sort.SortedSearch.lowerBound;
 import static io.flix.index.sort.SortedSearch.upperBound;
@@ -97,12 +98,19 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
     final int keysPerBuiltNode;
     final int splitFill;
     final int threads;
+    /**
+     * The threads the update running now is split for: {@link #threads}, or fewer where a {@link ShardedCpuIndex}
+     * runs its shards' updates at once ({@link #updateOn}). Written and read only under the exclusive lock.
+     */
+    int updateThreads;
     /** From this many keys (and more than one thread) an update batch is prepared on the workers. */
     final int prepParallelMin;
     /** The most threads one lookup call is split for. */
     final int lookupThreadCap;
     /** The workers of parallel batches; null once closed, as every array below. */
     ForkJoinPool workers;
+    /** Whether this index made its workers (else a {@link ShardedCpuIndex} lends its own), so shuts them down. */
+    private final boolean ownsWorkers;
     BatchScratch.Pool scratch;
     /** Lookup calls running now: they share the workers (see onLookupShare). */
     private final AtomicInteger lookupsInFlight = new AtomicInteger();
@@ -134,6 +142,16 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
      * the parallel path with small ones.
      */
     CpuFlixIndex(FlixConfig config, int prepParallelMin, int prepKeysPerRange, int prepKeysPerChunk) {
+        this(config, prepParallelMin, prepKeysPerRange, prepKeysPerChunk, null);
+    }
+
+    /** A shard of a {@link ShardedCpuIndex}: its parallel work runs on the sharded index's {@code workers}. */
+    CpuFlixIndex(FlixConfig config, ForkJoinPool workers) {
+        this(config, PREP_PARALLEL_MIN_KEYS, PREP_MIN_KEYS_PER_RANGE, PREP_MIN_KEYS_PER_CHUNK, workers);
+    }
+
+    private CpuFlixIndex(FlixConfig config, int prepParallelMin, int prepKeysPerRange, int prepKeysPerChunk,
+                         ForkJoinPool lentWorkers) {
         super(Backend.CPU, true);
         if (config == null) {
             throw new IllegalArgumentException("config must not be null");
@@ -142,9 +160,11 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
         this.keysPerBuiltNode = config.keysPerBuiltNode();
         this.splitFill = Math.max(1, nodeSize * 3 / 4);
         this.threads = config.threads();
+        this.updateThreads = threads;
         this.lookupThreadCap = config.lookupThreadCap();
         this.prepParallelMin = Math.max(1, prepParallelMin);
-        this.workers = new ForkJoinPool(threads);
+        this.ownsWorkers = lentWorkers == null;
+        this.workers = ownsWorkers ? new ForkJoinPool(threads) : lentWorkers;
         this.scratch = new BatchScratch.Pool(workers, threads, SCRATCH_KEPT, prepKeysPerRange, prepKeysPerChunk);
         this.pool = new NodePool(nodeSize);
         this.exactKeys = config.exactKeyTable() ? new ExactKeyTable(EXACT_TABLE_PARALLEL_MIN_KEYS) : null;
@@ -171,8 +191,8 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
         final int nodes = (int) ceilDiv(unique, fill);
         layoutEmpty(nodes);
         if (exactKeys != null) {
-            exactKeys.clear(unique, threads, this::runPieces);
-            exactKeys.putAll(keys, values, unique, threads, this::runPieces);
+            exactKeys.clear(unique, updateThreads, this::runPieces);
+            exactKeys.putAll(keys, values, unique, updateThreads, this::runPieces);
         }
         if (unique == 0) {
             return;
@@ -287,6 +307,24 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
         return new Restructure(this).run();
     }
 
+    // ------------------------------------------------------------------------------------------------ as a shard
+
+    /**
+     * Runs {@code update} (one of this index's updates, {@code build}, {@code upsert}, {@code delete} or
+     * {@code restructure}) split for {@code callThreads} threads instead of the config's: a {@link ShardedCpuIndex}
+     * runs one thread per shard where a batch spreads over its shards, all of them where it falls in one.
+     */
+    <T> T updateOn(int callThreads, Supplier<T> update) {
+        final Lock held = enterUpdate();
+        try {
+            updateThreads = Math.max(1, Math.min(threads, callThreads));
+            return update.get();
+        } finally {
+            updateThreads = threads;
+            held.unlock();
+        }
+    }
+
     // ------------------------------------------------------------------------------------------------ state
 
     @Override
@@ -317,7 +355,9 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
     /** Stops the workers' threads and drops every array, so that a closed index that stays referenced costs nothing. */
     @Override
     protected void closeLocked() {
-        workers.shutdown();
+        if (ownsWorkers) {
+            workers.shutdown();
+        }
         workers = null;
         scratch.clear();
         scratch = null;
@@ -386,8 +426,9 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
         return pieceCount(n, callThreads);
     }
 
+    /** Pieces of an update's {@code work}: one where the update runs on one thread. */
     int pieceCount(int work) {
-        return pieceCount(work, threads);
+        return updateThreads == 1 ? 1 : pieceCount(work, updateThreads);
     }
 
     /** Pieces of {@code work} for {@code workers} threads: a few each, none below the smallest worth forking. */

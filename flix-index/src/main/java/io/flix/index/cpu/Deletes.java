@@ -39,7 +39,7 @@ final class Deletes {
             ix.pool.nodesInUse -= freedCount[p];
         }
         if (ix.exactKeys != null) {
-            ix.exactKeys.removeAll(ks, unique, ix.threads, ix::runPieces);
+            ix.exactKeys.removeAll(ks, unique, ix.updateThreads, ix::runPieces);
         }
     }
 

@@ -14,7 +14,7 @@ final class UniqueBatch {
 
     /** Whether an update batch of {@code n} keys is sorted and reduced on the workers. */
     private boolean prepInParallel(int n) {
-        return ix.threads > 1 && n >= ix.prepParallelMin && n <= CpuFlixIndex.PREP_PARALLEL_MAX_KEYS;
+        return ix.updateThreads > 1 && n >= ix.prepParallelMin && n <= CpuFlixIndex.PREP_PARALLEL_MAX_KEYS;
     }
 
     /** Sorts (stably) and reduces the pairs to unique keys, last occurrence wins, into {@code s.keys/s.values}. */
@@ -38,7 +38,7 @@ final class UniqueBatch {
             return unique;
         }
         final int[] positions = s.positions;
-        s.sorter.sort(keys, n, uk, positions);
+        s.sorter.sort(keys, n, uk, positions, ix.updateThreads);
         for (int i = 0; i < n; i++) {
             final long k = uk[i];
             if (unique > 0 && uk[unique - 1] == k) {
@@ -59,7 +59,7 @@ final class UniqueBatch {
         }
         final long[] uk = s.keys;
         if (!keysSorted) {
-            s.sorter.sort(keys, n, uk, s.positions);
+            s.sorter.sort(keys, n, uk, s.positions, ix.updateThreads);
         } else {
             System.arraycopy(keys, 0, uk, 0, n);
         }

@@ -27,7 +27,7 @@ final class UpsertMerge {
         final int pieces = starts.length - 1;
         if (ix.exactKeys != null) {
             // Grown before anything changes: a growth that fails leaves the index as it was.
-            ix.exactKeys.reserveFor(ks, unique, ix.threads, ix::runPieces);
+            ix.exactKeys.reserveFor(ks, unique, ix.updateThreads, ix::runPieces);
         }
 
         // Pass 1 (read only): a bound on the new nodes each piece may need, so that all node ids are handed out
@@ -72,7 +72,7 @@ final class UpsertMerge {
             ix.bucketCount = cut.count();
         }
         if (ix.exactKeys != null) {
-            ix.exactKeys.putAll(ks, vs, unique, ix.threads, ix::runPieces);
+            ix.exactKeys.putAll(ks, vs, unique, ix.updateThreads, ix::runPieces);
         }
     }
 

@@ -1,0 +1,854 @@
+package io.flix.index.cpu;
+
+import io.flix.index.AbstractFlixIndex;
+import io.flix.index.Backend;
+import io.flix.index.BatchArgs;
+import io.flix.index.FlixConfig;
+import io.flix.index.FlixIndex;
+import io.flix.index.IndexStats;
+import io.flix.index.RangeResult;
+import io.flix.index.SortedPairs;
+
+import java.util.Arrays;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ForkJoinPool;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.Lock;
+import java.util.function.IntConsumer;
+
+/**
+ * A CPU index cut into key ranges, each a {@link CpuFlixIndex} of its own (a shard), so that an update uses every
+ * core at the cost per key of one thread: a batch spread over the ranges is cut into the shards' parts, which are
+ * applied at once, each on one thread. One index's update split over the same threads costs 3 to 4 times the work a
+ * key (its sort, its exact-key table's writes and its merges reach across the whole structure), which is why the
+ * keyed mode's slices, one index per subtask, loaded faster than a task manager's one shared index.
+ *
+ * <p>The ranges follow the keys: an empty index cuts them from its first large batch (or a build from its pairs) at
+ * a sample's quantiles; after an update that leaves one shard holding more than {@value #SKEW} times its even share,
+ * where the index has grown or shrunk by half since its last cut, every shard is exported and the keys are cut anew
+ * at exact quantiles (a cost of the index's size, paid after growth by half, so a constant share per key). A batch
+ * that falls mostly into one shard (keys in ascending order appended at the top, say) is applied shard by shard, each
+ * on every thread, as one index would.
+ *
+ * <p>Lookups are cut the same way; a floor (ceiling) that its shard cannot answer takes the largest (smallest) pair of
+ * the nearest shard below (above) that holds one, kept after every update. A range that crosses shards is the
+ * concatenation of its shards' answers, in key order. The answers equal one {@link CpuFlixIndex}'s for every call.
+ *
+ * <p>Concurrency as {@link FlixIndex} says, held by this index's lock: the shards are reached only under it (their
+ * own locks are not taken for lookups). Lookups run in parallel, each on its caller's thread, or split over the shards
+ * on the workers where a call runs alone; the shards' parallel work runs on this index's workers.
+ */
+public final class ShardedCpuIndex extends AbstractFlixIndex {
+
+    /** Fewest keys of an index, or of the first batch into an empty one, that the ranges are cut for. */
+    static final int CUT_MIN_KEYS = 1 << 16;
+    /** Keys sampled per shard to cut a batch into ranges. */
+    private static final int SAMPLES_PER_SHARD = 64;
+    /** A shard (or a batch's part) above this multiple of an even share is out of balance. */
+    private static final int SKEW = 2;
+    /** Fewest keys of one chunk when a batch is cut into parts on several threads. */
+    private static final int MIN_KEYS_PER_CHUNK = 1 << 14;
+
+    private final int shardCount;
+    private final int threads;
+    private final int lookupThreadCap;
+    private final int cutMinKeys;
+    /** A shard's config: every thread for updates that fall into it alone, lookups on the caller's thread. */
+    private final FlixConfig shardConfig;
+    private ForkJoinPool workers;
+    private final AtomicInteger lookupsInFlight = new AtomicInteger();
+    /** Scratch of lookup calls, one taken per call. */
+    private final ConcurrentLinkedQueue<Parts> lookupParts = new ConcurrentLinkedQueue<>();
+    /** Scratch of updates, which run alone. */
+    private Parts updateParts = new Parts();
+
+    // written under the exclusive lock
+    /** Shards in key order: shard s holds the keys in [lower[s], lower[s + 1]), the last up to Long.MAX_VALUE. */
+    private CpuFlixIndex[] shards;
+    /** Strictly ascending, {@code lower[0] == Long.MIN_VALUE}; as long as {@link #shards}. */
+    private long[] lower;
+    private long size;
+    /** The size at the last cut of the ranges. */
+    private long sizeAtCut;
+    /** Per shard, the largest pair of the shards below it ({@code NOT_FOUND} value where they hold none). */
+    private long[] floorKeyBelow;
+    private long[] floorValueBelow;
+    /** Per shard, the smallest pair of the shards above it. */
+    private long[] ceilingKeyAbove;
+    private long[] ceilingValueAbove;
+
+    public ShardedCpuIndex(FlixConfig config) {
+        this(config, CUT_MIN_KEYS);
+    }
+
+    /** An index that cuts its ranges from {@code cutMinKeys} keys; tests cut tiny indexes. */
+    ShardedCpuIndex(FlixConfig config, int cutMinKeys) {
+        super(Backend.CPU, true);
+        if (config == null) {
+            throw new IllegalArgumentException("config must not be null");
+        }
+        this.shardCount = config.shards();
+        this.threads = config.threads();
+        this.lookupThreadCap = config.lookupThreadCap();
+        this.cutMinKeys = Math.max(shardCount, cutMinKeys);
+        this.shardConfig = config.toBuilder().shards(1).lookupThreads(1).build();
+        this.workers = new ForkJoinPool(threads);
+        replaceShards(new CpuFlixIndex[] {newShard()}, new long[] {Long.MIN_VALUE});
+    }
+
+    private CpuFlixIndex newShard() {
+        return new CpuFlixIndex(shardConfig, workers);
+    }
+
+    // ------------------------------------------------------------------------------------------------ updates
+
+    @Override
+    protected void buildLocked(long[] keys, long[] values, int n, boolean keysSorted) {
+        BatchArgs.checkPairs(keys, values, n, keysSorted);
+        final long[] bounds = n >= cutMinKeys ? sampleCut(keys, n, keysSorted) : new long[] {Long.MIN_VALUE};
+        final Parts p = updateParts;
+        partition(bounds, keys, values, n, p, false, chunksFor(n));
+        final CpuFlixIndex[] fresh = new CpuFlixIndex[bounds.length];
+        final int callThreads = spread(p, n) ? 1 : threads;
+        try {
+            runOnShards(bounds.length, callThreads == 1, s -> {
+                final CpuFlixIndex shard = newShard();
+                fresh[s] = shard;
+                final int count = p.count[s];
+                shard.updateOn(callThreads, () -> {
+                    shard.buildLocked(p.keys[s], p.values[s], count, keysSorted);
+                    return null;
+                });
+            });
+        } catch (RuntimeException | Error e) {
+            closeAll(fresh);
+            throw e;
+        } finally {
+            p.trim();
+        }
+        closeAll(shards);
+        replaceShards(fresh, bounds);
+        sizeAtCut = size;
+    }
+
+    @Override
+    protected void upsertLocked(long[] keys, long[] values, int n, boolean keysSorted) {
+        BatchArgs.checkPairs(keys, values, n, keysSorted);
+        if (n == 0) {
+            return;
+        }
+        if (size == 0 && n >= cutMinKeys) {
+            closeAll(shards); // empty: the first large batch sets the ranges
+            final long[] bounds = sampleCut(keys, n, keysSorted);
+            final CpuFlixIndex[] empty = new CpuFlixIndex[bounds.length];
+            for (int s = 0; s < empty.length; s++) {
+                empty[s] = newShard();
+            }
+            replaceShards(empty, bounds);
+        }
+        final Parts p = updateParts;
+        try {
+            partition(lower, keys, values, n, p, false, chunksFor(n));
+            eachPart(p, n, (shard, s, callThreads) -> shard.updateOn(callThreads, () -> {
+                shard.upsertLocked(p.keys[s], p.values[s], p.count[s], keysSorted);
+                return null;
+            }));
+        } finally {
+            p.trim();
+            refreshSizeAndEdges(); // also where a shard's update failed: the others' parts are in
+        }
+        recutWhereOutOfBalance();
+    }
+
+    @Override
+    protected void deleteLocked(long[] keys, int n, boolean keysSorted) {
+        BatchArgs.checkKeys(keys, n, keysSorted);
+        if (n == 0 || size == 0) {
+            return;
+        }
+        final Parts p = updateParts;
+        try {
+            partition(lower, keys, null, n, p, false, chunksFor(n));
+            eachPart(p, n, (shard, s, callThreads) -> shard.updateOn(callThreads, () -> {
+                shard.deleteLocked(p.keys[s], p.count[s], keysSorted);
+                return null;
+            }));
+        } finally {
+            p.trim();
+            refreshSizeAndEdges();
+        }
+        recutWhereOutOfBalance();
+    }
+
+    @Override
+    protected long restructureLocked() {
+        long freed = 0;
+        for (CpuFlixIndex shard : shards) {
+            freed += shard.updateOn(threads, shard::restructureLocked);
+        }
+        return freed;
+    }
+
+    @FunctionalInterface
+    private interface PartUpdate {
+        void apply(CpuFlixIndex shard, int s, int callThreads);
+    }
+
+    /**
+     * Applies {@code update} to every shard with a part: at once, one thread each, where the batch spreads over the
+     * shards; one after another, each on every thread, where one part holds more than its share.
+     */
+    private void eachPart(Parts p, int n, PartUpdate update) {
+        final boolean spread = spread(p, n);
+        final int callThreads = spread ? 1 : threads;
+        runOnShards(shards.length, spread, s -> {
+            if (p.count[s] > 0) {
+                update.apply(shards[s], s, callThreads);
+            }
+        });
+    }
+
+    /** Whether a batch of {@code n} keys cut into {@code p} is worth its shards' running at once, one thread each. */
+    private boolean spread(Parts p, int n) {
+        if (threads == 1 || n < CpuFlixIndex.PARALLEL_MIN_KEYS) {
+            return false;
+        }
+        int largest = 0;
+        for (int s = 0; s < p.shards; s++) {
+            largest = Math.max(largest, p.count[s]);
+        }
+        return largest <= SKEW * CpuFlixIndex.ceilDiv(n, shardCount);
+    }
+
+    private void refreshSizeAndEdges() {
+        long total = 0;
+        for (CpuFlixIndex shard : shards) {
+            total += shard.sizeLocked();
+        }
+        size = total;
+        refreshEdges();
+    }
+
+    /** After an update: where the shards fell out of balance, a new cut. */
+    private void recutWhereOutOfBalance() {
+        if (outOfBalance()) {
+            recut();
+        }
+    }
+
+    private boolean outOfBalance() {
+        final boolean changedByHalf = size >= sizeAtCut + sizeAtCut / 2 || size <= sizeAtCut / 2;
+        if (size < cutMinKeys || !changedByHalf) {
+            return false;
+        }
+        long largest = 0;
+        for (CpuFlixIndex shard : shards) {
+            largest = Math.max(largest, shard.sizeLocked());
+        }
+        return largest > SKEW * CpuFlixIndex.ceilDiv(size, shardCount);
+    }
+
+    /**
+     * Cuts the keys anew at exact quantiles: every shard exported, new shards built from the pieces (sorted), the old
+     * ones closed. Where a build fails the old shards stay as they were.
+     */
+    private void recut() {
+        final CpuFlixIndex[] old = shards;
+        final SortedPairs[] pieces = new SortedPairs[old.length];
+        runOnShards(old.length, true, s -> pieces[s] = old[s].export());
+        final long[] startOf = new long[old.length + 1];
+        for (int s = 0; s < old.length; s++) {
+            startOf[s + 1] = startOf[s] + pieces[s].size();
+        }
+        final long total = startOf[old.length];
+        final int count = (int) Math.max(1, Math.min(shardCount, total));
+        if (CpuFlixIndex.ceilDiv(total, count) > Integer.MAX_VALUE - 8) {
+            return; // a shard could not hold its share: keep the ranges
+        }
+        final long[] rank = new long[count + 1];
+        final long[] bounds = new long[count];
+        for (int t = 0; t <= count; t++) {
+            rank[t] = total * t / count;
+        }
+        bounds[0] = Long.MIN_VALUE;
+        for (int t = 1; t < count; t++) {
+            final int s = pieceOf(startOf, rank[t]);
+            bounds[t] = pieces[s].keys()[(int) (rank[t] - startOf[s])]; // unique keys: strictly ascending
+        }
+        final CpuFlixIndex[] fresh = new CpuFlixIndex[count];
+        try {
+            runOnShards(count, true, t -> {
+                final int len = (int) (rank[t + 1] - rank[t]);
+                final long[] k = new long[len];
+                final long[] v = new long[len];
+                long at = rank[t];
+                for (int copied = 0; copied < len; ) {
+                    final int s = pieceOf(startOf, at);
+                    final int from = (int) (at - startOf[s]);
+                    final int run = Math.min(len - copied, pieces[s].size() - from);
+                    System.arraycopy(pieces[s].keys(), from, k, copied, run);
+                    System.arraycopy(pieces[s].values(), from, v, copied, run);
+                    copied += run;
+                    at += run;
+                }
+                final CpuFlixIndex shard = newShard();
+                fresh[t] = shard;
+                shard.updateOn(1, () -> {
+                    shard.buildLocked(k, v, len, true);
+                    return null;
+                });
+            });
+        } catch (RuntimeException | Error e) {
+            closeAll(fresh);
+            throw e;
+        }
+        closeAll(old);
+        replaceShards(fresh, bounds);
+        sizeAtCut = total;
+    }
+
+    /** The piece holding global rank {@code r}: the last {@code s} with {@code startOf[s] <= r}, skipping empty ones. */
+    private static int pieceOf(long[] startOf, long r) {
+        int s = 0;
+        while (startOf[s + 1] <= r) {
+            s++;
+        }
+        return s;
+    }
+
+    /**
+     * Range lower bounds for {@link #shardCount} shards at the quantiles of an even sample of the batch: strictly
+     * ascending from {@code Long.MIN_VALUE}, fewer where the sample holds fewer distinct keys.
+     */
+    private long[] sampleCut(long[] keys, int n, boolean keysSorted) {
+        final int m = (int) Math.min(n, (long) SAMPLES_PER_SHARD * shardCount);
+        final long[] sample = new long[m];
+        for (int j = 0; j < m; j++) {
+            sample[j] = keys[(int) ((long) n * j / m)];
+        }
+        if (!keysSorted) {
+            Arrays.sort(sample);
+        }
+        final long[] bounds = new long[shardCount];
+        bounds[0] = Long.MIN_VALUE;
+        int count = 1;
+        for (int t = 1; t < shardCount; t++) {
+            final long b = sample[(int) ((long) m * t / shardCount)];
+            if (b > bounds[count - 1]) {
+                bounds[count++] = b;
+            }
+        }
+        return Arrays.copyOf(bounds, count);
+    }
+
+    private void replaceShards(CpuFlixIndex[] fresh, long[] bounds) {
+        shards = fresh;
+        lower = bounds;
+        floorKeyBelow = new long[fresh.length];
+        floorValueBelow = new long[fresh.length];
+        ceilingKeyAbove = new long[fresh.length];
+        ceilingValueAbove = new long[fresh.length];
+        refreshSizeAndEdges();
+    }
+
+    /** Per shard, the nearest pair below and above it in the other shards: where its own floor or ceiling finds none. */
+    private void refreshEdges() {
+        final long[] probe = new long[1];
+        final long[] key = new long[1];
+        final long[] value = new long[1];
+        long belowKey = 0;
+        long belowValue = FlixIndex.NOT_FOUND;
+        for (int s = 0; s < shards.length; s++) {
+            floorKeyBelow[s] = belowKey;
+            floorValueBelow[s] = belowValue;
+            if (shards[s].sizeLocked() > 0) {
+                probe[0] = Long.MAX_VALUE;
+                shards[s].floorLocked(probe, 1, key, value, true);
+                belowKey = key[0];
+                belowValue = value[0];
+            }
+        }
+        long aboveKey = 0;
+        long aboveValue = FlixIndex.NOT_FOUND;
+        for (int s = shards.length - 1; s >= 0; s--) {
+            ceilingKeyAbove[s] = aboveKey;
+            ceilingValueAbove[s] = aboveValue;
+            if (shards[s].sizeLocked() > 0) {
+                probe[0] = Long.MIN_VALUE;
+                shards[s].ceilingLocked(probe, 1, key, value, true);
+                aboveKey = key[0];
+                aboveValue = value[0];
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------ lookups
+
+    @Override
+    protected void getLocked(long[] keys, int n, long[] valuesOut, boolean keysSorted) {
+        BatchArgs.checkKeys(keys, n, keysSorted);
+        BatchArgs.checkArray(valuesOut, "valuesOut", n);
+        if (shards.length == 1) {
+            shards[0].getLocked(keys, n, valuesOut, keysSorted);
+            return;
+        }
+        if (shardConfig.exactKeyTable()) {
+            getExact(keys, n, valuesOut);
+            return;
+        }
+        final Parts p = takeLookupParts();
+        try {
+            lookUp(keys, n, p, false, s -> shards[s].getLocked(p.keys[s], p.count[s], p.values[s], keysSorted));
+            for (int s = 0; s < p.shards; s++) {
+                final int[] at = p.positions[s];
+                final long[] v = p.values[s];
+                for (int j = 0, c = p.count[s]; j < c; j++) {
+                    valuesOut[at[j]] = v[j];
+                }
+            }
+        } finally {
+            giveLookupParts(p);
+        }
+    }
+
+    /** Gets key by key from the shards' exact-key tables: one cache line a key, no batch to cut. */
+    private void getExact(long[] keys, int n, long[] valuesOut) {
+        final ExactKeyTable[] tables = new ExactKeyTable[shards.length];
+        for (int s = 0; s < tables.length; s++) {
+            tables[s] = shards[s].exactKeys;
+        }
+        final long[] bounds = lower;
+        final int callThreads = CpuFlixIndex.lookupShare(lookupThreadCap, threads, lookupsInFlight.incrementAndGet());
+        try {
+            final int pieces = callThreads > 1 && n >= CpuFlixIndex.PARALLEL_MIN_KEYS
+                    ? Math.max(1, Math.min(callThreads * 4, n / 1024)) : 1;
+            runOnWorkers(pieces, true, piece -> {
+                for (int i = (int) ((long) n * piece / pieces), to = (int) ((long) n * (piece + 1) / pieces);
+                        i < to; i++) {
+                    valuesOut[i] = tables[shardOf(bounds, keys[i])].get(keys[i]);
+                }
+            });
+        } finally {
+            lookupsInFlight.decrementAndGet();
+        }
+    }
+
+    @Override
+    protected void ceilingLocked(long[] keys, int n, long[] keysOut, long[] valuesOut, boolean keysSorted) {
+        BatchArgs.checkKeys(keys, n, keysSorted);
+        BatchArgs.checkAnswerArrays(keysOut, valuesOut, n);
+        pointLookup(keys, n, keysOut, valuesOut, keysSorted, false);
+    }
+
+    @Override
+    protected void floorLocked(long[] keys, int n, long[] keysOut, long[] valuesOut, boolean keysSorted) {
+        BatchArgs.checkKeys(keys, n, keysSorted);
+        BatchArgs.checkAnswerArrays(keysOut, valuesOut, n);
+        pointLookup(keys, n, keysOut, valuesOut, keysSorted, true);
+    }
+
+    /** Floors or ceilings: each shard answers its part; what it cannot answer the nearest shard's edge pair does. */
+    private void pointLookup(long[] keys, int n, long[] keysOut, long[] valuesOut, boolean keysSorted, boolean floor) {
+        if (shards.length == 1) {
+            if (floor) {
+                shards[0].floorLocked(keys, n, keysOut, valuesOut, keysSorted);
+            } else {
+                shards[0].ceilingLocked(keys, n, keysOut, valuesOut, keysSorted);
+            }
+            return;
+        }
+        final Parts p = takeLookupParts();
+        try {
+            lookUp(keys, n, p, true, s -> {
+                if (floor) {
+                    shards[s].floorLocked(p.keys[s], p.count[s], p.answerKeys[s], p.values[s], keysSorted);
+                } else {
+                    shards[s].ceilingLocked(p.keys[s], p.count[s], p.answerKeys[s], p.values[s], keysSorted);
+                }
+            });
+            for (int s = 0; s < p.shards; s++) {
+                final int[] at = p.positions[s];
+                final long[] k = p.answerKeys[s];
+                final long[] v = p.values[s];
+                final long edgeKey = floor ? floorKeyBelow[s] : ceilingKeyAbove[s];
+                final long edgeValue = floor ? floorValueBelow[s] : ceilingValueAbove[s];
+                for (int j = 0, c = p.count[s]; j < c; j++) {
+                    final boolean found = v[j] != FlixIndex.NOT_FOUND;
+                    keysOut[at[j]] = found ? k[j] : edgeKey;
+                    valuesOut[at[j]] = found ? v[j] : edgeValue;
+                }
+            }
+        } finally {
+            giveLookupParts(p);
+        }
+    }
+
+    /**
+     * Cuts the lookup batch into the shards' parts (with positions) and runs {@code perShard} on each shard with a
+     * part: on the caller's thread, or over the workers where the call may use more threads.
+     */
+    private void lookUp(long[] keys, int n, Parts p, boolean answerKeys, IntConsumer perShard) {
+        partition(lower, keys, null, n, p, true, 1);
+        p.ensureAnswers(answerKeys);
+        final int callThreads = CpuFlixIndex.lookupShare(lookupThreadCap, threads, lookupsInFlight.incrementAndGet());
+        try {
+            runOnShards(p.shards, callThreads > 1 && n >= CpuFlixIndex.PARALLEL_MIN_KEYS, s -> {
+                if (p.count[s] > 0) {
+                    perShard.accept(s);
+                }
+            });
+        } finally {
+            lookupsInFlight.decrementAndGet();
+        }
+    }
+
+    @Override
+    protected RangeResult rangeLocked(long[] lo, long[] hi, int n, int limitPerRange) {
+        BatchArgs.checkRanges(lo, hi, n, limitPerRange);
+        if (shards.length == 1) {
+            return shards[0].rangeLocked(lo, hi, n, limitPerRange);
+        }
+        final int count = shards.length;
+        final int[] first = new int[n];
+        final int[] last = new int[n];
+        final int[] pieces = new int[count];
+        for (int i = 0; i < n; i++) {
+            first[i] = shardOf(lower, lo[i]);
+            last[i] = shardOf(lower, hi[i]);
+            for (int s = first[i]; s <= last[i]; s++) {
+                pieces[s]++;
+            }
+        }
+        final long[][] los = new long[count][];
+        final long[][] his = new long[count][];
+        for (int s = 0; s < count; s++) {
+            los[s] = new long[pieces[s]];
+            his[s] = new long[pieces[s]];
+        }
+        final int[] at = new int[count];
+        for (int i = 0; i < n; i++) {
+            for (int s = first[i]; s <= last[i]; s++) {
+                los[s][at[s]] = Math.max(lo[i], lower[s]);
+                his[s][at[s]++] = s + 1 < count ? Math.min(hi[i], lower[s + 1] - 1) : hi[i];
+            }
+        }
+        final RangeResult[] answers = new RangeResult[count];
+        final int callThreads = CpuFlixIndex.lookupShare(lookupThreadCap, threads, lookupsInFlight.incrementAndGet());
+        try {
+            runOnShards(count, callThreads > 1 && n >= CpuFlixIndex.PARALLEL_MIN_KEYS, s -> {
+                if (pieces[s] > 0) {
+                    answers[s] = shards[s].rangeLocked(los[s], his[s], pieces[s], limitPerRange);
+                }
+            });
+        } finally {
+            lookupsInFlight.decrementAndGet();
+        }
+        // Each range's pieces are its shards' answers in shard order, taken in range order: a cursor per shard.
+        final int[] offsets = new int[n + 1];
+        Arrays.fill(at, 0);
+        for (int i = 0; i < n; i++) {
+            long found = 0;
+            for (int s = first[i]; s <= last[i]; s++) {
+                found += answers[s].count(at[s]++);
+            }
+            offsets[i + 1] = offsets[i] + (int) Math.min(found, limitPerRange);
+        }
+        final long[] keysOut = new long[offsets[n]];
+        final long[] valuesOut = new long[offsets[n]];
+        Arrays.fill(at, 0);
+        for (int i = 0; i < n; i++) {
+            int out = offsets[i];
+            for (int s = first[i]; s <= last[i]; s++) {
+                final RangeResult r = answers[s];
+                final int piece = at[s]++;
+                final int take = Math.min(r.count(piece), offsets[i + 1] - out);
+                System.arraycopy(r.keys(), r.offsets()[piece], keysOut, out, take);
+                System.arraycopy(r.values(), r.offsets()[piece], valuesOut, out, take);
+                out += take;
+            }
+        }
+        return new RangeResult(offsets, keysOut, valuesOut);
+    }
+
+    @Override
+    protected int exportFromLocked(long fromKey, long[] keysOut, long[] valuesOut) {
+        BatchArgs.checkExport(keysOut, valuesOut);
+        final int want = keysOut.length;
+        int copied = 0;
+        for (int s = shardOf(lower, fromKey); s < shards.length && copied < want; s++) {
+            final long from = Math.max(fromKey, lower[s]);
+            if (copied == 0) {
+                copied = shards[s].exportFromLocked(from, keysOut, valuesOut);
+                continue;
+            }
+            final long[] k = new long[want - copied];
+            final long[] v = new long[want - copied];
+            final int c = shards[s].exportFromLocked(from, k, v);
+            System.arraycopy(k, 0, keysOut, copied, c);
+            System.arraycopy(v, 0, valuesOut, copied, c);
+            copied += c;
+        }
+        return copied;
+    }
+
+    // ------------------------------------------------------------------------------------------------ state
+
+    @Override
+    protected long sizeLocked() {
+        return size;
+    }
+
+    /** The shards' stats added up; the longest chain is the longest of any shard. */
+    @Override
+    protected IndexStats statsLocked() {
+        long buckets = 0;
+        long nodes = 0;
+        long free = 0;
+        long longest = 0;
+        long bytes = 0;
+        for (CpuFlixIndex shard : shards) {
+            final IndexStats st = shard.statsLocked();
+            buckets += st.buckets();
+            nodes += st.nodes();
+            free += st.freeNodes();
+            longest = Math.max(longest, st.longestChain());
+            bytes += st.bytes();
+        }
+        return new IndexStats(Backend.CPU, size, buckets, nodes, free, shardConfig.nodeSize(), longest, bytes);
+    }
+
+    /** The keys each shard holds, in key order (fewer shards than configured where the keys were too few to cut). */
+    long[] shardSizes() {
+        final Lock held = enterLookup();
+        try {
+            final long[] sizes = new long[shards.length];
+            for (int s = 0; s < shards.length; s++) {
+                sizes[s] = shards[s].sizeLocked();
+            }
+            return sizes;
+        } finally {
+            held.unlock();
+        }
+    }
+
+    /**
+     * Checks every shard's structure ({@link CpuFlixIndex#verifyStructure}) and that each holds only keys of its
+     * range; throws {@link IllegalStateException} naming the first violation. For tests.
+     */
+    void verifyStructure() {
+        final Lock held = enterLookup();
+        try {
+            for (int s = 0; s < shards.length; s++) {
+                shards[s].verifyStructure();
+                if (shards[s].sizeLocked() == 0) {
+                    continue;
+                }
+                final SortedPairs pairs = shards[s].export();
+                final long min = pairs.keys()[0];
+                final long max = pairs.keys()[pairs.size() - 1];
+                if (min < lower[s] || (s + 1 < shards.length && max >= lower[s + 1])) {
+                    throw new IllegalStateException("shard " + s + " holds keys [" + min + ", " + max
+                            + "] outside its range from " + lower[s]);
+                }
+            }
+        } finally {
+            held.unlock();
+        }
+    }
+
+    @Override
+    protected void closeLocked() {
+        closeAll(shards);
+        shards = null;
+        workers.shutdown();
+        workers = null;
+        updateParts = null;
+        lookupParts.clear();
+    }
+
+    private static void closeAll(CpuFlixIndex[] indexes) {
+        for (CpuFlixIndex index : indexes) {
+            if (index != null) {
+                index.close();
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------ cutting batches
+
+    /**
+     * The shard of {@code key} under range lower bounds {@code bounds}: the last {@code s} with
+     * {@code bounds[s] <= key}. A search of as many steps for every key, each a conditional move rather than a
+     * branch: random keys would mispredict a branch at every step, and each misprediction would also drop the
+     * lookups' overlapping cache misses.
+     */
+    private static int shardOf(long[] bounds, long key) {
+        int base = 0;
+        int len = bounds.length;
+        while (len > 1) {
+            final int half = len >>> 1;
+            base = bounds[base + half] <= key ? base + half : base;
+            len -= half;
+        }
+        return base;
+    }
+
+    private int chunksFor(int n) {
+        return (int) Math.max(1, Math.min(threads, n / MIN_KEYS_PER_CHUNK));
+    }
+
+    /**
+     * Cuts {@code keys[0, n)} (with {@code values} where not null, and the batch positions where asked) into one part
+     * per range of {@code bounds}, each in batch order: counted per chunk, then scattered per chunk to offsets taken
+     * in chunk order, on {@code chunks} threads.
+     */
+    private void partition(long[] bounds, long[] keys, long[] values, int n, Parts p, boolean positions,
+                           int chunks) {
+        final int count = bounds.length;
+        p.begin(count, n, chunks, values != null, positions);
+        final int[] route = p.route;
+        runOnWorkers(chunks, chunks > 1, c -> {
+            final int[] counts = p.chunkCounts[c];
+            for (int i = (int) ((long) n * c / chunks), to = (int) ((long) n * (c + 1) / chunks); i < to; i++) {
+                final int s = shardOf(bounds, keys[i]);
+                route[i] = s;
+                counts[s]++;
+            }
+        });
+        for (int s = 0; s < count; s++) {
+            int total = 0;
+            for (int c = 0; c < chunks; c++) {
+                final int inChunk = p.chunkCounts[c][s];
+                p.chunkCounts[c][s] = total;
+                total += inChunk;
+            }
+            p.count[s] = total;
+        }
+        p.ensureParts();
+        runOnWorkers(chunks, chunks > 1, c -> {
+            final int[] next = p.chunkCounts[c];
+            for (int i = (int) ((long) n * c / chunks), to = (int) ((long) n * (c + 1) / chunks); i < to; i++) {
+                final int s = route[i];
+                final int j = next[s]++;
+                p.keys[s][j] = keys[i];
+                if (values != null) {
+                    p.values[s][j] = values[i];
+                }
+                if (positions) {
+                    p.positions[s][j] = i;
+                }
+            }
+        });
+    }
+
+    /** Runs {@code body} for shards {@code 0..count-1}: on the workers where {@code parallel}, else here in order. */
+    private void runOnShards(int count, boolean parallel, IntConsumer body) {
+        runOnWorkers(count, parallel, body);
+    }
+
+    private void runOnWorkers(int pieces, boolean parallel, IntConsumer body) {
+        if (!parallel || pieces <= 1 || threads == 1) {
+            for (int p = 0; p < pieces; p++) {
+                body.accept(p);
+            }
+            return;
+        }
+        Pieces.run(workers, pieces, body);
+    }
+
+    private Parts takeLookupParts() {
+        final Parts p = lookupParts.poll();
+        return p != null ? p : new Parts();
+    }
+
+    private void giveLookupParts(Parts p) {
+        p.trim();
+        lookupParts.offer(p);
+    }
+
+    /** A batch cut into parts per shard: scratch kept between calls up to {@value CpuFlixIndex#SCRATCH_KEPT} keys. */
+    private static final class Parts {
+        int shards;
+        int[] count = new int[0];
+        int[] route = new int[0];
+        int[][] chunkCounts = new int[0][];
+        long[][] keys = new long[0][];
+        /** Update values, or the answers' values of a lookup. */
+        long[][] values = new long[0][];
+        /** The answers' keys of a floor or ceiling. */
+        long[][] answerKeys = new long[0][];
+        int[][] positions = new int[0][];
+        private boolean withValues;
+        private boolean withPositions;
+
+        void begin(int shardCount, int n, int chunks, boolean values, boolean positions) {
+            shards = shardCount;
+            withValues = values;
+            withPositions = positions;
+            if (count.length < shardCount) {
+                count = new int[shardCount];
+                keys = Arrays.copyOf(keys, shardCount);
+                this.values = Arrays.copyOf(this.values, shardCount);
+                answerKeys = Arrays.copyOf(answerKeys, shardCount);
+                this.positions = Arrays.copyOf(this.positions, shardCount);
+            }
+            if (route.length < n) {
+                route = new int[n];
+            }
+            if (chunkCounts.length < chunks || (chunks > 0 && chunkCounts[0].length < shardCount)) {
+                chunkCounts = new int[Math.max(chunks, chunkCounts.length)][shardCount];
+            }
+            for (int c = 0; c < chunks; c++) {
+                Arrays.fill(chunkCounts[c], 0, shardCount, 0);
+            }
+        }
+
+        /** Room for every part's keys (values, positions) as counted. */
+        void ensureParts() {
+            for (int s = 0; s < shards; s++) {
+                final int need = count[s];
+                keys[s] = fit(keys[s], need);
+                if (withValues || withPositions) { // a lookup's answers go into values
+                    values[s] = fit(values[s], need);
+                }
+                if (withPositions) {
+                    positions[s] = positions[s] == null || positions[s].length < need
+                            ? new int[grown(need)] : positions[s];
+                }
+            }
+        }
+
+        void ensureAnswers(boolean answerKeysToo) {
+            if (answerKeysToo) {
+                for (int s = 0; s < shards; s++) {
+                    answerKeys[s] = fit(answerKeys[s], count[s]);
+                }
+            }
+        }
+
+        private static long[] fit(long[] a, int need) {
+            return a == null || a.length < need ? new long[grown(need)] : a;
+        }
+
+        private static int grown(int need) {
+            return (int) Math.min(Integer.MAX_VALUE - 8, need + (long) need / 8);
+        }
+
+        /** Lets go of scratch beyond what is kept between calls. */
+        void trim() {
+            if (route.length > CpuFlixIndex.SCRATCH_KEPT) {
+                route = new int[0];
+            }
+            long held = 0;
+            for (int s = 0; s < keys.length; s++) {
+                held += keys[s] == null ? 0 : keys[s].length;
+            }
+            if (held > CpuFlixIndex.SCRATCH_KEPT) {
+                Arrays.fill(keys, null);
+                Arrays.fill(values, null);
+                Arrays.fill(answerKeys, null);
+                Arrays.fill(positions, null);
+            }
+        }
+    }
+}
