@@ -61,6 +61,12 @@ public final class ShardedCpuIndex extends AbstractFlixIndex {
     private final ConcurrentLinkedQueue<Parts> lookupParts = new ConcurrentLinkedQueue<>();
     /** Scratch of updates, which run alone. */
     private Parts updateParts = new Parts();
+    /**
+     * Every key with its value, for exact gets, where the config keeps the table: one for the whole index rather than
+     * one per shard, so that a get reads one table as an unsharded index does (a get routed to the shards' own tables
+     * ran at a third of the rate). Written after the shards' parts, on the workers by slot ranges.
+     */
+    private ExactKeyTable exactKeys;
 
     // written under the exclusive lock
     /** Shards in key order: shard s holds the keys in [lower[s], lower[s + 1]), the last up to Long.MAX_VALUE. */
@@ -91,8 +97,9 @@ public final class ShardedCpuIndex extends AbstractFlixIndex {
         this.threads = config.threads();
         this.lookupThreadCap = config.lookupThreadCap();
         this.cutMinKeys = Math.max(shardCount, cutMinKeys);
-        this.shardConfig = config.toBuilder().shards(1).lookupThreads(1).build();
+        this.shardConfig = config.toBuilder().shards(1).lookupThreads(1).exactKeyTable(false).build();
         this.workers = new ForkJoinPool(threads);
+        this.exactKeys = config.exactKeyTable() ? new ExactKeyTable(CpuFlixIndex.EXACT_TABLE_PARALLEL_MIN_KEYS) : null;
         replaceShards(new CpuFlixIndex[] {newShard()}, new long[] {Long.MIN_VALUE});
     }
 
@@ -129,6 +136,10 @@ public final class ShardedCpuIndex extends AbstractFlixIndex {
         closeAll(shards);
         replaceShards(fresh, bounds);
         sizeAtCut = size;
+        if (exactKeys != null) {
+            exactKeys.clear(size, threads, this::runOnWorkers);
+            exactKeys.putAll(keys, values, n, threads, this::runOnWorkers); // in batch order: the last wins
+        }
     }
 
     @Override
@@ -149,10 +160,17 @@ public final class ShardedCpuIndex extends AbstractFlixIndex {
         final Parts p = updateParts;
         try {
             partition(lower, keys, values, n, p, false, chunksFor(n));
+            if (exactKeys != null) {
+                // Grown before anything changes: a growth that fails leaves the index as it was.
+                exactKeys.reserveFor(keys, n, threads, this::runOnWorkers);
+            }
             eachPart(p, n, (shard, s, callThreads) -> shard.updateOn(callThreads, () -> {
                 shard.upsertLocked(p.keys[s], p.values[s], p.count[s], keysSorted);
                 return null;
             }));
+            if (exactKeys != null) {
+                exactKeys.putAll(keys, values, n, threads, this::runOnWorkers); // in batch order: the last wins
+            }
         } finally {
             p.trim();
             refreshSizeAndEdges(); // also where a shard's update failed: the others' parts are in
@@ -173,6 +191,9 @@ public final class ShardedCpuIndex extends AbstractFlixIndex {
                 shard.deleteLocked(p.keys[s], p.count[s], keysSorted);
                 return null;
             }));
+            if (exactKeys != null) {
+                exactKeys.removeAll(keys, n, threads, this::runOnWorkers); // a repeated key is absent the second time
+            }
         } finally {
             p.trim();
             refreshSizeAndEdges();
@@ -388,12 +409,12 @@ public final class ShardedCpuIndex extends AbstractFlixIndex {
     protected void getLocked(long[] keys, int n, long[] valuesOut, boolean keysSorted) {
         BatchArgs.checkKeys(keys, n, keysSorted);
         BatchArgs.checkArray(valuesOut, "valuesOut", n);
-        if (shards.length == 1) {
-            shards[0].getLocked(keys, n, valuesOut, keysSorted);
+        if (exactKeys != null) {
+            getExact(keys, n, valuesOut);
             return;
         }
-        if (shardConfig.exactKeyTable()) {
-            getExact(keys, n, valuesOut);
+        if (shards.length == 1) {
+            shards[0].getLocked(keys, n, valuesOut, keysSorted);
             return;
         }
         final Parts p = takeLookupParts();
@@ -411,23 +432,14 @@ public final class ShardedCpuIndex extends AbstractFlixIndex {
         }
     }
 
-    /** Gets key by key from the shards' exact-key tables: one cache line a key, no batch to cut. */
+    /** Gets key by key from the exact-key table: one cache line a key, no batch to cut. */
     private void getExact(long[] keys, int n, long[] valuesOut) {
-        final ExactKeyTable[] tables = new ExactKeyTable[shards.length];
-        for (int s = 0; s < tables.length; s++) {
-            tables[s] = shards[s].exactKeys;
-        }
-        final long[] bounds = lower;
         final int callThreads = CpuFlixIndex.lookupShare(lookupThreadCap, threads, lookupsInFlight.incrementAndGet());
         try {
             final int pieces = callThreads > 1 && n >= CpuFlixIndex.PARALLEL_MIN_KEYS
                     ? Math.max(1, Math.min(callThreads * 4, n / 1024)) : 1;
-            runOnWorkers(pieces, true, piece -> {
-                for (int i = (int) ((long) n * piece / pieces), to = (int) ((long) n * (piece + 1) / pieces);
-                        i < to; i++) {
-                    valuesOut[i] = tables[shardOf(bounds, keys[i])].get(keys[i]);
-                }
-            });
+            runOnWorkers(pieces, true, piece -> exactKeys.get(keys, (int) ((long) n * piece / pieces),
+                    (int) ((long) n * (piece + 1) / pieces), valuesOut));
         } finally {
             lookupsInFlight.decrementAndGet();
         }
@@ -614,6 +626,9 @@ public final class ShardedCpuIndex extends AbstractFlixIndex {
             longest = Math.max(longest, st.longestChain());
             bytes += st.bytes();
         }
+        if (exactKeys != null) {
+            bytes += exactKeys.bytes();
+        }
         return new IndexStats(Backend.CPU, size, buckets, nodes, free, shardConfig.nodeSize(), longest, bytes);
     }
 
@@ -638,6 +653,9 @@ public final class ShardedCpuIndex extends AbstractFlixIndex {
     void verifyStructure() {
         final Lock held = enterLookup();
         try {
+            if (exactKeys != null && exactKeys.size() != size) {
+                throw new IllegalStateException("exact-key table holds " + exactKeys.size() + " keys, the shards " + size);
+            }
             for (int s = 0; s < shards.length; s++) {
                 shards[s].verifyStructure();
                 if (shards[s].sizeLocked() == 0) {
@@ -664,6 +682,7 @@ public final class ShardedCpuIndex extends AbstractFlixIndex {
         workers = null;
         updateParts = null;
         lookupParts.clear();
+        exactKeys = null;
     }
 
     private static void closeAll(CpuFlixIndex[] indexes) {
@@ -687,10 +706,17 @@ public final class ShardedCpuIndex extends AbstractFlixIndex {
         int len = bounds.length;
         while (len > 1) {
             final int half = len >>> 1;
-            base = bounds[base + half] <= key ? base + half : base;
+            base += half & -notBelow(key, bounds[base + half]);
             len -= half;
         }
         return base;
+    }
+
+    /** 1 where {@code key >= bound} (signed), else 0, in arithmetic: no branch for the JIT to emit. */
+    private static int notBelow(long key, long bound) {
+        final long diff = key - bound;
+        final long below = (diff ^ ((key ^ bound) & (diff ^ key))) >>> 63; // key < bound, overflow included
+        return (int) (below ^ 1);
     }
 
     private int chunksFor(int n) {
@@ -707,13 +733,16 @@ public final class ShardedCpuIndex extends AbstractFlixIndex {
         final int count = bounds.length;
         p.begin(count, n, chunks, values != null, positions);
         final int[] route = p.route;
+        // Each chunk counts and scatters with counters of its own, copied in and out once: the chunks' rows of
+        // chunkCounts share cache lines, and threads writing them key by key would take the lines from each other.
         runOnWorkers(chunks, chunks > 1, c -> {
-            final int[] counts = p.chunkCounts[c];
+            final int[] counts = new int[count];
             for (int i = (int) ((long) n * c / chunks), to = (int) ((long) n * (c + 1) / chunks); i < to; i++) {
                 final int s = shardOf(bounds, keys[i]);
                 route[i] = s;
                 counts[s]++;
             }
+            System.arraycopy(counts, 0, p.chunkCounts[c], 0, count);
         });
         for (int s = 0; s < count; s++) {
             int total = 0;
@@ -726,7 +755,7 @@ public final class ShardedCpuIndex extends AbstractFlixIndex {
         }
         p.ensureParts();
         runOnWorkers(chunks, chunks > 1, c -> {
-            final int[] next = p.chunkCounts[c];
+            final int[] next = Arrays.copyOf(p.chunkCounts[c], count);
             for (int i = (int) ((long) n * c / chunks), to = (int) ((long) n * (c + 1) / chunks); i < to; i++) {
                 final int s = route[i];
                 final int j = next[s]++;
@@ -744,6 +773,11 @@ public final class ShardedCpuIndex extends AbstractFlixIndex {
     /** Runs {@code body} for shards {@code 0..count-1}: on the workers where {@code parallel}, else here in order. */
     private void runOnShards(int count, boolean parallel, IntConsumer body) {
         runOnWorkers(count, parallel, body);
+    }
+
+    /** As an {@link ExactKeyTable.Parts}: {@code pieces} parts on the workers. */
+    private void runOnWorkers(int pieces, IntConsumer body) {
+        runOnWorkers(pieces, true, body);
     }
 
     private void runOnWorkers(int pieces, boolean parallel, IntConsumer body) {

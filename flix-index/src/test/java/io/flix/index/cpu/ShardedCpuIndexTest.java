@@ -38,7 +38,7 @@ class ShardedCpuIndexTest {
     }
 
     @Test
-    void randomKeysLoadedInBatchesSpreadOverEveryShardAndMatchTheOracle() {
+    void randomKeysWithRepeatsAndDeletesSpreadOverEveryShardAndMatchTheOracle() {
         final int shards = 4;
         try (ShardedCpuIndex index = new ShardedCpuIndex(config(2, shards))) {
             final TreeMapOracle oracle = new TreeMapOracle();
@@ -48,11 +48,18 @@ class ShardedCpuIndexTest {
                 final long[] keys = new long[batch];
                 final long[] values = new long[batch];
                 for (int i = 0; i < batch; i++) {
-                    keys[i] = random.nextLong();
+                    keys[i] = i % 7 == 6 ? keys[i - 3] : random.nextLong(); // repeats: the last one wins
                     values[i] = random.nextLong(1L << 40);
                 }
                 index.upsert(keys, values, batch);
                 oracle.upsert(keys, values, batch);
+                if (b % 3 == 2) {
+                    final long[] gone = Arrays.copyOf(keys, batch / 4);
+                    System.arraycopy(keys, 0, gone, batch / 8, batch / 8); // deleted twice in one batch
+                    index.delete(gone, gone.length);
+                    oracle.delete(gone, gone.length);
+                }
+                index.verifyStructure();
             }
             final long[] sizes = index.shardSizes();
             assertEquals(shards, sizes.length, "shards in use");
