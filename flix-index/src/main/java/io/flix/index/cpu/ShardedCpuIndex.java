@@ -43,7 +43,7 @@ public final class ShardedCpuIndex extends AbstractFlixIndex {
     /** Fewest keys of an index, or of the first batch into an empty one, that the ranges are cut for. */
     static final int CUT_MIN_KEYS = 1 << 16;
     /** Keys sampled per shard to cut a batch into ranges. */
-    private static final int SAMPLES_PER_SHARD = 64;
+    private static final int SAMPLES_PER_SHARD = 1024;
     /** A shard (or a batch's part) above this multiple of an even share is out of balance. */
     private static final int SKEW = 2;
     /** Fewest keys of one chunk when a batch is cut into parts on several threads. */
@@ -61,18 +61,12 @@ public final class ShardedCpuIndex extends AbstractFlixIndex {
     private final ConcurrentLinkedQueue<Parts> lookupParts = new ConcurrentLinkedQueue<>();
     /** Scratch of updates, which run alone. */
     private Parts updateParts = new Parts();
-    /**
-     * Every key with its value, for exact gets, where the config keeps the table: one for the whole index rather than
-     * one per shard, so that a get reads one table as an unsharded index does (a get routed to the shards' own tables
-     * ran at a third of the rate). Written after the shards' parts, on the workers by slot ranges.
-     */
-    private ExactKeyTable exactKeys;
 
     // written under the exclusive lock
-    /** Shards in key order: shard s holds the keys in [lower[s], lower[s + 1]), the last up to Long.MAX_VALUE. */
+    /** Shards in key order: shard s holds the keys from its range's lower bound to the next one's. */
     private CpuFlixIndex[] shards;
-    /** Strictly ascending, {@code lower[0] == Long.MIN_VALUE}; as long as {@link #shards}. */
-    private long[] lower;
+    /** The ranges' lower bounds, strictly ascending from {@code Long.MIN_VALUE}, one per shard. */
+    private RangeRouter router;
     private long size;
     /** The size at the last cut of the ranges. */
     private long sizeAtCut;
@@ -97,10 +91,9 @@ public final class ShardedCpuIndex extends AbstractFlixIndex {
         this.threads = config.threads();
         this.lookupThreadCap = config.lookupThreadCap();
         this.cutMinKeys = Math.max(shardCount, cutMinKeys);
-        this.shardConfig = config.toBuilder().shards(1).lookupThreads(1).exactKeyTable(false).build();
+        this.shardConfig = config.toBuilder().shards(1).lookupThreads(1).build();
         this.workers = new ForkJoinPool(threads);
-        this.exactKeys = config.exactKeyTable() ? new ExactKeyTable(CpuFlixIndex.EXACT_TABLE_PARALLEL_MIN_KEYS) : null;
-        replaceShards(new CpuFlixIndex[] {newShard()}, new long[] {Long.MIN_VALUE});
+        replaceShards(new CpuFlixIndex[] {newShard()}, new RangeRouter(new long[] {Long.MIN_VALUE}));
     }
 
     private CpuFlixIndex newShard() {
@@ -113,8 +106,9 @@ public final class ShardedCpuIndex extends AbstractFlixIndex {
     protected void buildLocked(long[] keys, long[] values, int n, boolean keysSorted) {
         BatchArgs.checkPairs(keys, values, n, keysSorted);
         final long[] bounds = n >= cutMinKeys ? sampleCut(keys, n, keysSorted) : new long[] {Long.MIN_VALUE};
+        final RangeRouter ranges = new RangeRouter(bounds);
         final Parts p = updateParts;
-        partition(bounds, keys, values, n, p, false, chunksFor(n));
+        partition(ranges, keys, values, n, p, false, chunksFor(n));
         final CpuFlixIndex[] fresh = new CpuFlixIndex[bounds.length];
         final int callThreads = spread(p, n) ? 1 : threads;
         try {
@@ -134,12 +128,8 @@ public final class ShardedCpuIndex extends AbstractFlixIndex {
             p.trim();
         }
         closeAll(shards);
-        replaceShards(fresh, bounds);
+        replaceShards(fresh, ranges);
         sizeAtCut = size;
-        if (exactKeys != null) {
-            exactKeys.clear(size, threads, this::runOnWorkers);
-            exactKeys.putAll(keys, values, n, threads, this::runOnWorkers); // in batch order: the last wins
-        }
     }
 
     @Override
@@ -155,22 +145,15 @@ public final class ShardedCpuIndex extends AbstractFlixIndex {
             for (int s = 0; s < empty.length; s++) {
                 empty[s] = newShard();
             }
-            replaceShards(empty, bounds);
+            replaceShards(empty, new RangeRouter(bounds));
         }
         final Parts p = updateParts;
         try {
-            partition(lower, keys, values, n, p, false, chunksFor(n));
-            if (exactKeys != null) {
-                // Grown before anything changes: a growth that fails leaves the index as it was.
-                exactKeys.reserveFor(keys, n, threads, this::runOnWorkers);
-            }
+            partition(router, keys, values, n, p, false, chunksFor(n));
             eachPart(p, n, (shard, s, callThreads) -> shard.updateOn(callThreads, () -> {
                 shard.upsertLocked(p.keys[s], p.values[s], p.count[s], keysSorted);
                 return null;
             }));
-            if (exactKeys != null) {
-                exactKeys.putAll(keys, values, n, threads, this::runOnWorkers); // in batch order: the last wins
-            }
         } finally {
             p.trim();
             refreshSizeAndEdges(); // also where a shard's update failed: the others' parts are in
@@ -186,14 +169,11 @@ public final class ShardedCpuIndex extends AbstractFlixIndex {
         }
         final Parts p = updateParts;
         try {
-            partition(lower, keys, null, n, p, false, chunksFor(n));
+            partition(router, keys, null, n, p, false, chunksFor(n));
             eachPart(p, n, (shard, s, callThreads) -> shard.updateOn(callThreads, () -> {
                 shard.deleteLocked(p.keys[s], p.count[s], keysSorted);
                 return null;
             }));
-            if (exactKeys != null) {
-                exactKeys.removeAll(keys, n, threads, this::runOnWorkers); // a repeated key is absent the second time
-            }
         } finally {
             p.trim();
             refreshSizeAndEdges();
@@ -324,7 +304,7 @@ public final class ShardedCpuIndex extends AbstractFlixIndex {
             throw e;
         }
         closeAll(old);
-        replaceShards(fresh, bounds);
+        replaceShards(fresh, new RangeRouter(bounds));
         sizeAtCut = total;
     }
 
@@ -362,9 +342,9 @@ public final class ShardedCpuIndex extends AbstractFlixIndex {
         return Arrays.copyOf(bounds, count);
     }
 
-    private void replaceShards(CpuFlixIndex[] fresh, long[] bounds) {
+    private void replaceShards(CpuFlixIndex[] fresh, RangeRouter ranges) {
         shards = fresh;
-        lower = bounds;
+        router = ranges;
         floorKeyBelow = new long[fresh.length];
         floorValueBelow = new long[fresh.length];
         ceilingKeyAbove = new long[fresh.length];
@@ -409,12 +389,12 @@ public final class ShardedCpuIndex extends AbstractFlixIndex {
     protected void getLocked(long[] keys, int n, long[] valuesOut, boolean keysSorted) {
         BatchArgs.checkKeys(keys, n, keysSorted);
         BatchArgs.checkArray(valuesOut, "valuesOut", n);
-        if (exactKeys != null) {
-            getExact(keys, n, valuesOut);
-            return;
-        }
         if (shards.length == 1) {
             shards[0].getLocked(keys, n, valuesOut, keysSorted);
+            return;
+        }
+        if (shardConfig.exactKeyTable()) {
+            getExact(keys, n, valuesOut);
             return;
         }
         final Parts p = takeLookupParts();
@@ -432,14 +412,23 @@ public final class ShardedCpuIndex extends AbstractFlixIndex {
         }
     }
 
-    /** Gets key by key from the exact-key table: one cache line a key, no batch to cut. */
+    /** Gets key by key from the shards' exact-key tables: one cache line a key, no batch to cut. */
     private void getExact(long[] keys, int n, long[] valuesOut) {
+        final ExactKeyTable[] tables = new ExactKeyTable[shards.length];
+        for (int s = 0; s < tables.length; s++) {
+            tables[s] = shards[s].exactKeys;
+        }
+        final RangeRouter ranges = router;
         final int callThreads = CpuFlixIndex.lookupShare(lookupThreadCap, threads, lookupsInFlight.incrementAndGet());
         try {
             final int pieces = callThreads > 1 && n >= CpuFlixIndex.PARALLEL_MIN_KEYS
                     ? Math.max(1, Math.min(callThreads * 4, n / 1024)) : 1;
-            runOnWorkers(pieces, true, piece -> exactKeys.get(keys, (int) ((long) n * piece / pieces),
-                    (int) ((long) n * (piece + 1) / pieces), valuesOut));
+            runOnWorkers(pieces, true, piece -> {
+                for (int i = (int) ((long) n * piece / pieces), to = (int) ((long) n * (piece + 1) / pieces);
+                        i < to; i++) {
+                    valuesOut[i] = tables[ranges.shardOf(keys[i])].get(keys[i]);
+                }
+            });
         } finally {
             lookupsInFlight.decrementAndGet();
         }
@@ -500,7 +489,7 @@ public final class ShardedCpuIndex extends AbstractFlixIndex {
      * part: on the caller's thread, or over the workers where the call may use more threads.
      */
     private void lookUp(long[] keys, int n, Parts p, boolean answerKeys, IntConsumer perShard) {
-        partition(lower, keys, null, n, p, true, 1);
+        partition(router, keys, null, n, p, true, 1);
         p.ensureAnswers(answerKeys);
         final int callThreads = CpuFlixIndex.lookupShare(lookupThreadCap, threads, lookupsInFlight.incrementAndGet());
         try {
@@ -525,8 +514,8 @@ public final class ShardedCpuIndex extends AbstractFlixIndex {
         final int[] last = new int[n];
         final int[] pieces = new int[count];
         for (int i = 0; i < n; i++) {
-            first[i] = shardOf(lower, lo[i]);
-            last[i] = shardOf(lower, hi[i]);
+            first[i] = router.shardOf(lo[i]);
+            last[i] = router.shardOf(hi[i]);
             for (int s = first[i]; s <= last[i]; s++) {
                 pieces[s]++;
             }
@@ -540,8 +529,8 @@ public final class ShardedCpuIndex extends AbstractFlixIndex {
         final int[] at = new int[count];
         for (int i = 0; i < n; i++) {
             for (int s = first[i]; s <= last[i]; s++) {
-                los[s][at[s]] = Math.max(lo[i], lower[s]);
-                his[s][at[s]++] = s + 1 < count ? Math.min(hi[i], lower[s + 1] - 1) : hi[i];
+                los[s][at[s]] = Math.max(lo[i], router.lowerBound(s));
+                his[s][at[s]++] = s + 1 < count ? Math.min(hi[i], router.lowerBound(s + 1) - 1) : hi[i];
             }
         }
         final RangeResult[] answers = new RangeResult[count];
@@ -587,8 +576,8 @@ public final class ShardedCpuIndex extends AbstractFlixIndex {
         BatchArgs.checkExport(keysOut, valuesOut);
         final int want = keysOut.length;
         int copied = 0;
-        for (int s = shardOf(lower, fromKey); s < shards.length && copied < want; s++) {
-            final long from = Math.max(fromKey, lower[s]);
+        for (int s = router.shardOf(fromKey); s < shards.length && copied < want; s++) {
+            final long from = Math.max(fromKey, router.lowerBound(s));
             if (copied == 0) {
                 copied = shards[s].exportFromLocked(from, keysOut, valuesOut);
                 continue;
@@ -626,9 +615,6 @@ public final class ShardedCpuIndex extends AbstractFlixIndex {
             longest = Math.max(longest, st.longestChain());
             bytes += st.bytes();
         }
-        if (exactKeys != null) {
-            bytes += exactKeys.bytes();
-        }
         return new IndexStats(Backend.CPU, size, buckets, nodes, free, shardConfig.nodeSize(), longest, bytes);
     }
 
@@ -653,9 +639,6 @@ public final class ShardedCpuIndex extends AbstractFlixIndex {
     void verifyStructure() {
         final Lock held = enterLookup();
         try {
-            if (exactKeys != null && exactKeys.size() != size) {
-                throw new IllegalStateException("exact-key table holds " + exactKeys.size() + " keys, the shards " + size);
-            }
             for (int s = 0; s < shards.length; s++) {
                 shards[s].verifyStructure();
                 if (shards[s].sizeLocked() == 0) {
@@ -664,9 +647,9 @@ public final class ShardedCpuIndex extends AbstractFlixIndex {
                 final SortedPairs pairs = shards[s].export();
                 final long min = pairs.keys()[0];
                 final long max = pairs.keys()[pairs.size() - 1];
-                if (min < lower[s] || (s + 1 < shards.length && max >= lower[s + 1])) {
+                if (min < router.lowerBound(s) || (s + 1 < shards.length && max >= router.lowerBound(s + 1))) {
                     throw new IllegalStateException("shard " + s + " holds keys [" + min + ", " + max
-                            + "] outside its range from " + lower[s]);
+                            + "] outside its range from " + router.lowerBound(s));
                 }
             }
         } finally {
@@ -678,11 +661,11 @@ public final class ShardedCpuIndex extends AbstractFlixIndex {
     protected void closeLocked() {
         closeAll(shards);
         shards = null;
+        router = null;
         workers.shutdown();
         workers = null;
         updateParts = null;
         lookupParts.clear();
-        exactKeys = null;
     }
 
     private static void closeAll(CpuFlixIndex[] indexes) {
@@ -695,42 +678,18 @@ public final class ShardedCpuIndex extends AbstractFlixIndex {
 
     // ------------------------------------------------------------------------------------------------ cutting batches
 
-    /**
-     * The shard of {@code key} under range lower bounds {@code bounds}: the last {@code s} with
-     * {@code bounds[s] <= key}. A search of as many steps for every key, each a conditional move rather than a
-     * branch: random keys would mispredict a branch at every step, and each misprediction would also drop the
-     * lookups' overlapping cache misses.
-     */
-    private static int shardOf(long[] bounds, long key) {
-        int base = 0;
-        int len = bounds.length;
-        while (len > 1) {
-            final int half = len >>> 1;
-            base += half & -notBelow(key, bounds[base + half]);
-            len -= half;
-        }
-        return base;
-    }
-
-    /** 1 where {@code key >= bound} (signed), else 0, in arithmetic: no branch for the JIT to emit. */
-    private static int notBelow(long key, long bound) {
-        final long diff = key - bound;
-        final long below = (diff ^ ((key ^ bound) & (diff ^ key))) >>> 63; // key < bound, overflow included
-        return (int) (below ^ 1);
-    }
-
     private int chunksFor(int n) {
         return (int) Math.max(1, Math.min(threads, n / MIN_KEYS_PER_CHUNK));
     }
 
     /**
      * Cuts {@code keys[0, n)} (with {@code values} where not null, and the batch positions where asked) into one part
-     * per range of {@code bounds}, each in batch order: counted per chunk, then scattered per chunk to offsets taken
+     * per range of {@code ranges}, each in batch order: counted per chunk, then scattered per chunk to offsets taken
      * in chunk order, on {@code chunks} threads.
      */
-    private void partition(long[] bounds, long[] keys, long[] values, int n, Parts p, boolean positions,
+    private void partition(RangeRouter ranges, long[] keys, long[] values, int n, Parts p, boolean positions,
                            int chunks) {
-        final int count = bounds.length;
+        final int count = ranges.shards();
         p.begin(count, n, chunks, values != null, positions);
         final int[] route = p.route;
         // Each chunk counts and scatters with counters of its own, copied in and out once: the chunks' rows of
@@ -738,7 +697,7 @@ public final class ShardedCpuIndex extends AbstractFlixIndex {
         runOnWorkers(chunks, chunks > 1, c -> {
             final int[] counts = new int[count];
             for (int i = (int) ((long) n * c / chunks), to = (int) ((long) n * (c + 1) / chunks); i < to; i++) {
-                final int s = shardOf(bounds, keys[i]);
+                final int s = ranges.shardOf(keys[i]);
                 route[i] = s;
                 counts[s]++;
             }
@@ -773,11 +732,6 @@ public final class ShardedCpuIndex extends AbstractFlixIndex {
     /** Runs {@code body} for shards {@code 0..count-1}: on the workers where {@code parallel}, else here in order. */
     private void runOnShards(int count, boolean parallel, IntConsumer body) {
         runOnWorkers(count, parallel, body);
-    }
-
-    /** As an {@link ExactKeyTable.Parts}: {@code pieces} parts on the workers. */
-    private void runOnWorkers(int pieces, IntConsumer body) {
-        runOnWorkers(pieces, true, body);
     }
 
     private void runOnWorkers(int pieces, boolean parallel, IntConsumer body) {
