@@ -171,7 +171,7 @@ public final class ApplyBench {
         return sizes;
     }
 
-    private static int size(String s) {
+    static int size(String s) {
         if (s == null) {
             throw new IllegalArgumentException("an option lacks its value");
         }

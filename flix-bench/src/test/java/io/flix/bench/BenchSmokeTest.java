@@ -229,6 +229,21 @@ class BenchSmokeTest {
     }
 
     @Test
+    void theShardLoadRunLoadsBothContestantsAlikeInEitherOrder() {
+        for (boolean ascending : new boolean[] {false, true}) {
+            final ShardLoadBench.Result one = ShardLoadBench.run(1 << 15, 1 << 12, 2, 1, ascending, 7);
+            final ShardLoadBench.Result sharded = ShardLoadBench.run(1 << 15, 1 << 12, 2, 2, ascending, 7);
+            assertEquals(one.size(), sharded.size());
+            assertEquals(one.valueSum(), sharded.valueSum());
+            assertTrue(one.loadPerSecond() > 0 && sharded.getPerSecond() > 0);
+        }
+        ShardLoadBench.main(new String[] {"--keys", "2^14", "--batch", "2^11", "--threads", "2"});
+        final IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> ShardLoadBench.main(new String[] {"--order", "sideways"}));
+        assertTrue(e.getMessage().contains("--order"), e.getMessage());
+    }
+
+    @Test
     void optionsNameTheirProblem() {
         assertTrue(assertThrows(IllegalArgumentException.class,
                 () -> BenchOptions.parse(new String[] {"--backend", "tpu", "--out", "x"})).getMessage()

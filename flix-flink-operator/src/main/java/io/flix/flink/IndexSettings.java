@@ -36,6 +36,13 @@ public record IndexSettings(Backend backend, int nodeSize, double initialFill, i
                             GpuMemoryBudget gpuMemoryBudget, boolean exactKeyTable)
         implements Serializable {
 
+    /**
+     * Fewest update threads of an index held once per task manager that are cut into key-range shards: on many cores
+     * the shards load faster than one index, on few one index does
+     * (docs/results/shared-cpu-shards-2026-11-29.md).
+     */
+    static final int SHARDED_MIN_THREADS = 8;
+
     public IndexSettings {
         if (threads < 0) {
             throw new IllegalArgumentException("threads must be >= 0, was " + threads);
@@ -112,14 +119,19 @@ public record IndexSettings(Backend backend, int nodeSize, double initialFill, i
      * The config of an index that {@code readers} threads look up at once (a dimension held once per task manager
      * for its subtasks), on CUDA device {@code device}: updates run alone, on the threads set here or every core;
      * each lookup call on the threads set here or its share of the cores, {@code cores / readers}, as a keyed
-     * subtask's index has. On the CPU the index is cut into one key-range shard per update thread
-     * ({@link FlixConfig#shards()}), so that an update batch runs each shard's part on one thread, all at once, as the
-     * keyed mode's subtasks each update their own index.
+     * subtask's index has. On the CPU, from {@link #SHARDED_MIN_THREADS} update threads, the index is cut into one
+     * key-range shard per update thread ({@link FlixConfig#shards()}), so that an update batch runs each shard's part
+     * on one thread, all at once, as the keyed mode's subtasks each update their own index.
      */
     public FlixConfig configForReaders(int device, int readers) {
         final int updateThreads = threadsSharedBy(1);
         return new FlixConfig(backend, nodeSize, initialFill, updateThreads, device, gpuMemoryBudget,
-                GpuTuning.DEFAULTS, threadsSharedBy(readers), exactKeyTable, updateThreads);
+                GpuTuning.DEFAULTS, threadsSharedBy(readers), exactKeyTable, shardsFor(updateThreads));
+    }
+
+    /** Key-range shards of an index updated on {@code updateThreads}: one per thread from {@link #SHARDED_MIN_THREADS}. */
+    static int shardsFor(int updateThreads) {
+        return updateThreads >= SHARDED_MIN_THREADS ? updateThreads : 1;
     }
 
     /** The threads set here, or the cores divided among {@code sharing} users (at least one). */

@@ -91,9 +91,16 @@ class IndexSettingsTest {
         final FlixConfig set = IndexSettings.defaults().withThreads(3).configForReaders(0, 16);
         assertEquals(3, set.threads(), "threads set: for updates");
         assertEquals(3, set.lookupThreadCap(), "and for each lookup call");
-        assertEquals(cores, shared.shards(), "on the CPU a key-range shard per update thread");
-        assertEquals(3, set.shards());
-        assertEquals(1, IndexSettings.defaults().configFor(0, 1).shards(), "a keyed subtask's index is one");
+        assertEquals(IndexSettings.shardsFor(cores), shared.shards());
+        assertEquals(1, set.shards(), "3 update threads: one index");
+        assertEquals(16, IndexSettings.defaults().withThreads(16).configForReaders(0, 16).shards(),
+                "16 update threads: a key-range shard each");
+        assertEquals(IndexSettings.SHARDED_MIN_THREADS, IndexSettings.defaults()
+                .withThreads(IndexSettings.SHARDED_MIN_THREADS).configForReaders(0, 2).shards());
+        assertEquals(1, IndexSettings.defaults().withThreads(IndexSettings.SHARDED_MIN_THREADS - 1)
+                .configForReaders(0, 2).shards());
+        assertEquals(1, IndexSettings.defaults().withThreads(16).configFor(0, 1).shards(),
+                "a keyed subtask's index is one");
         assertEquals(1, IndexSettings.defaults().withBackend(Backend.GPU).withDevices(2).configForReaders(1, 2)
                 .device());
     }

@@ -300,6 +300,15 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
         return ranges.scan(fromKey, Long.MAX_VALUE, keysOut.length, keysOut, valuesOut, 0);
     }
 
+    /**
+     * As {@link #exportFromLocked}, into {@code keysOut/valuesOut} from index {@code at}: a {@link ShardedCpuIndex}
+     * pages through its shards into one pair of arrays.
+     */
+    int exportFromLocked(long fromKey, long[] keysOut, long[] valuesOut, int at) {
+        final int room = keysOut.length - at;
+        return room <= 0 ? 0 : ranges.scan(fromKey, Long.MAX_VALUE, room, keysOut, valuesOut, at);
+    }
+
     // ------------------------------------------------------------------------------------------------ restructure
 
     @Override

@@ -578,16 +578,7 @@ public final class ShardedCpuIndex extends AbstractFlixIndex {
         int copied = 0;
         for (int s = router.shardOf(fromKey); s < shards.length && copied < want; s++) {
             final long from = Math.max(fromKey, router.lowerBound(s));
-            if (copied == 0) {
-                copied = shards[s].exportFromLocked(from, keysOut, valuesOut);
-                continue;
-            }
-            final long[] k = new long[want - copied];
-            final long[] v = new long[want - copied];
-            final int c = shards[s].exportFromLocked(from, k, v);
-            System.arraycopy(k, 0, keysOut, copied, c);
-            System.arraycopy(v, 0, valuesOut, copied, c);
-            copied += c;
+            copied += shards[s].exportFromLocked(from, keysOut, valuesOut, copied);
         }
         return copied;
     }

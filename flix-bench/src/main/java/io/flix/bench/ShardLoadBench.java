@@ -1,0 +1,120 @@
+package io.flix.bench;
+
+import io.flix.index.Backend;
+import io.flix.index.FlixConfig;
+import io.flix.index.FlixIndex;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.SplittableRandom;
+
+/**
+ * A CPU index loaded from empty, as one index on every thread against the same threads in key-range shards
+ * ({@link FlixConfig#shards}), in one run: each loads {@code --keys} keys in unsorted upsert batches of
+ * {@code --batch} keys (random keys, or ascending ones appended at the top), then gets every loaded key back in batches
+ * of the same size. Each line: the load and get rates; the summary: sharded over one index. Both must end with the
+ * same size and the same sum of the values got back.
+ *
+ * <pre>
+ * io.flix.bench.ShardLoadBench [--keys 2^24] [--batch 2^21] [--threads N] [--order random|ascending] [--rounds 1]
+ *                              [--seed 42]
+ * </pre>
+ * {@code --threads}: the threads of both, and the shards of the sharded one (all cores by default).
+ */
+public final class ShardLoadBench {
+
+    private ShardLoadBench() {
+    }
+
+    /** One contestant's run: its rates and what it ended with. */
+    record Result(int shards, double loadPerSecond, double getPerSecond, long size, long valueSum) {
+    }
+
+    public static void main(String[] args) {
+        int keys = 1 << 24;
+        int batch = 1 << 21;
+        int threads = Runtime.getRuntime().availableProcessors();
+        boolean ascending = false;
+        int rounds = 1;
+        long seed = 42;
+        for (int i = 0; i < args.length; i++) {
+            final String value = i + 1 < args.length ? args[i + 1] : null;
+            switch (args[i]) {
+                case "--keys" -> keys = ApplyBench.size(value);
+                case "--batch" -> batch = ApplyBench.size(value);
+                case "--threads" -> threads = ApplyBench.size(value);
+                case "--order" -> ascending = switch (String.valueOf(value)) {
+                    case "random" -> false;
+                    case "ascending" -> true;
+                    default -> throw new IllegalArgumentException("--order is random or ascending, was " + value);
+                };
+                case "--rounds" -> rounds = ApplyBench.size(value);
+                case "--seed" -> seed = Long.parseLong(value);
+                default -> throw new IllegalArgumentException("unknown option " + args[i] + "; options: --keys, "
+                        + "--batch, --threads, --order, --rounds, --seed");
+            }
+            i++;
+        }
+        final List<String> summary = new ArrayList<>();
+        for (int round = 1; round <= rounds; round++) {
+            final Result one = run(keys, batch, threads, 1, ascending, seed + round);
+            final Result sharded = run(keys, batch, threads, threads, ascending, seed + round);
+            if (one.size() != sharded.size() || one.valueSum() != sharded.valueSum()) {
+                throw new IllegalStateException("one index and " + threads + " shards disagree: size " + one.size()
+                        + " and " + sharded.size() + ", values got back summing to " + one.valueSum() + " and "
+                        + sharded.valueSum());
+            }
+            summary.add(String.format(Locale.ROOT, "round %d, %s keys: load %.2fx, gets %.2fx (%d shards over one "
+                            + "index, %d threads)", round, ascending ? "ascending" : "random",
+                    sharded.loadPerSecond() / one.loadPerSecond(), sharded.getPerSecond() / one.getPerSecond(),
+                    threads, threads));
+        }
+        System.out.println();
+        summary.forEach(System.out::println);
+    }
+
+    static Result run(int keys, int batch, int threads, int shards, boolean ascending, long seed) {
+        final long[] batchKeys = new long[batch];
+        final long[] values = new long[batch];
+        final long[] got = new long[batch];
+        try (FlixIndex index = FlixIndex.open(FlixConfig.builder().backend(Backend.CPU).threads(threads)
+                .shards(shards).build())) {
+            SplittableRandom random = new SplittableRandom(seed);
+            long next = 0;
+            long loadNanos = 0;
+            for (int done = 0; done < keys; done += batch) {
+                final int n = Math.min(batch, keys - done);
+                for (int i = 0; i < n; i++) {
+                    batchKeys[i] = ascending ? next++ : random.nextLong();
+                    values[i] = done + i + 1;
+                }
+                final long start = System.nanoTime();
+                index.upsert(batchKeys, values, n, false);
+                loadNanos += System.nanoTime() - start;
+            }
+            random = new SplittableRandom(seed);
+            next = 0;
+            long getNanos = 0;
+            long valueSum = 0;
+            for (int done = 0; done < keys; done += batch) {
+                final int n = Math.min(batch, keys - done);
+                for (int i = 0; i < n; i++) {
+                    batchKeys[i] = ascending ? next++ : random.nextLong();
+                }
+                final long start = System.nanoTime();
+                index.get(batchKeys, n, got);
+                getNanos += System.nanoTime() - start;
+                for (int i = 0; i < n; i++) {
+                    valueSum += got[i];
+                }
+            }
+            final Result result = new Result(shards, keys / (loadNanos / 1e9), keys / (getNanos / 1e9), index.size(),
+                    valueSum);
+            System.out.printf(Locale.ROOT, "%s keys=%d batch=%d threads=%d shards=%d load %.2f M/s, get %.2f M/s, "
+                            + "size %d%n", ascending ? "ascending" : "random", keys, batch, threads, shards,
+                    result.loadPerSecond() / 1e6, result.getPerSecond() / 1e6, result.size());
+            return result;
+        }
+    }
+}
