@@ -58,9 +58,11 @@ public final class ShardedCpuIndex extends AbstractFlixIndex {
     private ForkJoinPool workers;
     private final AtomicInteger lookupsInFlight = new AtomicInteger();
     /** Scratch of lookup calls, one taken per call. */
-    private final ConcurrentLinkedQueue<Parts> lookupParts = new ConcurrentLinkedQueue<>();
+    private final ConcurrentLinkedQueue<ShardParts> lookupParts = new ConcurrentLinkedQueue<>();
+    /** The chunks of a batch's cut, on the workers. */
+    private final ShardParts.Runner onWorkers = (pieces, body) -> runOnWorkers(pieces, true, body);
     /** Scratch of updates, which run alone. */
-    private Parts updateParts = new Parts();
+    private ShardParts updateParts = new ShardParts();
 
     // written under the exclusive lock
     /** Shards in key order: shard s holds the keys from its range's lower bound to the next one's. */
@@ -107,12 +109,12 @@ public final class ShardedCpuIndex extends AbstractFlixIndex {
         BatchArgs.checkPairs(keys, values, n, keysSorted);
         final long[] bounds = n >= cutMinKeys ? sampleCut(keys, n, keysSorted) : new long[] {Long.MIN_VALUE};
         final RangeRouter ranges = new RangeRouter(bounds);
-        final Parts p = updateParts;
-        partition(ranges, keys, values, n, p, false, chunksFor(n));
+        final ShardParts p = updateParts;
+        p.cut(ranges, keys, values, n, false, chunksFor(n), onWorkers);
         final CpuFlixIndex[] fresh = new CpuFlixIndex[bounds.length];
         final int callThreads = spread(p, n) ? 1 : threads;
         try {
-            runOnShards(bounds.length, callThreads == 1, s -> {
+            runOnWorkers(bounds.length, callThreads == 1, s -> {
                 final CpuFlixIndex shard = newShard();
                 fresh[s] = shard;
                 final int count = p.count[s];
@@ -147,9 +149,9 @@ public final class ShardedCpuIndex extends AbstractFlixIndex {
             }
             replaceShards(empty, new RangeRouter(bounds));
         }
-        final Parts p = updateParts;
+        final ShardParts p = updateParts;
         try {
-            partition(router, keys, values, n, p, false, chunksFor(n));
+            p.cut(router, keys, values, n, false, chunksFor(n), onWorkers);
             eachPart(p, n, (shard, s, callThreads) -> shard.updateOn(callThreads, () -> {
                 shard.upsertLocked(p.keys[s], p.values[s], p.count[s], keysSorted);
                 return null;
@@ -167,9 +169,9 @@ public final class ShardedCpuIndex extends AbstractFlixIndex {
         if (n == 0 || size == 0) {
             return;
         }
-        final Parts p = updateParts;
+        final ShardParts p = updateParts;
         try {
-            partition(router, keys, null, n, p, false, chunksFor(n));
+            p.cut(router, keys, null, n, false, chunksFor(n), onWorkers);
             eachPart(p, n, (shard, s, callThreads) -> shard.updateOn(callThreads, () -> {
                 shard.deleteLocked(p.keys[s], p.count[s], keysSorted);
                 return null;
@@ -199,10 +201,10 @@ public final class ShardedCpuIndex extends AbstractFlixIndex {
      * Applies {@code update} to every shard with a part: at once, one thread each, where the batch spreads over the
      * shards; one after another, each on every thread, where one part holds more than its share.
      */
-    private void eachPart(Parts p, int n, PartUpdate update) {
+    private void eachPart(ShardParts p, int n, PartUpdate update) {
         final boolean spread = spread(p, n);
         final int callThreads = spread ? 1 : threads;
-        runOnShards(shards.length, spread, s -> {
+        runOnWorkers(shards.length, spread, s -> {
             if (p.count[s] > 0) {
                 update.apply(shards[s], s, callThreads);
             }
@@ -210,7 +212,7 @@ public final class ShardedCpuIndex extends AbstractFlixIndex {
     }
 
     /** Whether a batch of {@code n} keys cut into {@code p} is worth its shards' running at once, one thread each. */
-    private boolean spread(Parts p, int n) {
+    private boolean spread(ShardParts p, int n) {
         if (threads == 1 || n < CpuFlixIndex.PARALLEL_MIN_KEYS) {
             return false;
         }
@@ -256,7 +258,7 @@ public final class ShardedCpuIndex extends AbstractFlixIndex {
     private void recut() {
         final CpuFlixIndex[] old = shards;
         final SortedPairs[] pieces = new SortedPairs[old.length];
-        runOnShards(old.length, true, s -> pieces[s] = old[s].export());
+        runOnWorkers(old.length, true, s -> pieces[s] = old[s].export());
         final long[] startOf = new long[old.length + 1];
         for (int s = 0; s < old.length; s++) {
             startOf[s + 1] = startOf[s] + pieces[s].size();
@@ -278,7 +280,7 @@ public final class ShardedCpuIndex extends AbstractFlixIndex {
         }
         final CpuFlixIndex[] fresh = new CpuFlixIndex[count];
         try {
-            runOnShards(count, true, t -> {
+            runOnWorkers(count, true, t -> {
                 final int len = (int) (rank[t + 1] - rank[t]);
                 final long[] k = new long[len];
                 final long[] v = new long[len];
@@ -397,7 +399,7 @@ public final class ShardedCpuIndex extends AbstractFlixIndex {
             getExact(keys, n, valuesOut);
             return;
         }
-        final Parts p = takeLookupParts();
+        final ShardParts p = takeLookupParts();
         try {
             lookUp(keys, n, p, false, s -> shards[s].getLocked(p.keys[s], p.count[s], p.values[s], keysSorted));
             for (int s = 0; s < p.shards; s++) {
@@ -458,7 +460,7 @@ public final class ShardedCpuIndex extends AbstractFlixIndex {
             }
             return;
         }
-        final Parts p = takeLookupParts();
+        final ShardParts p = takeLookupParts();
         try {
             lookUp(keys, n, p, true, s -> {
                 if (floor) {
@@ -488,12 +490,12 @@ public final class ShardedCpuIndex extends AbstractFlixIndex {
      * Cuts the lookup batch into the shards' parts (with positions) and runs {@code perShard} on each shard with a
      * part: on the caller's thread, or over the workers where the call may use more threads.
      */
-    private void lookUp(long[] keys, int n, Parts p, boolean answerKeys, IntConsumer perShard) {
-        partition(router, keys, null, n, p, true, 1);
+    private void lookUp(long[] keys, int n, ShardParts p, boolean answerKeys, IntConsumer perShard) {
+        p.cut(router, keys, null, n, true, 1, onWorkers);
         p.ensureAnswers(answerKeys);
         final int callThreads = CpuFlixIndex.lookupShare(lookupThreadCap, threads, lookupsInFlight.incrementAndGet());
         try {
-            runOnShards(p.shards, callThreads > 1 && n >= CpuFlixIndex.PARALLEL_MIN_KEYS, s -> {
+            runOnWorkers(p.shards, callThreads > 1 && n >= CpuFlixIndex.PARALLEL_MIN_KEYS, s -> {
                 if (p.count[s] > 0) {
                     perShard.accept(s);
                 }
@@ -536,7 +538,7 @@ public final class ShardedCpuIndex extends AbstractFlixIndex {
         final RangeResult[] answers = new RangeResult[count];
         final int callThreads = CpuFlixIndex.lookupShare(lookupThreadCap, threads, lookupsInFlight.incrementAndGet());
         try {
-            runOnShards(count, callThreads > 1 && n >= CpuFlixIndex.PARALLEL_MIN_KEYS, s -> {
+            runOnWorkers(count, callThreads > 1 && n >= CpuFlixIndex.PARALLEL_MIN_KEYS, s -> {
                 if (pieces[s] > 0) {
                     answers[s] = shards[s].rangeLocked(los[s], his[s], pieces[s], limitPerRange);
                 }
@@ -667,64 +669,13 @@ public final class ShardedCpuIndex extends AbstractFlixIndex {
         }
     }
 
-    // ------------------------------------------------------------------------------------------------ cutting batches
+    // ------------------------------------------------------------------------------------------------ workers
 
     private int chunksFor(int n) {
         return (int) Math.max(1, Math.min(threads, n / MIN_KEYS_PER_CHUNK));
     }
 
-    /**
-     * Cuts {@code keys[0, n)} (with {@code values} where not null, and the batch positions where asked) into one part
-     * per range of {@code ranges}, each in batch order: counted per chunk, then scattered per chunk to offsets taken
-     * in chunk order, on {@code chunks} threads.
-     */
-    private void partition(RangeRouter ranges, long[] keys, long[] values, int n, Parts p, boolean positions,
-                           int chunks) {
-        final int count = ranges.shards();
-        p.begin(count, n, chunks, values != null, positions);
-        final int[] route = p.route;
-        // Each chunk counts and scatters with counters of its own, copied in and out once: the chunks' rows of
-        // chunkCounts share cache lines, and threads writing them key by key would take the lines from each other.
-        runOnWorkers(chunks, chunks > 1, c -> {
-            final int[] counts = new int[count];
-            for (int i = (int) ((long) n * c / chunks), to = (int) ((long) n * (c + 1) / chunks); i < to; i++) {
-                final int s = ranges.shardOf(keys[i]);
-                route[i] = s;
-                counts[s]++;
-            }
-            System.arraycopy(counts, 0, p.chunkCounts[c], 0, count);
-        });
-        for (int s = 0; s < count; s++) {
-            int total = 0;
-            for (int c = 0; c < chunks; c++) {
-                final int inChunk = p.chunkCounts[c][s];
-                p.chunkCounts[c][s] = total;
-                total += inChunk;
-            }
-            p.count[s] = total;
-        }
-        p.ensureParts();
-        runOnWorkers(chunks, chunks > 1, c -> {
-            final int[] next = Arrays.copyOf(p.chunkCounts[c], count);
-            for (int i = (int) ((long) n * c / chunks), to = (int) ((long) n * (c + 1) / chunks); i < to; i++) {
-                final int s = route[i];
-                final int j = next[s]++;
-                p.keys[s][j] = keys[i];
-                if (values != null) {
-                    p.values[s][j] = values[i];
-                }
-                if (positions) {
-                    p.positions[s][j] = i;
-                }
-            }
-        });
-    }
-
-    /** Runs {@code body} for shards {@code 0..count-1}: on the workers where {@code parallel}, else here in order. */
-    private void runOnShards(int count, boolean parallel, IntConsumer body) {
-        runOnWorkers(count, parallel, body);
-    }
-
+    /** Runs {@code body} for pieces (or shards) {@code 0..pieces-1}: on the workers where {@code parallel}, else here. */
     private void runOnWorkers(int pieces, boolean parallel, IntConsumer body) {
         if (!parallel || pieces <= 1 || threads == 1) {
             for (int p = 0; p < pieces; p++) {
@@ -735,99 +686,13 @@ public final class ShardedCpuIndex extends AbstractFlixIndex {
         Pieces.run(workers, pieces, body);
     }
 
-    private Parts takeLookupParts() {
-        final Parts p = lookupParts.poll();
-        return p != null ? p : new Parts();
+    private ShardParts takeLookupParts() {
+        final ShardParts p = lookupParts.poll();
+        return p != null ? p : new ShardParts();
     }
 
-    private void giveLookupParts(Parts p) {
+    private void giveLookupParts(ShardParts p) {
         p.trim();
         lookupParts.offer(p);
-    }
-
-    /** A batch cut into parts per shard: scratch kept between calls up to {@value CpuFlixIndex#SCRATCH_KEPT} keys. */
-    private static final class Parts {
-        int shards;
-        int[] count = new int[0];
-        int[] route = new int[0];
-        int[][] chunkCounts = new int[0][];
-        long[][] keys = new long[0][];
-        /** Update values, or the answers' values of a lookup. */
-        long[][] values = new long[0][];
-        /** The answers' keys of a floor or ceiling. */
-        long[][] answerKeys = new long[0][];
-        int[][] positions = new int[0][];
-        private boolean withValues;
-        private boolean withPositions;
-
-        void begin(int shardCount, int n, int chunks, boolean values, boolean positions) {
-            shards = shardCount;
-            withValues = values;
-            withPositions = positions;
-            if (count.length < shardCount) {
-                count = new int[shardCount];
-                keys = Arrays.copyOf(keys, shardCount);
-                this.values = Arrays.copyOf(this.values, shardCount);
-                answerKeys = Arrays.copyOf(answerKeys, shardCount);
-                this.positions = Arrays.copyOf(this.positions, shardCount);
-            }
-            if (route.length < n) {
-                route = new int[n];
-            }
-            if (chunkCounts.length < chunks || (chunks > 0 && chunkCounts[0].length < shardCount)) {
-                chunkCounts = new int[Math.max(chunks, chunkCounts.length)][shardCount];
-            }
-            for (int c = 0; c < chunks; c++) {
-                Arrays.fill(chunkCounts[c], 0, shardCount, 0);
-            }
-        }
-
-        /** Room for every part's keys (values, positions) as counted. */
-        void ensureParts() {
-            for (int s = 0; s < shards; s++) {
-                final int need = count[s];
-                keys[s] = fit(keys[s], need);
-                if (withValues || withPositions) { // a lookup's answers go into values
-                    values[s] = fit(values[s], need);
-                }
-                if (withPositions) {
-                    positions[s] = positions[s] == null || positions[s].length < need
-                            ? new int[grown(need)] : positions[s];
-                }
-            }
-        }
-
-        void ensureAnswers(boolean answerKeysToo) {
-            if (answerKeysToo) {
-                for (int s = 0; s < shards; s++) {
-                    answerKeys[s] = fit(answerKeys[s], count[s]);
-                }
-            }
-        }
-
-        private static long[] fit(long[] a, int need) {
-            return a == null || a.length < need ? new long[grown(need)] : a;
-        }
-
-        private static int grown(int need) {
-            return (int) Math.min(Integer.MAX_VALUE - 8, need + (long) need / 8);
-        }
-
-        /** Lets go of scratch beyond what is kept between calls. */
-        void trim() {
-            if (route.length > CpuFlixIndex.SCRATCH_KEPT) {
-                route = new int[0];
-            }
-            long held = 0;
-            for (int s = 0; s < keys.length; s++) {
-                held += keys[s] == null ? 0 : keys[s].length;
-            }
-            if (held > CpuFlixIndex.SCRATCH_KEPT) {
-                Arrays.fill(keys, null);
-                Arrays.fill(values, null);
-                Arrays.fill(answerKeys, null);
-                Arrays.fill(positions, null);
-            }
-        }
     }
 }
