@@ -19,7 +19,7 @@ import java.util.function.IntConsumer;
 /**
  * A CPU index cut into key ranges, each a {@link CpuFlixIndex} of its own (a shard), so that an update uses every
  * core at the cost per key of one thread: a batch spread over the ranges is cut into the shards' parts, which are
- * applied at once, each on one thread. One index's update split over the same threads costs 3 to 4 times the work a
+ * applied at once, each on one thread. One index's update split over the same threads costs several times the work a
  * key (its sort, its exact-key table's writes and its merges reach across the whole structure), which is why the
  * keyed mode's slices, one index per subtask, loaded faster than a task manager's one shared index.
  *
@@ -30,8 +30,9 @@ import java.util.function.IntConsumer;
  * that falls mostly into one shard (keys in ascending order appended at the top, say) is applied shard by shard, each
  * on every thread, as one index would.
  *
- * <p>Lookups are cut the same way; a floor (ceiling) that its shard cannot answer takes the largest (smallest) pair of
- * the nearest shard below (above) that holds one, kept after every update. A range that crosses shards is the
+ * <p>An exact get goes key by key to its shard's exact-key table ({@link RangeRouter}). Floors, ceilings and ranges
+ * are cut into the shards' parts as updates are; a floor (ceiling) that its shard cannot answer takes the largest
+ * (smallest) pair of the nearest shard below (above) that holds one, kept after every update. A range that crosses shards is the
  * concatenation of its shards' answers, in key order. The answers equal one {@link CpuFlixIndex}'s for every call.
  *
  * <p>Concurrency as {@link FlixIndex} says, held by this index's lock: the shards are reached only under it (their
