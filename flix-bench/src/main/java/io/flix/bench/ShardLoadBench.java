@@ -81,27 +81,23 @@ public final class ShardLoadBench {
         try (FlixIndex index = FlixIndex.open(FlixConfig.builder().backend(Backend.CPU).threads(threads)
                 .shards(shards).build())) {
             SplittableRandom random = new SplittableRandom(seed);
-            long next = 0;
             long loadNanos = 0;
             for (int done = 0; done < keys; done += batch) {
                 final int n = Math.min(batch, keys - done);
+                fillKeys(batchKeys, n, done, ascending, random);
                 for (int i = 0; i < n; i++) {
-                    batchKeys[i] = ascending ? next++ : random.nextLong();
                     values[i] = done + i + 1;
                 }
                 final long start = System.nanoTime();
                 index.upsert(batchKeys, values, n, false);
                 loadNanos += System.nanoTime() - start;
             }
-            random = new SplittableRandom(seed);
-            next = 0;
+            random = new SplittableRandom(seed); // the same keys again
             long getNanos = 0;
             long valueSum = 0;
             for (int done = 0; done < keys; done += batch) {
                 final int n = Math.min(batch, keys - done);
-                for (int i = 0; i < n; i++) {
-                    batchKeys[i] = ascending ? next++ : random.nextLong();
-                }
+                fillKeys(batchKeys, n, done, ascending, random);
                 final long start = System.nanoTime();
                 index.get(batchKeys, n, got);
                 getNanos += System.nanoTime() - start;
@@ -115,6 +111,13 @@ public final class ShardLoadBench {
                             + "size %d%n", ascending ? "ascending" : "random", keys, batch, threads, shards,
                     result.loadPerSecond() / 1e6, result.getPerSecond() / 1e6, result.size());
             return result;
+        }
+    }
+
+    /** The keys of the batch that starts at the {@code done}-th key: {@code done, done + 1, ...}, or random ones. */
+    private static void fillKeys(long[] out, int n, int done, boolean ascending, SplittableRandom random) {
+        for (int i = 0; i < n; i++) {
+            out[i] = ascending ? done + i : random.nextLong();
         }
     }
 }

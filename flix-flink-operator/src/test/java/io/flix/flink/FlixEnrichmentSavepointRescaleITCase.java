@@ -11,6 +11,8 @@ import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
+import org.apache.flink.runtime.minicluster.MiniCluster;
+import org.apache.flink.test.junit5.InjectMiniCluster;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -40,7 +42,8 @@ class FlixEnrichmentSavepointRescaleITCase {
                     .build());
 
     @Test
-    void savepointAtParallelism2ResumesAtParallelism3(@TempDir Path savepoints) throws Exception {
+    void savepointAtParallelism2ResumesAtParallelism3(@InjectMiniCluster MiniCluster cluster, @TempDir Path savepoints)
+            throws Exception {
         final String load = "savepoint-load";
         JobParts.reset(load);
         final StreamExecutionEnvironment first = StreamExecutionEnvironment.getExecutionEnvironment();
@@ -52,7 +55,7 @@ class FlixEnrichmentSavepointRescaleITCase {
                 .build().sinkTo(new DiscardingSink<>());
         final JobClient loading = first.executeAsync("load");
         JobParts.LOADED.get(load).get(2, TimeUnit.MINUTES);
-        final String savepoint = Savepoints.stopWithSavepoint(loading, savepoints.toUri().toString(), 120);
+        final String savepoint = Savepoints.stopWithSavepoint(cluster, loading, savepoints.toUri().toString(), 120);
 
         final String resume = "savepoint-resume";
         JobParts.reset(resume);

@@ -13,6 +13,8 @@ import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
+import org.apache.flink.runtime.minicluster.MiniCluster;
+import org.apache.flink.test.junit5.InjectMiniCluster;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -43,19 +45,22 @@ class ModeSwitchSavepointITCase {
                     .build());
 
     @Test
-    void aKeyedSavepointResumedInTheSharedModeFailsNamingTheUid(@TempDir Path savepoints) throws Exception {
-        final Throwable failure = switchModes(savepoints, "switch-keyed", false);
+    void aKeyedSavepointResumedInTheSharedModeFailsNamingTheUid(@InjectMiniCluster MiniCluster cluster,
+                                                                 @TempDir Path savepoints) throws Exception {
+        final Throwable failure = switchModes(cluster, savepoints, "switch-keyed", false);
         assertNamed(failure, "'switch-keyed'", "FlixEnrichment.of(...)");
     }
 
     @Test
-    void aSharedSavepointResumedInTheKeyedModeFailsNamingTheUid(@TempDir Path savepoints) throws Exception {
-        final Throwable failure = switchModes(savepoints, "switch-shared", true);
+    void aSharedSavepointResumedInTheKeyedModeFailsNamingTheUid(@InjectMiniCluster MiniCluster cluster,
+                                                                 @TempDir Path savepoints) throws Exception {
+        final Throwable failure = switchModes(cluster, savepoints, "switch-shared", true);
         assertNamed(failure, "'switch-shared'", "FlixEnrichment.shared(...)");
     }
 
     /** Loads {@code KEYS} keys in one mode, stops with a savepoint, resumes in the other; returns its failure. */
-    private static Throwable switchModes(Path savepoints, String uid, boolean sharedFirst) throws Exception {
+    private static Throwable switchModes(MiniCluster cluster, Path savepoints, String uid, boolean sharedFirst)
+            throws Exception {
         final String load = uid + "-load";
         JobParts.reset(load);
         final StreamExecutionEnvironment first = StreamExecutionEnvironment.getExecutionEnvironment();
@@ -66,7 +71,7 @@ class ModeSwitchSavepointITCase {
                 .build().sinkTo(new DiscardingSink<>());
         final JobClient loading = first.executeAsync("load");
         JobParts.LOADED.get(load).get(2, TimeUnit.MINUTES);
-        final String savepoint = Savepoints.stopWithSavepoint(loading, savepoints.toUri().toString(), 120);
+        final String savepoint = Savepoints.stopWithSavepoint(cluster, loading, savepoints.toUri().toString(), 120);
 
         final String resume = uid + "-resume";
         JobParts.reset(resume);

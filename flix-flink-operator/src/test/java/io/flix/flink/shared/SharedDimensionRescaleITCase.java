@@ -157,7 +157,7 @@ class SharedDimensionRescaleITCase {
                 answers.sort(null);
                 assertEquals(expected, answers, where + ": the lookups of every key");
 
-                savepoint = Savepoints.stopWithSavepoint(client, savepoints.toUri().toString(),
+                savepoint = Savepoints.stopWithSavepoint(miniCluster, client, savepoints.toUri().toString(),
                         DimensionContents.SAFETY_NET_SECONDS);
                 client.getJobExecutionResult().get(DimensionContents.SAFETY_NET_SECONDS, TimeUnit.SECONDS);
                 assertOneCopy(savepoint, parallelism, where);

@@ -3,6 +3,8 @@ package io.flix.flink.testing;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.core.execution.SavepointFormatType;
 import org.apache.flink.runtime.checkpoint.CheckpointException;
+import org.apache.flink.runtime.minicluster.MiniCluster;
+import org.apache.flink.runtime.testutils.CommonTestUtils;
 import org.apache.flink.util.ExceptionUtils;
 
 import java.util.concurrent.ExecutionException;
@@ -11,37 +13,36 @@ import java.util.concurrent.TimeUnit;
 /** Stop-with-savepoint for tests. */
 public final class Savepoints {
 
-    /** Pause between a declined savepoint and the next try: the tasks it waits for are deploying or finishing. */
-    private static final long RETRY_PAUSE_MILLIS = 100;
+    /** Declined savepoints tried again before the test fails. */
+    private static final int ATTEMPTS = 10;
 
     private Savepoints() {
     }
 
     /**
-     * Stops the job with a savepoint and returns its path. A savepoint is declined while a task is not running: still
-     * deploying on a busy machine, or finishing (a bounded source ending just then). It is then tried again, as a
-     * user would, until {@code safetyNetSeconds} have passed (a guard against a hang, not a bound the test expects).
+     * Stops the job with a savepoint and returns its path. A savepoint is declined while a task is not running, so
+     * it is first taken once every task of the job runs (or has finished), as the job's execution graph on
+     * {@code cluster} says: on a busy machine a task may still be deploying after the test's own signal. A task may
+     * still decline while it finishes (a bounded source ending just then): the savepoint is then tried again, as a
+     * user would. {@code safetyNetSeconds} bounds one try, a guard against a hang, not a bound the test expects.
      */
-    public static String stopWithSavepoint(JobClient job, String directory, long safetyNetSeconds)
-            throws Exception {
-        final long giveUp = System.nanoTime() + TimeUnit.SECONDS.toNanos(safetyNetSeconds);
-        ExecutionException first = null;
-        while (true) {
+    public static String stopWithSavepoint(MiniCluster cluster, JobClient job, String directory,
+                                           long safetyNetSeconds) throws Exception {
+        CommonTestUtils.waitForAllTaskRunning(cluster, job.getJobID(), true);
+        ExecutionException previous = null;
+        for (int attempt = 1; ; attempt++) {
             try {
                 return job.stopWithSavepoint(false, directory, SavepointFormatType.CANONICAL)
                         .get(safetyNetSeconds, TimeUnit.SECONDS);
             } catch (ExecutionException e) {
-                if (ExceptionUtils.findThrowable(e, CheckpointException.class).isEmpty()
-                        || System.nanoTime() - giveUp > 0) {
-                    if (first != null) {
-                        e.addSuppressed(first);
-                    }
+                if (previous != null) {
+                    e.addSuppressed(previous);
+                }
+                if (attempt == ATTEMPTS
+                        || ExceptionUtils.findThrowable(e, CheckpointException.class).isEmpty()) {
                     throw e;
                 }
-                if (first == null) {
-                    first = e;
-                }
-                Thread.sleep(RETRY_PAUSE_MILLIS);
+                previous = e;
             }
         }
     }

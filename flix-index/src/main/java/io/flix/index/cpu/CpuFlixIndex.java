@@ -415,11 +415,19 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
      * shared by a task manager's subtasks) run on their own threads instead of queueing for the same workers.
      */
     <T> T onLookupShare(IntFunction<T> call) {
-        final int callThreads = lookupShare(lookupThreadCap, threads, lookupsInFlight.incrementAndGet());
+        return onLookupShare(lookupsInFlight, lookupThreadCap, threads, call);
+    }
+
+    /**
+     * As {@link #onLookupShare(IntFunction)} for any index whose lookup calls share {@code threads} workers (a
+     * {@link ShardedCpuIndex} too), counting its calls in flight in {@code inFlight}.
+     */
+    static <T> T onLookupShare(AtomicInteger inFlight, int cap, int threads, IntFunction<T> call) {
+        final int callThreads = lookupShare(cap, threads, inFlight.incrementAndGet());
         try {
             return call.apply(callThreads);
         } finally {
-            lookupsInFlight.decrementAndGet();
+            inFlight.decrementAndGet();
         }
     }
 
@@ -428,7 +436,8 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
         return Math.max(1, Math.min(cap, threads / Math.max(1, inFlight)));
     }
 
-    int lookupPieces(int n, int callThreads) {
+    /** Pieces of a lookup call of {@code n} keys on {@code callThreads} threads: one below the parallel threshold. */
+    static int lookupPieces(int n, int callThreads) {
         if (callThreads == 1 || n < PARALLEL_MIN_KEYS) {
             return 1;
         }

@@ -15,6 +15,7 @@ import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.Lock;
 import java.util.function.IntConsumer;
+import java.util.function.IntFunction;
 
 /**
  * A CPU index cut into key ranges, each a {@link CpuFlixIndex} of its own (a shard), so that an update uses every
@@ -70,6 +71,8 @@ public final class ShardedCpuIndex extends AbstractFlixIndex {
     private CpuFlixIndex[] shards;
     /** The ranges' lower bounds, strictly ascending from {@code Long.MIN_VALUE}, one per shard. */
     private RangeRouter router;
+    /** The shards' exact-key tables, in shard order (nulls where the config leaves them out). */
+    private ExactKeyTable[] exactTables;
     private long size;
     /** The size at the last cut of the ranges. */
     private long sizeAtCut;
@@ -348,6 +351,10 @@ public final class ShardedCpuIndex extends AbstractFlixIndex {
     private void replaceShards(CpuFlixIndex[] fresh, RangeRouter ranges) {
         shards = fresh;
         router = ranges;
+        exactTables = new ExactKeyTable[fresh.length];
+        for (int s = 0; s < fresh.length; s++) {
+            exactTables[s] = fresh[s].exactKeys;
+        }
         floorKeyBelow = new long[fresh.length];
         floorValueBelow = new long[fresh.length];
         ceilingKeyAbove = new long[fresh.length];
@@ -357,31 +364,32 @@ public final class ShardedCpuIndex extends AbstractFlixIndex {
 
     /** Per shard, the nearest pair below and above it in the other shards: where its own floor or ceiling finds none. */
     private void refreshEdges() {
-        final long[] probe = new long[1];
+        refreshEdges(true, floorKeyBelow, floorValueBelow);
+        refreshEdges(false, ceilingKeyAbove, ceilingValueAbove);
+    }
+
+    /**
+     * Per shard, the largest pair of the shards below it ({@code below}) or the smallest of those above, walking the
+     * shards from that side: (0, {@code NOT_FOUND}) where they hold none.
+     */
+    private void refreshEdges(boolean below, long[] edgeKeys, long[] edgeValues) {
+        final long[] probe = {below ? Long.MAX_VALUE : Long.MIN_VALUE};
         final long[] key = new long[1];
         final long[] value = new long[1];
-        long belowKey = 0;
-        long belowValue = FlixIndex.NOT_FOUND;
-        for (int s = 0; s < shards.length; s++) {
-            floorKeyBelow[s] = belowKey;
-            floorValueBelow[s] = belowValue;
+        long edgeKey = 0;
+        long edgeValue = FlixIndex.NOT_FOUND;
+        for (int i = 0; i < shards.length; i++) {
+            final int s = below ? i : shards.length - 1 - i;
+            edgeKeys[s] = edgeKey;
+            edgeValues[s] = edgeValue;
             if (shards[s].sizeLocked() > 0) {
-                probe[0] = Long.MAX_VALUE;
-                shards[s].floorLocked(probe, 1, key, value, true);
-                belowKey = key[0];
-                belowValue = value[0];
-            }
-        }
-        long aboveKey = 0;
-        long aboveValue = FlixIndex.NOT_FOUND;
-        for (int s = shards.length - 1; s >= 0; s--) {
-            ceilingKeyAbove[s] = aboveKey;
-            ceilingValueAbove[s] = aboveValue;
-            if (shards[s].sizeLocked() > 0) {
-                probe[0] = Long.MIN_VALUE;
-                shards[s].ceilingLocked(probe, 1, key, value, true);
-                aboveKey = key[0];
-                aboveValue = value[0];
+                if (below) {
+                    shards[s].floorLocked(probe, 1, key, value, true);
+                } else {
+                    shards[s].ceilingLocked(probe, 1, key, value, true);
+                }
+                edgeKey = key[0];
+                edgeValue = value[0];
             }
         }
     }
@@ -417,24 +425,22 @@ public final class ShardedCpuIndex extends AbstractFlixIndex {
 
     /** Gets key by key from the shards' exact-key tables: one cache line a key, no batch to cut. */
     private void getExact(long[] keys, int n, long[] valuesOut) {
-        final ExactKeyTable[] tables = new ExactKeyTable[shards.length];
-        for (int s = 0; s < tables.length; s++) {
-            tables[s] = shards[s].exactKeys;
-        }
+        final ExactKeyTable[] tables = exactTables;
         final RangeRouter ranges = router;
-        final int callThreads = CpuFlixIndex.lookupShare(lookupThreadCap, threads, lookupsInFlight.incrementAndGet());
-        try {
-            final int pieces = callThreads > 1 && n >= CpuFlixIndex.PARALLEL_MIN_KEYS
-                    ? Math.max(1, Math.min(callThreads * 4, n / 1024)) : 1;
+        onLookupShare(callThreads -> {
+            final int pieces = CpuFlixIndex.lookupPieces(n, callThreads);
             runOnWorkers(pieces, true, piece -> {
                 for (int i = (int) ((long) n * piece / pieces), to = (int) ((long) n * (piece + 1) / pieces);
                         i < to; i++) {
                     valuesOut[i] = tables[ranges.shardOf(keys[i])].get(keys[i]);
                 }
             });
-        } finally {
-            lookupsInFlight.decrementAndGet();
-        }
+            return null;
+        });
+    }
+
+    private <T> T onLookupShare(IntFunction<T> call) {
+        return CpuFlixIndex.onLookupShare(lookupsInFlight, lookupThreadCap, threads, call);
     }
 
     @Override
@@ -494,16 +500,14 @@ public final class ShardedCpuIndex extends AbstractFlixIndex {
     private void lookUp(long[] keys, int n, ShardParts p, boolean answerKeys, IntConsumer perShard) {
         p.cut(router, keys, null, n, true, 1, onWorkers);
         p.ensureAnswers(answerKeys);
-        final int callThreads = CpuFlixIndex.lookupShare(lookupThreadCap, threads, lookupsInFlight.incrementAndGet());
-        try {
-            runOnWorkers(p.shards, callThreads > 1 && n >= CpuFlixIndex.PARALLEL_MIN_KEYS, s -> {
+        onLookupShare(callThreads -> {
+            runOnWorkers(p.shards, CpuFlixIndex.lookupPieces(n, callThreads) > 1, s -> {
                 if (p.count[s] > 0) {
                     perShard.accept(s);
                 }
             });
-        } finally {
-            lookupsInFlight.decrementAndGet();
-        }
+            return null;
+        });
     }
 
     @Override
@@ -537,16 +541,14 @@ public final class ShardedCpuIndex extends AbstractFlixIndex {
             }
         }
         final RangeResult[] answers = new RangeResult[count];
-        final int callThreads = CpuFlixIndex.lookupShare(lookupThreadCap, threads, lookupsInFlight.incrementAndGet());
-        try {
-            runOnWorkers(count, callThreads > 1 && n >= CpuFlixIndex.PARALLEL_MIN_KEYS, s -> {
+        onLookupShare(callThreads -> {
+            runOnWorkers(count, CpuFlixIndex.lookupPieces(n, callThreads) > 1, s -> {
                 if (pieces[s] > 0) {
                     answers[s] = shards[s].rangeLocked(los[s], his[s], pieces[s], limitPerRange);
                 }
             });
-        } finally {
-            lookupsInFlight.decrementAndGet();
-        }
+            return null;
+        });
         // Each range's pieces are its shards' answers in shard order, taken in range order: a cursor per shard.
         final int[] offsets = new int[n + 1];
         Arrays.fill(at, 0);
@@ -656,6 +658,7 @@ public final class ShardedCpuIndex extends AbstractFlixIndex {
         closeAll(shards);
         shards = null;
         router = null;
+        exactTables = null;
         workers.shutdown();
         workers = null;
         updateParts = null;
