@@ -17,10 +17,11 @@ import java.util.SplittableRandom;
  * same size and the same sum of the values got back.
  *
  * <pre>
- * io.flix.bench.ShardLoadBench [--keys 2^24] [--batch 2^21] [--threads N] [--order random|ascending] [--rounds 1]
- *                              [--seed 42]
+ * io.flix.bench.ShardLoadBench [--keys 2^24] [--batch 2^21] [--threads N] [--shards N[,M...]]
+ *                              [--order random|ascending] [--rounds 1] [--seed 42]
  * </pre>
- * {@code --threads}: the threads of both, and the shards of the sharded one (all cores by default).
+ * {@code --threads}: the threads of every contestant (all cores by default). {@code --shards}: the shard counts to run
+ * beside one index, each a contestant of its own (the thread count by default).
  */
 public final class ShardLoadBench {
 
@@ -38,12 +39,14 @@ public final class ShardLoadBench {
         boolean ascending = false;
         int rounds = 1;
         long seed = 42;
+        int[] shardCounts = null;
         for (int i = 0; i < args.length; i++) {
             final String value = i + 1 < args.length ? args[i + 1] : null;
             switch (args[i]) {
                 case "--keys" -> keys = ApplyBench.size(value);
                 case "--batch" -> batch = ApplyBench.size(value);
                 case "--threads" -> threads = ApplyBench.size(value);
+                case "--shards" -> shardCounts = shardCounts(value);
                 case "--order" -> ascending = switch (String.valueOf(value)) {
                     case "random" -> false;
                     case "ascending" -> true;
@@ -52,26 +55,40 @@ public final class ShardLoadBench {
                 case "--rounds" -> rounds = ApplyBench.size(value);
                 case "--seed" -> seed = Long.parseLong(value);
                 default -> throw new IllegalArgumentException("unknown option " + args[i] + "; options: --keys, "
-                        + "--batch, --threads, --order, --rounds, --seed");
+                        + "--batch, --threads, --shards, --order, --rounds, --seed");
             }
             i++;
+        }
+        if (shardCounts == null) {
+            shardCounts = new int[] {threads};
         }
         final List<String> summary = new ArrayList<>();
         for (int round = 1; round <= rounds; round++) {
             final Result one = run(keys, batch, threads, 1, ascending, seed + round);
-            final Result sharded = run(keys, batch, threads, threads, ascending, seed + round);
-            if (one.size() != sharded.size() || one.valueSum() != sharded.valueSum()) {
-                throw new IllegalStateException("one index and " + threads + " shards disagree: size " + one.size()
-                        + " and " + sharded.size() + ", values got back summing to " + one.valueSum() + " and "
-                        + sharded.valueSum());
+            for (int shards : shardCounts) {
+                final Result sharded = run(keys, batch, threads, shards, ascending, seed + round);
+                if (one.size() != sharded.size() || one.valueSum() != sharded.valueSum()) {
+                    throw new IllegalStateException("one index and " + shards + " shards disagree: size "
+                            + one.size() + " and " + sharded.size() + ", values got back summing to "
+                            + one.valueSum() + " and " + sharded.valueSum());
+                }
+                summary.add(String.format(Locale.ROOT, "round %d, %s keys: load %.2fx, gets %.2fx (%d shards over "
+                                + "one index, %d threads)", round, ascending ? "ascending" : "random",
+                        sharded.loadPerSecond() / one.loadPerSecond(), sharded.getPerSecond() / one.getPerSecond(),
+                        shards, threads));
             }
-            summary.add(String.format(Locale.ROOT, "round %d, %s keys: load %.2fx, gets %.2fx (%d shards over one "
-                            + "index, %d threads)", round, ascending ? "ascending" : "random",
-                    sharded.loadPerSecond() / one.loadPerSecond(), sharded.getPerSecond() / one.getPerSecond(),
-                    threads, threads));
         }
         System.out.println();
         summary.forEach(System.out::println);
+    }
+
+    private static int[] shardCounts(String value) {
+        final String[] parts = String.valueOf(value).split(",");
+        final int[] counts = new int[parts.length];
+        for (int i = 0; i < parts.length; i++) {
+            counts[i] = ApplyBench.size(parts[i].trim());
+        }
+        return counts;
     }
 
     static Result run(int keys, int batch, int threads, int shards, boolean ascending, long seed) {

@@ -237,7 +237,7 @@ class BenchSmokeTest {
             assertEquals(one.valueSum(), sharded.valueSum());
             assertTrue(one.loadPerSecond() > 0 && sharded.getPerSecond() > 0);
         }
-        ShardLoadBench.main(new String[] {"--keys", "2^14", "--batch", "2^11", "--threads", "2"});
+        ShardLoadBench.main(new String[] {"--keys", "2^14", "--batch", "2^11", "--threads", "2", "--shards", "2,8"});
         final IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> ShardLoadBench.main(new String[] {"--order", "sideways"}));
         assertTrue(e.getMessage().contains("--order"), e.getMessage());

@@ -37,11 +37,17 @@ public record IndexSettings(Backend backend, int nodeSize, double initialFill, i
         implements Serializable {
 
     /**
-     * Fewest update threads of an index held once per task manager that are cut into key-range shards: on many cores
-     * the shards load faster than one index, on few one index does
-     * (docs/results/shared-cpu-shards-2026-11-29.md).
+     * Fewest update threads of an index held once per task manager that are cut into key-range shards; one thread
+     * gains nothing from them.
      */
-    static final int SHARDED_MIN_THREADS = 8;
+    static final int SHARDED_MIN_THREADS = 2;
+
+    /**
+     * Key-range shards per update thread: more shards than threads let a thread that finished its shards take
+     * another's, and each shard's part of a batch is sorted and merged in less memory
+     * (docs/results/shared-cpu-shards-per-thread-2026-11-29.md).
+     */
+    static final int SHARDS_PER_THREAD = 4;
 
     public IndexSettings {
         if (threads < 0) {
@@ -119,9 +125,10 @@ public record IndexSettings(Backend backend, int nodeSize, double initialFill, i
      * The config of an index that {@code readers} threads look up at once (a dimension held once per task manager
      * for its subtasks), on CUDA device {@code device}: updates run alone, on the threads set here or every core;
      * each lookup call on the threads set here or its share of the cores, {@code cores / readers}, as a keyed
-     * subtask's index has. On the CPU, from {@link #SHARDED_MIN_THREADS} update threads, the index is cut into one
-     * key-range shard per update thread ({@link FlixConfig#shards()}), so that an update batch runs each shard's part
-     * on one thread, all at once, as the keyed mode's subtasks each update their own index.
+     * subtask's index has. On the CPU, from {@link #SHARDED_MIN_THREADS} update threads, the index is cut into
+     * {@link #SHARDS_PER_THREAD} key-range shards per update thread ({@link FlixConfig#shards()}), so that an update
+     * batch runs each shard's part on one thread, several at once, as the keyed mode's subtasks each update their own
+     * index.
      */
     public FlixConfig configForReaders(int device, int readers) {
         final int updateThreads = threadsSharedBy(1);
@@ -129,9 +136,10 @@ public record IndexSettings(Backend backend, int nodeSize, double initialFill, i
                 GpuTuning.DEFAULTS, threadsSharedBy(readers), exactKeyTable, shardsFor(updateThreads));
     }
 
-    /** Key-range shards of an index updated on {@code updateThreads}: one per thread from {@link #SHARDED_MIN_THREADS}. */
+    /** Key-range shards of an index updated on {@code updateThreads}. */
     static int shardsFor(int updateThreads) {
-        return updateThreads >= SHARDED_MIN_THREADS ? updateThreads : 1;
+        return updateThreads >= SHARDED_MIN_THREADS
+                ? Math.min(FlixConfig.MAX_SHARDS, SHARDS_PER_THREAD * updateThreads) : 1;
     }
 
     /** The threads set here, or the cores divided among {@code sharing} users (at least one). */

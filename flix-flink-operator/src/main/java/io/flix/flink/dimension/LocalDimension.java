@@ -52,6 +52,7 @@ public final class LocalDimension<P> implements AutoCloseable {
     private final IndexLookups lookups;
     private final MicroBatchEngine engine;
     private final OperationBatch batch;
+    private final ParallelBatchFill parallelFill;
 
     // guarded by the lock
     /** Replaced by {@link #load} (a restore may resolve another serializer). */
@@ -97,6 +98,8 @@ public final class LocalDimension<P> implements AutoCloseable {
         this.lookups = lookupsOf(index);
         this.engine = new MicroBatchEngine(index);
         this.batch = new OperationBatch(Math.max(16, batchCapacity));
+        this.parallelFill = new ParallelBatchFill("FliX encode updates of " + description,
+                Runtime.getRuntime().availableProcessors());
         this.payloads = payloads;
         this.payloadBytes = payloads.heapBytes();
         this.backendName = BackendReport.describe(index, asked, "The dimension " + description);
@@ -171,7 +174,8 @@ public final class LocalDimension<P> implements AutoCloseable {
     /**
      * Applies the updates, in order, under the exclusive lock: reads see all of them or none. (A payload the store
      * must keep alone goes into an engine batch of its own, see {@link PayloadStore#isolated}, inside the same hold
-     * of the lock.)
+     * of the lock.) A large batch of payloads kept inline is put into the engine's batch on several threads, each
+     * reading its own range of {@code updates} ({@link ParallelBatchFill}).
      *
      * @throws IOException where a payload's bytes do not fit the store; the dimension has failed, see the class
      *     comment
@@ -185,21 +189,8 @@ public final class LocalDimension<P> implements AutoCloseable {
         try {
             checkUsable();
             batch.clear();
-            for (int i = 0; i < n; i++) {
-                final long key = updates.key(i);
-                if (updates.isDelete(i)) {
-                    payloads.delete(batch, key);
-                    continue;
-                }
-                final long encoded = payloads.encodeSerialized(key, updates.bytes(i), updates.offset(i),
-                        updates.length(i));
-                if (payloads.isolated(encoded)) {
-                    runBatch();
-                    payloads.upsert(batch, key, encoded);
-                    runBatch();
-                } else {
-                    payloads.upsert(batch, key, encoded);
-                }
+            if (!parallelFill.fill(updates, payloads, batch)) {
+                putInOrder(updates, n);
             }
             runBatch();
             appliedUpdates += n;
@@ -212,6 +203,26 @@ public final class LocalDimension<P> implements AutoCloseable {
             throw t;
         } finally {
             lock.writeLock().unlock();
+        }
+    }
+
+    /** Puts the updates into the batch one by one, an isolated payload in a batch of its own. */
+    private void putInOrder(Updates updates, int n) throws IOException {
+        for (int i = 0; i < n; i++) {
+            final long key = updates.key(i);
+            if (updates.isDelete(i)) {
+                payloads.delete(batch, key);
+                continue;
+            }
+            final long encoded = payloads.encodeSerialized(key, updates.bytes(i), updates.offset(i),
+                    updates.length(i));
+            if (payloads.isolated(encoded)) {
+                runBatch();
+                payloads.upsert(batch, key, encoded);
+                runBatch();
+            } else {
+                payloads.upsert(batch, key, encoded);
+            }
         }
     }
 
@@ -455,6 +466,7 @@ public final class LocalDimension<P> implements AutoCloseable {
                 return;
             }
             closed = true;
+            parallelFill.close();
             index.close();
         } finally {
             lock.writeLock().unlock();

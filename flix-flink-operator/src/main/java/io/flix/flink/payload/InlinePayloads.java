@@ -131,6 +131,12 @@ public final class InlinePayloads<P> implements PayloadStore<P> {
         batch.delete(key);
     }
 
+    /** While no key's payload has the bits of {@code NOT_FOUND}: no update of a batch needs noting. */
+    @Override
+    public boolean takesUpdatesByPosition() {
+        return notFoundBitsKeys.isEmpty() && !escapedPending;
+    }
+
     /** Only while the side set has keys: it gains none during a batch, only in {@link #batchApplied}. */
     private void recordUpdate(long key) {
         if (notFoundBitsKeys.isEmpty()) {

@@ -64,6 +64,16 @@ public interface PayloadStore<P> {
     void delete(OperationBatch batch, long key);
 
     /**
+     * Whether the batch being filled may take its updates by position, on several threads at once: {@link
+     * #encodeSerialized} may then run on several threads at once, and the upsert of a payload so encoded (not {@link
+     * #isolated}) is {@link OperationBatch#setUpsert} of that value, a delete {@link OperationBatch#setDelete}, with
+     * nothing for the store to note until {@link #sealBatch}. Asked before each batch.
+     */
+    default boolean takesUpdatesByPosition() {
+        return false;
+    }
+
+    /**
      * Ends the batch being filled: what its updates need once it ran. The updates added from now on belong to the
      * next batch, which may be filled while this one runs (an {@link #isolated} update's batch must have been applied
      * before the next one is filled). Sealed batches are applied in the order they were sealed.

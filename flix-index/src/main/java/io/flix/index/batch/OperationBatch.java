@@ -25,6 +25,8 @@ public final class OperationBatch {
 
     private static final int MAX_CAPACITY = Integer.MAX_VALUE - 8;
     private static final int INITIAL_CAPACITY = 16;
+    /** The kind of a position added by {@link #extendUpdates} and not yet set. */
+    private static final byte UNSET = -1;
 
     byte[] kinds;
     /** The key, or {@code lo} for a range. */
@@ -84,6 +86,60 @@ public final class OperationBatch {
             throw new IllegalArgumentException("limit must be >= 1, was " + limit);
         }
         return add(RANGE, lo, hi, limit);
+    }
+
+    /**
+     * Appends {@code n} updates to be written by position with {@link #setUpsert} and {@link #setDelete}, from several
+     * threads at once where each writes positions of its own; then {@link #countKinds} before the batch runs.
+     *
+     * @return the position of the first
+     */
+    public int extendUpdates(int n) {
+        if (n < 0 || n > MAX_CAPACITY - size) {
+            throw new IllegalArgumentException("cannot add " + n + " operations to a batch of " + size);
+        }
+        while (kinds.length - size < n) {
+            grow();
+        }
+        final int first = size;
+        java.util.Arrays.fill(kinds, first, first + n, UNSET);
+        size = first + n;
+        return first;
+    }
+
+    /** Makes position {@code i} of {@link #extendUpdates} an upsert of {@code key} to {@code value}. */
+    public void setUpsert(int i, long key, long value) {
+        if (value == FlixIndex.NOT_FOUND) {
+            throw new IllegalArgumentException("value is NOT_FOUND (Long.MIN_VALUE), which is reserved");
+        }
+        checkPosition(i);
+        kinds[i] = UPSERT;
+        keys[i] = key;
+        values[i] = value;
+    }
+
+    /** Makes position {@code i} of {@link #extendUpdates} a delete of {@code key}. */
+    public void setDelete(int i, long key) {
+        checkPosition(i);
+        kinds[i] = DELETE;
+        keys[i] = key;
+    }
+
+    /**
+     * Counts the operations by kind after positions were written by {@link #setUpsert} and {@link #setDelete}.
+     *
+     * @throws IllegalStateException where a position of {@link #extendUpdates} was not written
+     */
+    public void countKinds() {
+        java.util.Arrays.fill(kindCounts, 0);
+        for (int i = 0; i < size; i++) {
+            final byte kind = kinds[i];
+            if (kind == UNSET) {
+                throw new IllegalStateException("operation " + i + " of " + size + " was added by extendUpdates "
+                        + "but never set");
+            }
+            kindCounts[kind]++;
+        }
     }
 
     /** Number of operations added since the last {@link #clear()}. */

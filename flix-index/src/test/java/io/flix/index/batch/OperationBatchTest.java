@@ -119,4 +119,76 @@ class OperationBatchTest {
         assertThrows(IndexOutOfBoundsException.class, () -> batch.key(-1));
         assertThrows(IllegalArgumentException.class, () -> batch.count((byte) 6));
     }
+
+    /** Updates written by position on several threads read back as the same updates added one by one. */
+    @Test
+    void updatesSetByPositionOnSeveralThreadsReadAsAddedInOrder() throws Exception {
+        final int n = 10_000;
+        final long[] keys = new long[n];
+        final long[] values = new long[n];
+        final SplittableRandom random = new SplittableRandom(3);
+        for (int i = 0; i < n; i++) {
+            keys[i] = random.nextLong(500);
+            values[i] = random.nextInt(4) == 0 ? NOT_FOUND : random.nextLong(Long.MIN_VALUE + 1, Long.MAX_VALUE);
+        }
+        final OperationBatch inOrder = new OperationBatch();
+        inOrder.get(-1);
+        final OperationBatch byPosition = new OperationBatch(4);
+        byPosition.get(-1);
+        for (int i = 0; i < n; i++) {
+            if (values[i] == NOT_FOUND) {
+                inOrder.delete(keys[i]);
+            } else {
+                inOrder.upsert(keys[i], values[i]);
+            }
+        }
+        final int first = byPosition.extendUpdates(n);
+        assertEquals(1, first);
+        final Thread[] threads = new Thread[4];
+        for (int t = 0; t < threads.length; t++) {
+            final int part = t;
+            threads[t] = new Thread(() -> {
+                for (int i = part; i < n; i += threads.length) {
+                    if (values[i] == NOT_FOUND) {
+                        byPosition.setDelete(first + i, keys[i]);
+                    } else {
+                        byPosition.setUpsert(first + i, keys[i], values[i]);
+                    }
+                }
+            });
+            threads[t].start();
+        }
+        for (Thread thread : threads) {
+            thread.join();
+        }
+        byPosition.countKinds();
+        assertEquals(inOrder.size(), byPosition.size());
+        for (byte kind = OperationBatch.UPSERT; kind <= OperationBatch.RANGE; kind++) {
+            assertEquals(inOrder.count(kind), byPosition.count(kind), OperationBatch.kindName(kind));
+        }
+        for (int i = 0; i < inOrder.size(); i++) {
+            assertEquals(inOrder.kind(i), byPosition.kind(i), "kind " + i);
+            assertEquals(inOrder.key(i), byPosition.key(i), "key " + i);
+            if (inOrder.kind(i) == OperationBatch.UPSERT) {
+                assertEquals(inOrder.value(i), byPosition.value(i), "value " + i);
+            }
+        }
+    }
+
+    @Test
+    void aPositionLeftUnsetFailsTheCountAndAReservedValueIsRefused() {
+        final OperationBatch batch = new OperationBatch();
+        batch.extendUpdates(3);
+        batch.setUpsert(0, 1, 10);
+        batch.setDelete(2, 3);
+        final IllegalStateException unset = assertThrows(IllegalStateException.class, batch::countKinds);
+        assertTrue(unset.getMessage().contains("operation 1 of 3"), unset.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> batch.setUpsert(1, 2, NOT_FOUND));
+        assertThrows(IndexOutOfBoundsException.class, () -> batch.setDelete(3, 4));
+        assertThrows(IllegalArgumentException.class, () -> batch.extendUpdates(-1));
+        batch.setUpsert(1, 2, 20);
+        batch.countKinds();
+        assertEquals(2, batch.count(OperationBatch.UPSERT));
+        assertEquals(1, batch.count(OperationBatch.DELETE));
+    }
 }
