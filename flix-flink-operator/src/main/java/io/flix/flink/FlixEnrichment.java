@@ -401,10 +401,10 @@ public final class FlixEnrichment<U, E, P> {
             writer.uid(uid + "-dimension");
             built.uid(uid + "-lookups");
             // the uid itself goes to a guard: a keyed mode's savepoint under it fails the restore instead of
-            // starting an empty dimension (see ModeGuard)
-            updates.filter(update -> false).setParallelism(updates.getParallelism())
-                    .keyBy(new IndexKey<>(updateKey), Types.LONG)
-                    .transform(name + ": mode guard", Types.VOID, new ModeGuard<U>(uid))
+            // starting an empty dimension (see ModeGuard). It hangs off the writer, which emits no record: fed by
+            // the update stream, every update would be copied to it (object reuse off) only to be dropped.
+            writer.keyBy(nothing -> 0L, Types.LONG)
+                    .transform(name + ": mode guard", Types.VOID, new ModeGuard<Void>(uid))
                     .uid(uid).setParallelism(built.getParallelism());
         }
         return built;

@@ -49,6 +49,14 @@ class SharedEnrichmentGraphTest {
         final StreamNode writer = node(graph, "FliX enrichment: dimension");
         assertEquals(4, writer.getParallelism(), "the writers at the lookups' parallelism");
         assertInstanceOf(BroadcastPartitioner.class, writer.getInEdges().get(0).getPartitioner());
+        final StreamNode updateSource = node(graph, "updates");
+        assertEquals(List.of(encoder.getId()), updateSource.getOutEdges().stream().map(StreamEdge::getTargetId)
+                .toList(), "the updates feed the encoder alone: with object reuse off each consumer of theirs copies "
+                + "every update");
+        final StreamNode guard = node(graph, "FliX enrichment: mode guard");
+        assertEquals("graph", guard.getTransformationUID(), "the guard holds the enrichment's uid");
+        assertEquals(List.of(writer.getId()), guard.getInEdges().stream().map(StreamEdge::getSourceId).toList(),
+                "the guard hangs off the writer, which emits no record");
     }
 
     private static StreamNode node(StreamGraph graph, String name) {
