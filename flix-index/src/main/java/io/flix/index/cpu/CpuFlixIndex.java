@@ -119,6 +119,8 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
     long[] bucketMax;
     int[] bucketHead;
 
+    /** Most keys a call's scratch keeps room for between calls. */
+    final int scratchKept;
     /** The nodes: keys, values, counts, links, max keys, and the free list. */
     final NodePool pool;
     long size;
@@ -145,13 +147,21 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
         this(config, prepParallelMin, prepKeysPerRange, prepKeysPerChunk, null);
     }
 
-    /** A shard of a {@link ShardedCpuIndex}: its parallel work runs on the sharded index's {@code workers}. */
-    CpuFlixIndex(FlixConfig config, ForkJoinPool workers) {
-        this(config, PREP_PARALLEL_MIN_KEYS, PREP_MIN_KEYS_PER_RANGE, PREP_MIN_KEYS_PER_CHUNK, workers);
+    /**
+     * A shard of a {@link ShardedCpuIndex}: its parallel work runs on the sharded index's {@code workers}, and its
+     * scratch keeps room for at most {@code scratchKept} keys between calls.
+     */
+    CpuFlixIndex(FlixConfig config, ForkJoinPool workers, int scratchKept) {
+        this(config, PREP_PARALLEL_MIN_KEYS, PREP_MIN_KEYS_PER_RANGE, PREP_MIN_KEYS_PER_CHUNK, workers, scratchKept);
     }
 
     private CpuFlixIndex(FlixConfig config, int prepParallelMin, int prepKeysPerRange, int prepKeysPerChunk,
                          ForkJoinPool lentWorkers) {
+        this(config, prepParallelMin, prepKeysPerRange, prepKeysPerChunk, lentWorkers, SCRATCH_KEPT);
+    }
+
+    private CpuFlixIndex(FlixConfig config, int prepParallelMin, int prepKeysPerRange, int prepKeysPerChunk,
+                         ForkJoinPool lentWorkers, int scratchKept) {
         super(Backend.CPU, true);
         if (config == null) {
             throw new IllegalArgumentException("config must not be null");
@@ -165,7 +175,8 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
         this.prepParallelMin = Math.max(1, prepParallelMin);
         this.ownsWorkers = lentWorkers == null;
         this.workers = ownsWorkers ? new ForkJoinPool(threads) : lentWorkers;
-        this.scratch = new BatchScratch.Pool(workers, threads, SCRATCH_KEPT, prepKeysPerRange, prepKeysPerChunk);
+        this.scratchKept = scratchKept;
+        this.scratch = new BatchScratch.Pool(workers, threads, scratchKept, prepKeysPerRange, prepKeysPerChunk);
         this.pool = new NodePool(nodeSize);
         this.exactKeys = config.exactKeyTable() ? new ExactKeyTable(EXACT_TABLE_PARALLEL_MIN_KEYS) : null;
         layoutEmpty(0);

@@ -48,6 +48,8 @@ public final class ShardedCpuIndex extends AbstractFlixIndex {
     private static final int SAMPLES_PER_SHARD = 1024;
     /** A shard (or a batch's part) above this multiple of an even share is out of balance. */
     private static final int SKEW = 2;
+    /** Fewest keys a shard's scratch keeps room for between calls: a spread batch's part of up to 2^22 keys. */
+    static final int SHARD_SCRATCH_KEPT_MIN = 1 << 16;
     /** Fewest keys of one chunk when a batch is cut into parts on several threads. */
     private static final int MIN_KEYS_PER_CHUNK = 1 << 14;
 
@@ -103,7 +105,15 @@ public final class ShardedCpuIndex extends AbstractFlixIndex {
     }
 
     private CpuFlixIndex newShard() {
-        return new CpuFlixIndex(shardConfig, workers);
+        return new CpuFlixIndex(shardConfig, workers, scratchKeptPerShard());
+    }
+
+    /**
+     * Scratch room each shard keeps between calls: together about what one index keeps, so that many shards that
+     * each once took a large part (a skewed batch goes to one shard whole) do not hold many batches' worth of heap.
+     */
+    private int scratchKeptPerShard() {
+        return Math.max(SHARD_SCRATCH_KEPT_MIN, CpuFlixIndex.SCRATCH_KEPT / shardCount);
     }
 
     // ------------------------------------------------------------------------------------------------ updates
@@ -615,6 +625,16 @@ public final class ShardedCpuIndex extends AbstractFlixIndex {
     }
 
     /** The keys each shard holds, in key order (fewer shards than configured where the keys were too few to cut). */
+    /** Per shard, the most keys its scratch keeps room for between calls. */
+    int[] shardScratchKept() {
+        final Lock held = enterLookup();
+        try {
+            return Arrays.stream(shards).mapToInt(shard -> shard.scratchKept).toArray();
+        } finally {
+            held.unlock();
+        }
+    }
+
     long[] shardSizes() {
         final Lock held = enterLookup();
         try {

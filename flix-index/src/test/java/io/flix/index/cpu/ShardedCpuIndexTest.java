@@ -37,6 +37,30 @@ class ShardedCpuIndexTest {
         }
     }
 
+    /** A skewed batch goes to one shard whole: the shards together keep about one index's scratch, not one each. */
+    @Test
+    void theShardsTogetherKeepAboutOneIndexsScratch() {
+        for (int shards : new int[] {4, 64, 1024}) {
+            try (ShardedCpuIndex index = new ShardedCpuIndex(config(2, shards), 8)) {
+                final long[] keys = new long[4 * shards];
+                final long[] values = new long[keys.length];
+                for (int i = 0; i < keys.length; i++) {
+                    keys[i] = i * 1_000L;
+                    values[i] = i;
+                }
+                index.upsert(keys, values, keys.length, true);
+                final int[] kept = index.shardScratchKept();
+                assertEquals(shards, kept.length);
+                for (int k : kept) {
+                    assertEquals(Math.max(ShardedCpuIndex.SHARD_SCRATCH_KEPT_MIN, CpuFlixIndex.SCRATCH_KEPT / shards),
+                            k, shards + " shards");
+                }
+                assertTrue(Arrays.stream(kept).asLongStream().sum()
+                        <= Math.max(CpuFlixIndex.SCRATCH_KEPT, (long) shards * ShardedCpuIndex.SHARD_SCRATCH_KEPT_MIN));
+            }
+        }
+    }
+
     @Test
     void randomKeysWithRepeatsAndDeletesSpreadOverEveryShardAndMatchTheOracle() {
         final int shards = 4;
