@@ -92,13 +92,13 @@ class IndexSettingsTest {
         assertEquals(3, set.threads(), "threads set: for updates");
         assertEquals(3, set.lookupThreadCap(), "and for each lookup call");
         assertEquals(IndexSettings.shardsFor(cores), shared.shards());
-        assertEquals(12, set.shards(), "3 update threads: four key-range shards each");
+        assertEquals(1, set.shards(), "3 update threads: one index");
         assertEquals(64, IndexSettings.defaults().withThreads(16).configForReaders(0, 16).shards(),
                 "16 update threads: four key-range shards each");
         assertEquals(IndexSettings.SHARDS_PER_THREAD * IndexSettings.SHARDED_MIN_THREADS, IndexSettings.defaults()
                 .withThreads(IndexSettings.SHARDED_MIN_THREADS).configForReaders(0, 2).shards());
         assertEquals(1, IndexSettings.defaults().withThreads(IndexSettings.SHARDED_MIN_THREADS - 1)
-                .configForReaders(0, 2).shards(), "one update thread: one index");
+                .configForReaders(0, 2).shards(), "below the threshold: one index");
         assertEquals(FlixConfig.MAX_SHARDS, IndexSettings.defaults().withThreads(FlixConfig.MAX_SHARDS)
                 .configForReaders(0, 2).shards(), "no more shards than an index may have");
         assertEquals(1, IndexSettings.defaults().withThreads(16).configFor(0, 1).shards(),
