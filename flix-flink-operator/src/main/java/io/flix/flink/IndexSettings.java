@@ -37,10 +37,9 @@ public record IndexSettings(Backend backend, int nodeSize, double initialFill, i
         implements Serializable {
 
     /**
-     * Fewest update threads of an index held once per task manager that are cut into key-range shards. On 2 cores
-     * shards loaded random keys 1.14x faster in the shared job, but ascending keys appended at the top at 0.35x to
-     * 0.79x one index's rate (each growth by half cuts the ranges anew); on many cores the random keys' gain is
-     * larger (docs/results/shared-cpu-shards-per-thread-2026-11-29.md).
+     * Fewest update threads of an index held once per task manager that are cut into key-range shards. On few cores
+     * their gain on random keys does not outweigh their loss on ascending keys appended at the top, where each growth
+     * by half cuts the ranges anew (docs/results/shared-cpu-shards-per-thread-2026-11-29.md).
      */
     static final int SHARDED_MIN_THREADS = 8;
 
