@@ -77,16 +77,7 @@ class LocalDimensionTest {
 
     /** The names of the keys, null where absent, read under the shared lock. */
     private static String[] names(LocalDimension<String> dimension, long... keys) throws Exception {
-        return dimension.read((lookups, payloads) -> {
-            final long[] values = new long[keys.length];
-            lookups.get(keys, keys.length, values);
-            final PayloadStore.Reader<String> reader = payloads.reader();
-            final String[] names = new String[keys.length];
-            for (int i = 0; i < keys.length; i++) {
-                names[i] = values[i] == FlixIndex.NOT_FOUND ? null : reader.payload(values[i], keys[i]);
-            }
-            return names;
-        });
+        return DimensionReads.payloads(dimension, keys).toArray(new String[0]);
     }
 
     @Test

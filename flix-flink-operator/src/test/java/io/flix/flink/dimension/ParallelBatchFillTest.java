@@ -14,6 +14,7 @@ import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.util.List;
 import java.util.SplittableRandom;
 import java.util.TreeMap;
 
@@ -73,18 +74,9 @@ class ParallelBatchFillTest {
         for (int i = 0; i < keys.length; i++) {
             keys[i] = i - KEYS / 2 - 1;
         }
-        final Long[] payloads = d.read((lookups, store) -> {
-            final long[] values = new long[keys.length];
-            lookups.get(keys, keys.length, values);
-            final PayloadStore.Reader<Long> reader = store.reader();
-            final Long[] out = new Long[keys.length];
-            for (int i = 0; i < keys.length; i++) {
-                out[i] = values[i] == FlixIndex.NOT_FOUND ? null : reader.payload(values[i], keys[i]);
-            }
-            return out;
-        });
+        final List<Long> payloads = DimensionReads.payloads(d, keys);
         for (int i = 0; i < keys.length; i++) {
-            assertEquals(oracle.get(keys[i]), payloads[i], "key " + keys[i]);
+            assertEquals(oracle.get(keys[i]), payloads.get(i), "key " + keys[i]);
         }
         assertEquals(oracle.size(), d.size());
     }
@@ -120,11 +112,7 @@ class ParallelBatchFillTest {
         }
         d.apply(updates);
         assertHolds(oracle, d);
-        assertEquals(Long.MIN_VALUE, (long) d.read((lookups, store) -> {
-            final long[] value = new long[1];
-            lookups.get(new long[] {KEYS}, 1, value);
-            return store.reader().payload(value[0], KEYS);
-        }));
+        assertEquals(List.of(Long.MIN_VALUE), DimensionReads.payloads(d, KEYS));
         d.apply(randomBatch(random, oracle)); // with a key on the side: in order again
         assertHolds(oracle, d);
     }

@@ -55,9 +55,7 @@ public final class OperationBatch {
     }
 
     public int upsert(long key, long value) {
-        if (value == FlixIndex.NOT_FOUND) {
-            throw new IllegalArgumentException("value is NOT_FOUND (Long.MIN_VALUE), which is reserved");
-        }
+        checkValue(value);
         return add(UPSERT, key, value, 0);
     }
 
@@ -109,9 +107,7 @@ public final class OperationBatch {
 
     /** Makes position {@code i} of {@link #extendUpdates} an upsert of {@code key} to {@code value}. */
     public void setUpsert(int i, long key, long value) {
-        if (value == FlixIndex.NOT_FOUND) {
-            throw new IllegalArgumentException("value is NOT_FOUND (Long.MIN_VALUE), which is reserved");
-        }
+        checkValue(value);
         checkPosition(i);
         kinds[i] = UPSERT;
         keys[i] = key;
@@ -242,6 +238,12 @@ public final class OperationBatch {
         if (kinds[i] != kind) {
             throw new IllegalArgumentException(
                     "operation " + i + " is a " + kindName(kinds[i]) + ", not a " + kindName(kind));
+        }
+    }
+
+    private static void checkValue(long value) {
+        if (value == FlixIndex.NOT_FOUND) {
+            throw new IllegalArgumentException("value is NOT_FOUND (Long.MIN_VALUE), which is reserved");
         }
     }
 

@@ -144,7 +144,7 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
      * the parallel path with small ones.
      */
     CpuFlixIndex(FlixConfig config, int prepParallelMin, int prepKeysPerRange, int prepKeysPerChunk) {
-        this(config, prepParallelMin, prepKeysPerRange, prepKeysPerChunk, null);
+        this(config, prepParallelMin, prepKeysPerRange, prepKeysPerChunk, null, SCRATCH_KEPT);
     }
 
     /**
@@ -153,11 +153,6 @@ public final class CpuFlixIndex extends AbstractFlixIndex {
      */
     CpuFlixIndex(FlixConfig config, ForkJoinPool workers, int scratchKept) {
         this(config, PREP_PARALLEL_MIN_KEYS, PREP_MIN_KEYS_PER_RANGE, PREP_MIN_KEYS_PER_CHUNK, workers, scratchKept);
-    }
-
-    private CpuFlixIndex(FlixConfig config, int prepParallelMin, int prepKeysPerRange, int prepKeysPerChunk,
-                         ForkJoinPool lentWorkers) {
-        this(config, prepParallelMin, prepKeysPerRange, prepKeysPerChunk, lentWorkers, SCRATCH_KEPT);
     }
 
     private CpuFlixIndex(FlixConfig config, int prepParallelMin, int prepKeysPerRange, int prepKeysPerChunk,
