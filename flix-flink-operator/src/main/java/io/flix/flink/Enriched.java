@@ -5,7 +5,7 @@ import java.util.Objects;
 
 /**
  * A lookup event with what the dimension held for it. A Flink POJO (its type information comes from
- * {@link FlixEnrichment#enrichedType}).
+ * {@link FlixEnrichment#enrichedType}: {@link EnrichedTypeInfo}, whose serializer copies it without reflection).
  *
  * <ul>
  *   <li>{@link LookupKind#EXACT}: {@link #payload} is the key's payload, null where absent.</li>
