@@ -10,6 +10,8 @@ import org.apache.flink.api.java.typeutils.PojoTypeInfo;
 import org.apache.flink.api.java.typeutils.runtime.PojoSerializer;
 import org.apache.flink.core.memory.DataInputDeserializer;
 import org.apache.flink.core.memory.DataOutputSerializer;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
@@ -110,6 +112,20 @@ class EnrichedSerializerTest {
         assertEquals(flinksPojoType(), type);
         assertInstanceOf(EnrichedSerializer.class, type.createSerializer(CONFIG));
         assertInstanceOf(PojoSerializer.class, flinks());
+    }
+
+    @Test
+    void bothModesEmitWithIt() {
+        final StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+        final DataStream<Long> updates = env.fromSequence(0, 9);
+        final DataStream<Long> lookups = env.fromSequence(0, 9);
+        final List<DataStream<Enriched<Long, Long>>> built = List.of(
+                FlixEnrichment.shared(updates, lookups).key(u -> u, l -> l).payload(u -> u, Types.LONG).build(),
+                FlixEnrichment.of(updates, lookups).key(u -> u, l -> l).payload(u -> u, Types.LONG).build());
+        for (DataStream<Enriched<Long, Long>> stream : built) {
+            assertInstanceOf(EnrichedTypeInfo.class, stream.getType());
+            assertInstanceOf(EnrichedSerializer.class, stream.getType().createSerializer(CONFIG));
+        }
     }
 
     @Test
