@@ -50,14 +50,6 @@ public final class EnrichedTypeInfo<E, P> extends PojoTypeInfo<Enriched<E, P>> {
         }
     }
 
-    public TypeInformation<E> eventType() {
-        return eventType;
-    }
-
-    public TypeInformation<P> payloadType() {
-        return payloadType;
-    }
-
     @Override
     public TypeSerializer<Enriched<E, P>> createSerializer(SerializerConfig config) {
         return new EnrichedSerializer<>(eventType.createSerializer(config), payloadType.createSerializer(config));
