@@ -62,7 +62,7 @@ class EnrichedSerializerTest {
     }
 
     /** Records of every kind with random fields, nulls among them. */
-    static List<Enriched<Lookup, Product>> randomRecords(long seed, int count) {
+    private static List<Enriched<Lookup, Product>> randomRecords(long seed, int count) {
         final Random random = new Random(seed);
         final LookupKind[] kinds = LookupKind.values();
         final List<Enriched<Lookup, Product>> records = new ArrayList<>();
