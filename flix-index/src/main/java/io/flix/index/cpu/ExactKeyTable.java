@@ -37,6 +37,15 @@ final class ExactKeyTable {
     private static final long EMPTY = 0L;
     /** Below this many slots the table is written on the caller's thread. */
     private static final int PARALLEL_MIN = 1 << 16;
+    /** Keys of a batch looked up to judge how many of them are new ({@link #reserveFor}). */
+    private static final int FRESH_SAMPLE = 1024;
+    /**
+     * New keys the sample may count above their true share: four standard deviations of a count of 1024 draws
+     * ({@code sqrt(1024 / 4) = 16}), so that a batch of mostly known keys is almost never taken for new ones.
+     */
+    private static final int FRESH_SAMPLE_MARGIN = 64;
+    /** The sample's positions follow from this seed: the same batch grows the table alike every time. */
+    private static final long FRESH_SAMPLE_SEED = 0x5DEECE66DL;
 
     /** Runs {@code body} for parts {@code 0..parts-1}, possibly at once. */
     @FunctionalInterface
@@ -90,12 +99,36 @@ final class ExactKeyTable {
     }
 
     /**
-     * Grows now, if needed, so that the unique {@code keys[0, n)} go in without growing: where they might not fit, the
-     * ones not held yet are counted first (on up to {@code parts} threads), so that a batch of mostly known keys does
-     * not double the table.
+     * Grows now, if needed, so that the unique {@code keys[0, n)} go in without growing, and no more than their new
+     * keys need, so that a batch of mostly known keys does not double the table. Where they might not fit, a sample
+     * of the keys is looked up first: where even its lowest plausible share of new keys needs the same growth as all
+     * {@code n}, the table grows without a look at every key (a load's batches, all new); otherwise the keys not held
+     * yet are counted (on up to {@code parts} threads).
      */
     void reserveFor(long[] keys, int n, int parts, Parts runner) {
         if (size + n <= limit) {
+            return;
+        }
+        final int sampled = Math.min(n, FRESH_SAMPLE);
+        int freshSampled = 0;
+        long position = FRESH_SAMPLE_SEED;
+        for (int j = 0; j < sampled; j++) {
+            // one key at random from each of `sampled` equal strides: every key as likely as the others
+            final long strideFrom = (long) n * j / sampled;
+            final long stride = (long) n * (j + 1) / sampled - strideFrom;
+            position = position * 6364136223846793005L + 1442695040888963407L;
+            final int at = (int) (strideFrom + ((position >>> 33) % stride));
+            if (get(keys[at]) == NOT_FOUND) {
+                freshSampled++;
+            }
+        }
+        if (sampled == n) {
+            reserve(freshSampled, parts, runner);
+            return;
+        }
+        final long freshAtLeast = (long) n * Math.max(0, freshSampled - FRESH_SAMPLE_MARGIN) / sampled;
+        if (bitsFor(size + freshAtLeast) == bitsFor(size + n)) {
+            reserve(n, parts, runner);
             return;
         }
         final int counted = parts <= 1 || n < batchParallelMin ? 1 : parts;

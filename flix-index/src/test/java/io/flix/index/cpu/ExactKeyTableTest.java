@@ -127,6 +127,52 @@ class ExactKeyTableTest {
         assertEquals(held, table.size(), "counting changes nothing");
     }
 
+    /**
+     * Batches whose share of new keys ranges from none to all, into tables near their limit: each reservation grows
+     * the table exactly as far as a count of its new keys says, whether the sample decides or the count, and the
+     * batch then goes in without growing.
+     */
+    @ParameterizedTest(name = "new keys: {0} of a batch")
+    @CsvSource({"0.0", "0.01", "0.25", "0.5", "0.9", "0.97", "1.0"})
+    void aBatchGrowsTheTableAsFarAsItsNewKeysNeed(double freshShare) {
+        final SplittableRandom random = new SplittableRandom(Double.doubleToLongBits(freshShare));
+        for (int round = 0; round < 40; round++) {
+            final int held = 1_000 + random.nextInt(120_000);
+            // at most half the held keys, so that a batch of mostly known ones finds enough
+            final int n = 1 + random.nextInt(Math.min(held / 2, round % 2 == 0 ? 2_000 : 200_000));
+            final ExactKeyTable table = new ExactKeyTable(1);
+            final ExactKeyTable counted = new ExactKeyTable(1);
+            final long[] heldKeys = new long[held];
+            for (int i = 0; i < held; i++) {
+                heldKeys[i] = random.nextLong();
+                table.put(heldKeys[i], i);
+                counted.put(heldKeys[i], i);
+            }
+            final java.util.Set<Long> chosen = new java.util.HashSet<>();
+            final long[] batch = new long[n];
+            long fresh = 0;
+            for (int i = 0; i < n; ) {
+                final boolean isNew = random.nextDouble() < freshShare;
+                final long key = isNew ? random.nextLong() : heldKeys[random.nextInt(held)];
+                if (chosen.add(key)) {
+                    batch[i++] = key;
+                    if (table.get(key) == NOT_FOUND) {
+                        fresh++;
+                    }
+                }
+            }
+            Arrays.sort(batch);
+            counted.reserve(fresh, 1, ExactKeyTableTest::oneAfterAnother);
+            table.reserveFor(batch, n, 3, ExactKeyTableTest::allAtOnce);
+            final String what = "round " + round + ": " + held + " held, " + n + " in the batch, " + fresh + " new";
+            assertEquals(counted.capacity(), table.capacity(), what);
+            assertEquals(held, table.size(), what);
+            table.putAll(batch, batch, n, 3, ExactKeyTableTest::allAtOnce);
+            assertEquals(counted.capacity(), table.capacity(), "the batch went in without growing; " + what);
+            assertEquals(held + fresh, table.size(), what);
+        }
+    }
+
     @Test
     void aReservationGrowsOnceForTheWholeBatch() {
         final ExactKeyTable table = new ExactKeyTable();
