@@ -5,6 +5,7 @@ import io.flix.flink.keyed.IndexKey;
 import io.flix.flink.keyed.ModeGuard;
 import io.flix.flink.shared.DimensionWriterOperator;
 import io.flix.flink.shared.EncodedUpdates;
+import io.flix.flink.shared.EncodedUpdatesTypeInfo;
 import io.flix.flink.shared.SharedLookupOperator;
 import io.flix.flink.shared.UpdateEncoder;
 import io.flix.index.Backend;
@@ -372,7 +373,7 @@ public final class FlixEnrichment<U, E, P> {
     private SingleOutputStreamOperator<Enriched<E, P>> buildShared(SerializerConfig serializerConfig) {
         final TypeSerializer<P> payloadSerializer = payloadType.createSerializer(serializerConfig);
         final String dimensionId = uid != null ? uid : "flix-" + UUID.randomUUID();
-        encoded = updates.transform(name + ": encode updates", TypeInformation.of(EncodedUpdates.class),
+        encoded = updates.transform(name + ": encode updates", new EncodedUpdatesTypeInfo(),
                 new UpdateEncoder<>(updateKey, payload, payloadSerializer, Math.min(batchSize, UPDATE_BLOCK_MAX),
                         flushInterval.toMillis(), REJECTED));
         // chained to the update source, so each source subtask's order reaches the writers as it was

@@ -18,40 +18,41 @@ public interface IndexLookups {
 
     RangeResult range(long[] lo, long[] hi, int n, int limitPerRange);
 
-    /** Keys in the index call that answered this thread's last batch (its own size where not gathered). */
+    /**
+     * Keys in the index call that answered this thread's last batch, with other threads' lookups gathered into it;
+     * {@link #OWN_BATCH} where the call held that batch alone.
+     */
     int lastGathered();
 
-    /** Calls the index directly. */
+    /** {@link #lastGathered()} of a call that answered its caller's batch alone. */
+    int OWN_BATCH = 0;
+
+    /** Calls the index directly: each batch in a call of its own. */
     static IndexLookups direct(FlixIndex index) {
-        final ThreadLocal<int[]> last = ThreadLocal.withInitial(() -> new int[1]);
         return new IndexLookups() {
             @Override
             public void get(long[] keys, int n, long[] valuesOut) {
-                last.get()[0] = n;
                 index.get(keys, n, valuesOut);
             }
 
             @Override
             public void floor(long[] keys, int n, long[] keysOut, long[] valuesOut) {
-                last.get()[0] = n;
                 index.floor(keys, n, keysOut, valuesOut);
             }
 
             @Override
             public void ceiling(long[] keys, int n, long[] keysOut, long[] valuesOut) {
-                last.get()[0] = n;
                 index.ceiling(keys, n, keysOut, valuesOut);
             }
 
             @Override
             public RangeResult range(long[] lo, long[] hi, int n, int limitPerRange) {
-                last.get()[0] = n;
                 return index.range(lo, hi, n, limitPerRange);
             }
 
             @Override
             public int lastGathered() {
-                return last.get()[0];
+                return OWN_BATCH;
             }
         };
     }

@@ -55,7 +55,9 @@ import java.util.concurrent.RunnableFuture;
 /**
  * Keeps a shared-mode dimension current on each task manager: receives every block of {@link EncodedUpdates} (the
  * update stream is broadcast to it) and, where this subtask is its task manager's applier (see
- * {@link TaskManagerDimension}), applies them to the task manager's dimension in batches, in the order received.
+ * {@link TaskManagerDimension}), applies them to the task manager's dimension in batches, in the order received. A
+ * writer that is not its task manager's applier skips each block's bytes as its task thread reads them
+ * ({@link EncodedUpdatesSerializer}): a task manager of many slots copies the update stream once, not once a slot.
  *
  * <p>A batch is applied on a thread of the applier's own while its task thread receives and decodes the next one:
  * one batch at a time, in order. When a batch goes to that thread follows the {@link FlushPolicy}:
@@ -193,6 +195,8 @@ public final class DimensionWriterOperator<P> extends AbstractStreamOperator<Voi
                         settings.backend()));
         ClassLoaderRelease.register(getRuntimeContext());
         applier = dimension.registerWriter(subtask, attempt);
+        // this task thread reads the broadcast blocks: a writer that does not apply them leaves their bytes unread
+        EncodedUpdatesSerializer.skipBlocksOnThisThread(!applier);
         if (applier) {
             if (testApplyExecutor != null) {
                 applyExecutor = testApplyExecutor;
@@ -478,6 +482,7 @@ public final class DimensionWriterOperator<P> extends AbstractStreamOperator<Voi
             super.close();
         } finally {
             stopApplying();
+            EncodedUpdatesSerializer.skipBlocksOnThisThread(false);
             if (dimension != null) {
                 dimension.unregisterWriter(subtask, attempt);
                 TaskManagerDimensions.release(dimension);

@@ -18,7 +18,8 @@ import java.util.Arrays;
  * updates costs each of them one copy of its bytes, where a record per update costs each a deserialization.
  *
  * <p>Layout of {@link #data}: per update the key (8 bytes), the payload's length (4 bytes; -1 for a delete), the
- * payload's bytes. A POJO (Flink's PojoSerializer, no Kryo).
+ * payload's bytes. Serialized by {@link EncodedUpdatesSerializer}, which leaves {@link #data} null where a writer that
+ * does not apply skips the bytes.
  */
 public final class EncodedUpdates {
 
@@ -46,6 +47,10 @@ public final class EncodedUpdates {
      */
     public void decodeInto(SerializedUpdates into) {
         final byte[] bytes = data;
+        if (bytes == null) {
+            throw new IllegalStateException("a block of " + count + " encoded updates was read without its bytes: "
+                    + "its reader skips blocks it does not apply");
+        }
         int at = 0;
         for (int i = 0; i < count; i++) {
             if (at + 12 > bytes.length) {

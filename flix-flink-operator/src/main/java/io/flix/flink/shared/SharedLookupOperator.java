@@ -356,7 +356,8 @@ public final class SharedLookupOperator<E, P> extends AbstractStreamOperator<Enr
         final int n = batch.count;
         batch.gathered = dimension.read((index, payloads) -> {
             answer(index, payloads, batch, n);
-            return index.lastGathered();
+            final int gathered = index.lastGathered();
+            return gathered == IndexLookups.OWN_BATCH ? n : gathered;
         });
     }
 
@@ -407,7 +408,8 @@ public final class SharedLookupOperator<E, P> extends AbstractStreamOperator<Enr
         }
         batch.gathered = dimension.read((index, payloads) -> {
             answer(index, payloads, batch, n);
-            return index.lastGathered();
+            final int gathered = index.lastGathered();
+            return gathered == IndexLookups.OWN_BATCH ? n : gathered;
         });
         emit(batch, n, start);
     }
