@@ -3,6 +3,7 @@ package io.flix.examples;
 import static io.flix.examples.BenchmarkProgress.checkAnswers;
 import static io.flix.examples.BenchmarkProgress.functionsOpened;
 import static io.flix.examples.BenchmarkProgress.hits;
+import static io.flix.examples.BenchmarkProgress.flixUpdateSeen;
 import static io.flix.examples.BenchmarkProgress.loadStartCpuNanos;
 import static io.flix.examples.BenchmarkProgress.loadStartNanos;
 import static io.flix.examples.BenchmarkProgress.lookupStartCpuNanos;
@@ -10,7 +11,6 @@ import static io.flix.examples.BenchmarkProgress.lookupStartNanos;
 import static io.flix.examples.BenchmarkProgress.processCpuNanos;
 import static io.flix.examples.BenchmarkProgress.releaseLookups;
 import static io.flix.examples.BenchmarkProgress.resetProgress;
-import static io.flix.examples.BenchmarkProgress.updateApplied;
 import static io.flix.examples.BenchmarkProgress.updatesApplied;
 
 import io.flix.flink.Enriched;
@@ -582,6 +582,9 @@ public final class EnrichmentBenchmark {
                 lookupStart = lookupStartNanos();
             }
             checkAnswers(contestant.label(), setup.lookups(), contestant.ceiling());
+            if (contestant.flix()) {
+                printLookupBatches(contestant);
+            }
             final long hits = hits();
             final double loadCpuPerKey = (double) (loadEndCpu - loadStartCpuNanos()) / keys;
             final double lookupCpuPerLookup = (double) (endCpu - lookupStartCpuNanos()) / setup.lookups();
@@ -637,6 +640,25 @@ public final class EnrichmentBenchmark {
         }
         checkAnswers(label, lookups, contestant.ceiling());
         return new Restore(parallelism, seconds, lookups, hits());
+    }
+
+    /**
+     * The enrichment's lookups a batch on average, from its counters: how much of each index call's fixed cost (the
+     * hand-over to the worker, the locks) a lookup carries. The keyed mode's batches include its update batches.
+     */
+    private static void printLookupBatches(Contestant contestant) {
+        final long lookups = sum(FlixMetrics.values(ENRICHMENT, "flixLookups"));
+        final long batches = sum(FlixMetrics.values(ENRICHMENT, "flixFlushes"));
+        System.out.printf(Locale.ROOT, "%-22s batches: %d lookups in %d batches, %.1f a batch%n", contestant.label(),
+                lookups, batches, batches == 0 ? 0.0 : (double) lookups / batches);
+    }
+
+    private static long sum(List<Object> counts) {
+        long sum = 0;
+        for (Object count : counts) {
+            sum += ((Number) count).longValue();
+        }
+        return sum;
     }
 
     /** The cluster's and the job's configuration (the same, as in a local environment). */
@@ -718,7 +740,7 @@ public final class EnrichmentBenchmark {
                     ? FlixEnrichment.shared(updates, orders) : FlixEnrichment.of(updates, orders))
                     .key(key, o -> o.productId)
                     .payload(u -> {
-                        updateApplied();
+                        flixUpdateSeen();
                         return payloadOf.apply(u);
                     }, payloadType)
                     .batchSize(setup.batchSize())
