@@ -15,7 +15,8 @@ import java.util.Arrays;
  * a delete or the payload as the payload serializer wrote it. Encoded once, before the update stream is broadcast,
  * so that every task manager applies the same bytes and an update that cannot be encoded is rejected once. Updates
  * travel in blocks because the broadcast hands every record to every writer subtask: one record of a few thousand
- * updates costs each of them one copy of its bytes, where a record per update costs each a deserialization.
+ * updates costs the applier one copy of its bytes and the other writers a skip of them, where a record per update
+ * costs each writer a deserialization.
  *
  * <p>Layout of {@link #data}: per update the key (8 bytes), the payload's length (4 bytes; -1 for a delete), the
  * payload's bytes. Serialized by {@link EncodedUpdatesSerializer}, which leaves {@link #data} null where a writer that

@@ -76,11 +76,7 @@ public final class EncodedUpdatesSerializer extends TypeSerializerSingleton<Enco
     @Override
     public EncodedUpdates deserialize(DataInputView source) throws IOException {
         final int count = source.readInt();
-        final int length = source.readInt();
-        if (count < 0 || length < 0) {
-            throw new IOException("a block of encoded updates with " + count + " updates and " + length
-                    + " bytes: not written by " + EncodedUpdatesSerializer.class.getSimpleName());
-        }
+        final int length = checkedLength(count, source.readInt());
         if (SKIPPING.get()) {
             source.skipBytesToRead(length);
             return new EncodedUpdates(count, null);
@@ -98,10 +94,18 @@ public final class EncodedUpdatesSerializer extends TypeSerializerSingleton<Enco
     @Override
     public void copy(DataInputView source, DataOutputView target) throws IOException {
         final int count = source.readInt();
-        final int length = source.readInt();
+        final int length = checkedLength(count, source.readInt());
         target.writeInt(count);
         target.writeInt(length);
         target.write(source, length);
+    }
+
+    private static int checkedLength(int count, int length) throws IOException {
+        if (count < 0 || length < 0) {
+            throw new IOException("a block of encoded updates with " + count + " updates and " + length
+                    + " bytes: not written by " + EncodedUpdatesSerializer.class.getSimpleName());
+        }
+        return length;
     }
 
     @Override

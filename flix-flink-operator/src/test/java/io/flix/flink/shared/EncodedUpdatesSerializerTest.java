@@ -100,6 +100,9 @@ class EncodedUpdatesSerializerTest {
         final IOException e = assertThrows(IOException.class,
                 () -> EncodedUpdatesSerializer.INSTANCE.deserialize(new DataInputDeserializer(out.getCopyOfBuffer())));
         assertTrue(e.getMessage().contains("-5 bytes"), e.getMessage());
+        final IOException copy = assertThrows(IOException.class, () -> EncodedUpdatesSerializer.INSTANCE.copy(
+                new DataInputDeserializer(out.getCopyOfBuffer()), new DataOutputSerializer(16)));
+        assertTrue(copy.getMessage().contains("-5 bytes"), copy.getMessage());
     }
 
     /** A block of {@code updates} random upserts (payloads of 0 to 40 bytes) and deletes. */
