@@ -15,7 +15,7 @@ import java.util.Map;
  * @param filePath           file: the file; null for kafka
  * @param pollTimeout        kafka: one poll's wait ({@code 'changelog.poll-timeout'})
  * @param batchSize          most changelog records per index micro-batch ({@code 'changelog.batch-size'})
- * @param decodeThreads      kafka: most threads decoding a poll while the table bootstraps
+ * @param decodeThreads      kafka: most threads decoding a poll while the table bootstraps; 0 for one a core
  *                           ({@code 'changelog.decode-threads'})
  */
 record ChangelogOptions(String changelog, String topic, Map<String, String> consumerProperties, String filePath,

@@ -74,12 +74,12 @@ public final class FlixConnectorOptions {
 
     public static final ConfigOption<Integer> CHANGELOG_DECODE_THREADS = ConfigOptions.key("changelog.decode-threads")
             .intType()
-            .defaultValue(1)
+            .defaultValue(0)
             .withDescription("changelog = 'kafka': the most threads that decode the records of a poll while the table "
                     + "bootstraps (it answers no lookup until then); a poll of at least 1,024 records is cut into "
                     + "slices of at least 512, decoded by copies of the formats' decoders, and applied in record "
-                    + "order. Once the table has bootstrapped, the reader's thread decodes alone. Default 1: the "
-                    + "reader's thread alone.");
+                    + "order. Once the table has bootstrapped, the reader's thread decodes alone. Default 0: one "
+                    + "thread a core of the task manager; 1: the reader's thread alone.");
 
     // ---- file changelog ----
 

@@ -138,7 +138,7 @@ public final class FlixDynamicTableFactory implements DynamicTableSourceFactory 
         }
         atLeast(options, CHANGELOG_BATCH_SIZE, 1);
         positive(options, CHANGELOG_POLL_TIMEOUT);
-        atLeast(options, CHANGELOG_DECODE_THREADS, 1);
+        atLeast(options, CHANGELOG_DECODE_THREADS, 0);
         return new ChangelogOptions(changelog, topic, consumerProperties, filePath,
                 options.get(CHANGELOG_POLL_TIMEOUT), options.get(CHANGELOG_BATCH_SIZE),
                 options.get(CHANGELOG_DECODE_THREADS));

@@ -101,7 +101,7 @@
  * Changes are applied by the reader's thread in micro-batches ({@code 'changelog.batch-size'} at most; once
  * bootstrapped a poll's records as soon as they arrive, while bootstrapping the polls' records gathered up to that
  * size; while bootstrapping, a Kafka poll of at least 1,024 records is decoded in slices on up to
- * {@code 'changelog.decode-threads'} threads, each with copies of the formats' decoders, and the slices' updates join
+ * {@code 'changelog.decode-threads'} threads (by default one a core), each with copies of the formats' decoders, and the slices' updates join
  * the batch in record order, so a batch may pass the size by the rest of one poll), in changelog order, one batch at
  * a time, through
  * {@link io.flix.index.batch.MicroBatchEngine}: upserts and deletes with exactly the effect of applying them one at

@@ -90,7 +90,7 @@ class FlixDynamicTableFactoryTest {
         assertArrayEquals(new int[] {0, 1, 2}, source.formats().valueFields(), "ALL: the value holds every column");
         assertEquals(Map.of("bootstrap.servers", "broker:9092", "security.protocol", "PLAINTEXT"),
                 source.changelog().consumerProperties());
-        assertEquals(1, source.changelog().decodeThreads(), "not set: the reader's thread alone");
+        assertEquals(0, source.changelog().decodeThreads(), "not set: one a core of the task manager");
         assertEquals(3, create(SCHEMA, with(kafkaOptions(), o -> o.put("changelog.decode-threads", "3")))
                 .changelog().decodeThreads());
         assertEquals(1024, source.lookup().batchSize());
@@ -248,7 +248,7 @@ class FlixDynamicTableFactoryTest {
         cases.put("changelog", "jdbc");
         cases.put("lookup.batch-size", "0");
         cases.put("changelog.batch-size", "-1");
-        cases.put("changelog.decode-threads", "0");
+        cases.put("changelog.decode-threads", "-1");
         cases.put("lookup.linger", "-1 ms");
         cases.put("lookup.bootstrap-timeout", "0 s");
         cases.put("index.backend", "tpu");

@@ -25,6 +25,8 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.net.ServerSocket;
 import java.util.Collection;
@@ -222,13 +224,15 @@ class KafkaChangelogTest {
     }
 
     /**
-     * The bootstrap's large polls are decoded in slices on several threads ('changelog.decode-threads'); the table
-     * then holds what decoding every record in order gives: three rounds over the same keys, with deletes and
-     * values the format cannot parse in between, and the records each slice's decoder skipped counted.
+     * The bootstrap's large polls are decoded in slices on several threads ('changelog.decode-threads', by default
+     * one a core); the table then holds what decoding every record in order gives: three rounds over the same keys,
+     * with deletes and values the format cannot parse in between, and the records each slice's decoder skipped
+     * counted.
      */
-    @Test
-    void theBootstrapDecodesLargePollsInSlicesAndKeepsRecordOrder() throws Exception {
-        final String topic = "products-sliced";
+    @ParameterizedTest(name = "decode threads: {0}")
+    @ValueSource(strings = {"3", "default"})
+    void theBootstrapDecodesLargePollsInSlicesAndKeepsRecordOrder(String decodeThreads) throws Exception {
+        final String topic = "products-sliced-" + decodeThreads;
         BROKER.createTopics(Map.of(topic, 2));
         final int products = 3_000;
         final Map<Long, String> expected = new HashMap<>();
@@ -252,12 +256,16 @@ class KafkaChangelogTest {
         }
         final Map<String, String> options = options(topic);
         options.put("value.json.ignore-parse-errors", "true");
-        options.put("changelog.decode-threads", "3");
+        if (!decodeThreads.equals("default")) {
+            options.put("changelog.decode-threads", decodeThreads);
+        }
+        final boolean severalThreads = !decodeThreads.equals("default")
+                || Runtime.getRuntime().availableProcessors() > 1;
         final FlixAsyncLookupFunction function = open(options);
         try {
             final SharedDimension dimension = function.dimension();
-            assertTrue(dimension.slicedPolls() > 0, "the records were there before the table opened: the "
-                    + "bootstrap's polls hold thousands, decoded in slices");
+            assertEquals(severalThreads, dimension.slicedPolls() > 0, "the records were there before the table "
+                    + "opened: the bootstrap's polls hold thousands, decoded in slices where several threads decode");
             assertEquals(unparsable, dimension.skippedRecords());
             assertEquals(expected.size(), dimension.indexSize());
             for (long id = 0; id < products; id++) {

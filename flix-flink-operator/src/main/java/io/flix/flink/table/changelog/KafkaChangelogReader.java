@@ -75,13 +75,16 @@ public final class KafkaChangelogReader extends ChangelogReader {
     private volatile SlicedDecoding sliced;
     private volatile long slicedPolls;
 
-    /** @param decodeThreads most threads that decode a poll's records while the table bootstraps */
+    /**
+     * @param decodeThreads most threads that decode a poll's records while the table bootstraps; 0 for one a core of
+     *                      this JVM (the table answers no lookup until it has bootstrapped)
+     */
     public KafkaChangelogReader(DimensionSpec spec, ChangelogTarget dimension, int decodeThreads) {
         super(spec, dimension);
-        if (decodeThreads < 1) {
-            throw new IllegalArgumentException("decodeThreads must be >= 1, was " + decodeThreads);
+        if (decodeThreads < 0) {
+            throw new IllegalArgumentException("decodeThreads must be >= 0 (0: one a core), was " + decodeThreads);
         }
-        this.decodeThreads = decodeThreads;
+        this.decodeThreads = decodeThreads == 0 ? Runtime.getRuntime().availableProcessors() : decodeThreads;
         waitingFor = "starting the consumer to ask the brokers for the partitions of topic '" + spec.topic() + "'";
     }
 

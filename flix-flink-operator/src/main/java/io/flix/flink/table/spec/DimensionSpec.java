@@ -26,7 +26,7 @@ import java.util.Map;
  * @param filePath          file: the file
  * @param pollTimeoutMillis kafka: one poll's wait
  * @param changelogBatchSize most changelog records per index micro-batch
- * @param decodeThreads     kafka: most threads decoding a poll while the table bootstraps
+ * @param decodeThreads     kafka: most threads decoding a poll while the table bootstraps; 0 for one a core
  * @param indexSettings     the index's backend and shape
  * @param bootstrapTimeoutMillis how long after the table opens on a task manager its changelog must be applied up
  *                          to its end at that time ('lookup.bootstrap-timeout')
