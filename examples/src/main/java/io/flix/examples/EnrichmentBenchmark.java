@@ -647,18 +647,12 @@ public final class EnrichmentBenchmark {
      * hand-over to the worker, the locks) a lookup carries. The keyed mode's batches include its update batches.
      */
     private static void printLookupBatches(Contestant contestant) {
-        final long lookups = sum(FlixMetrics.values(ENRICHMENT, "flixLookups"));
-        final long batches = sum(FlixMetrics.values(ENRICHMENT, "flixFlushes"));
+        final long lookups = FlixMetrics.values(ENRICHMENT, "flixLookups").stream()
+                .mapToLong(count -> ((Number) count).longValue()).sum();
+        final long batches = FlixMetrics.values(ENRICHMENT, "flixFlushes").stream()
+                .mapToLong(count -> ((Number) count).longValue()).sum();
         System.out.printf(Locale.ROOT, "%-22s batches: %d lookups in %d batches, %.1f a batch%n", contestant.label(),
                 lookups, batches, batches == 0 ? 0.0 : (double) lookups / batches);
-    }
-
-    private static long sum(List<Object> counts) {
-        long sum = 0;
-        for (Object count : counts) {
-            sum += ((Number) count).longValue();
-        }
-        return sum;
     }
 
     /** The cluster's and the job's configuration (the same, as in a local environment). */

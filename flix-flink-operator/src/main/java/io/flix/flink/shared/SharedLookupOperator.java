@@ -349,11 +349,18 @@ public final class SharedLookupOperator<E, P> extends AbstractStreamOperator<Enr
 
     /** On the worker: the batch's index call and results. */
     private void answerOnWorker(Batch batch) throws Exception {
+        answerUnderLock(batch, batch.count);
+    }
+
+    /**
+     * Once the dimension has started: the index call of the batch's {@code n} lookups and their results, under the
+     * dimension's shared lock; notes the keys of the call that answered them.
+     */
+    private void answerUnderLock(Batch batch, int n) throws Exception {
         if (!started) {
             dimension.awaitStarted(startTimeoutMillis);
             started = true;
         }
-        final int n = batch.count;
         batch.gathered = dimension.read((index, payloads) -> {
             answer(index, payloads, batch, n);
             final int gathered = index.lastGathered();
@@ -402,15 +409,7 @@ public final class SharedLookupOperator<E, P> extends AbstractStreamOperator<Enr
             return;
         }
         final long start = System.nanoTime();
-        if (!started) {
-            dimension.awaitStarted(startTimeoutMillis);
-            started = true;
-        }
-        batch.gathered = dimension.read((index, payloads) -> {
-            answer(index, payloads, batch, n);
-            final int gathered = index.lastGathered();
-            return gathered == IndexLookups.OWN_BATCH ? n : gathered;
-        });
+        answerUnderLock(batch, n);
         emit(batch, n, start);
     }
 

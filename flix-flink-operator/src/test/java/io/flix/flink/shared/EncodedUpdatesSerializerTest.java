@@ -29,11 +29,7 @@ class EncodedUpdatesSerializerTest {
 
     @Test
     void blocksReadBackAsWrittenInASequence() throws IOException {
-        final SplittableRandom random = new SplittableRandom(11);
-        final List<EncodedUpdates> blocks = new ArrayList<>();
-        for (int b = 0; b < 40; b++) {
-            blocks.add(randomBlock(random, random.nextInt(0, 2000)));
-        }
+        final List<EncodedUpdates> blocks = randomBlocks(11, 40);
         final byte[] bytes = write(blocks);
         final DataInputDeserializer in = new DataInputDeserializer(bytes);
         for (EncodedUpdates block : blocks) {
@@ -46,11 +42,7 @@ class EncodedUpdatesSerializerTest {
 
     @Test
     void aThreadThatSkipsReadsEachBlocksCountAndLandsOnTheNext() throws Exception {
-        final SplittableRandom random = new SplittableRandom(12);
-        final List<EncodedUpdates> blocks = new ArrayList<>();
-        for (int b = 0; b < 25; b++) {
-            blocks.add(randomBlock(random, random.nextInt(0, 2000)));
-        }
+        final List<EncodedUpdates> blocks = randomBlocks(12, 25);
         final byte[] bytes = write(blocks);
         EncodedUpdatesSerializer.skipBlocksOnThisThread(true);
         final DataInputDeserializer in = new DataInputDeserializer(bytes);
@@ -103,6 +95,16 @@ class EncodedUpdatesSerializerTest {
         final IOException copy = assertThrows(IOException.class, () -> EncodedUpdatesSerializer.INSTANCE.copy(
                 new DataInputDeserializer(out.getCopyOfBuffer()), new DataOutputSerializer(16)));
         assertTrue(copy.getMessage().contains("-5 bytes"), copy.getMessage());
+    }
+
+    /** {@code count} random blocks of up to 2,000 updates each, from {@code seed}. */
+    private static List<EncodedUpdates> randomBlocks(long seed, int count) {
+        final SplittableRandom random = new SplittableRandom(seed);
+        final List<EncodedUpdates> blocks = new ArrayList<>();
+        for (int b = 0; b < count; b++) {
+            blocks.add(randomBlock(random, random.nextInt(0, 2000)));
+        }
+        return blocks;
     }
 
     /** A block of {@code updates} random upserts (payloads of 0 to 40 bytes) and deletes. */
