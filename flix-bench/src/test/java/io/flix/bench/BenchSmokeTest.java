@@ -235,7 +235,8 @@ class BenchSmokeTest {
             final ShardLoadBench.Result sharded = ShardLoadBench.run(1 << 15, 1 << 12, 2, 2, ascending, 7);
             assertEquals(one.size(), sharded.size());
             assertEquals(one.valueSum(), sharded.valueSum());
-            assertTrue(one.loadPerSecond() > 0 && sharded.getPerSecond() > 0);
+            assertEquals(one.orderedSum(), sharded.orderedSum());
+            assertTrue(one.loadPerSecond() > 0 && sharded.getPerSecond() > 0 && sharded.rangePerSecond() > 0);
         }
         ShardLoadBench.main(new String[] {"--keys", "2^14", "--batch", "2^11", "--threads", "2", "--shards", "2,8"});
         final IllegalArgumentException e = assertThrows(IllegalArgumentException.class,

@@ -16,14 +16,20 @@ import org.apache.flink.table.catalog.ResolvedSchema;
 import org.apache.flink.table.catalog.UniqueConstraint;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.functions.FunctionContext;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 
 import java.io.OutputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
 import java.util.Comparator;
@@ -42,6 +48,9 @@ import java.util.concurrent.atomic.LongAdder;
  * the snapshot costs the lookups running beside it. One run, printed as it goes:
  * <ol>
  *   <li>writes {@code --keys} products (id, name, price; JSON) to a topic of {@code --partitions} partitions;</li>
+ *   <li>for comparison, the whole topic read by one bare consumer as the table's reader polls it (bytes only, nothing
+ *       decoded or applied), then by one consumer a partition, each on its own thread: what reading the records
+ *       alone takes;</li>
  *   <li>opens the table with 'snapshot.path' on an empty directory: the bootstrap reads the whole topic;</li>
  *   <li>one thread sends lookup batches of 1,024 random keys, one after another, for {@code --baseline-seconds}
  *       without a snapshot being written, then while a snapshot is written: the batches' latencies, each way;</li>
@@ -80,6 +89,14 @@ public final class SnapshotBootstrapBenchmark {
             long start = System.nanoTime();
             write(broker, 0, keys, keys, 1);
             print("wrote %d products to %d partitions in %.1f s", keys, partitions, seconds(start));
+            start = System.nanoTime();
+            long read = bareRead(broker, partitions, false);
+            print("for comparison, the topic read by one bare consumer, nothing decoded: %d records in %.2f s", read,
+                    seconds(start));
+            start = System.nanoTime();
+            read = bareRead(broker, partitions, true);
+            print("for comparison, the topic read by %d bare consumers, one a partition on its own thread: %d records "
+                    + "in %.2f s", partitions, read, seconds(start));
 
             final Map<String, String> options = new HashMap<>();
             options.put("connector", "flix");
@@ -182,6 +199,57 @@ public final class SnapshotBootstrapBenchmark {
         }
         if (failed.sum() > 0) {
             throw new IllegalStateException(failed.sum() + " records were not written to Kafka");
+        }
+    }
+
+    /**
+     * Reads the whole topic with bare consumers as the table's reader configures its own (bytes, no group,
+     * {@code read_committed}, 10,000 records a poll): one for every partition, or one a partition on its own thread.
+     *
+     * @return the records read
+     */
+    private static long bareRead(KafkaBrokerExtension broker, int partitions, boolean consumerPerPartition)
+            throws Exception {
+        final List<List<TopicPartition>> assignments = new ArrayList<>();
+        if (consumerPerPartition) {
+            for (int p = 0; p < partitions; p++) {
+                assignments.add(List.of(new TopicPartition("products", p)));
+            }
+        } else {
+            final List<TopicPartition> all = new ArrayList<>();
+            for (int p = 0; p < partitions; p++) {
+                all.add(new TopicPartition("products", p));
+            }
+            assignments.add(all);
+        }
+        final List<CompletableFuture<Long>> reads = new ArrayList<>();
+        for (List<TopicPartition> assigned : assignments) {
+            reads.add(CompletableFuture.supplyAsync(() -> readToEnd(broker, assigned),
+                    runnable -> new Thread(runnable, "bare-consumer").start()));
+        }
+        long records = 0;
+        for (CompletableFuture<Long> read : reads) {
+            records += read.get();
+        }
+        return records;
+    }
+
+    private static long readToEnd(KafkaBrokerExtension broker, List<TopicPartition> assigned) {
+        final Properties properties = broker.clientProperties();
+        properties.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+        properties.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+        properties.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "10000");
+        properties.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        properties.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(properties)) {
+            consumer.assign(assigned);
+            consumer.seekToBeginning(assigned);
+            final Map<TopicPartition, Long> end = consumer.endOffsets(assigned);
+            long records = 0;
+            while (assigned.stream().anyMatch(p -> consumer.position(p) < end.get(p))) {
+                records += consumer.poll(Duration.ofMillis(100)).count();
+            }
+            return records;
         }
     }
 
