@@ -128,8 +128,8 @@ import java.util.stream.Stream;
  * ratios against the heap-state job, the two ceilings and the broadcast-state job (each of the same object-reuse
  * setting). {@code --batch-size} and {@code --flush-ms} set the FliX operators' micro-batches (default 131072
  * records or 200 ms), {@code --flush-policy load|timer} when they go to the index (default load, FlixEnrichment's
- * default), {@code --update-batch-max N} the shared writer's largest batch under LOAD (default
- * FlixEnrichment's, 2^21), {@code --threads N} the CPU backend's threads of each FliX index (default 0: FliX's own
+ * default), {@code --update-batch-max N} the shared writer's largest batch under LOAD (default 0: FliX's choice,
+ * 2^22 on 8 cores or more, else 2^21), {@code --threads N} the CPU backend's threads of each FliX index (default 0: FliX's own
  * choice), {@code --exact-key-table off} leaves out the CPU backend's exact-key table (default on),
  * {@code --no-savepoint} skips the savepoints, {@code --quick} runs tiny sizes in seconds. Give the JVM its whole heap
  * up front ({@code -Xms} equal to {@code -Xmx}, {@code -XX:+AlwaysPreTouch}): with a heap that grew and shrank
@@ -238,9 +238,9 @@ public final class EnrichmentBenchmark {
                         int batchSize, long flushMillis, Recovery recovery, int flixThreads,
                         boolean flixExactKeyTable, FlushPolicy flushPolicy, int updateBatchMax) {
         public Setup {
-            if (updateBatchMax < 1) {
-                throw new IllegalArgumentException("the shared writer's batch maximum must be >= 1, was "
-                        + updateBatchMax);
+            if (updateBatchMax < 0) {
+                throw new IllegalArgumentException("the shared writer's batch maximum must be >= 0 (0: FliX's "
+                        + "choice), was " + updateBatchMax);
             }
             if (flushPolicy == null) {
                 throw new IllegalArgumentException("the flush policy is required");
@@ -268,8 +268,7 @@ public final class EnrichmentBenchmark {
          */
         public static Setup of(String payload, long keys, long lookups, int parallelism) {
             return new Setup(payload, keys, lookups, parallelism, false, true, SavepointFormatType.CANONICAL,
-                    MemorySize.parse("4g"), 1 << 17, 200, Recovery.NONE, 0, true, FlushPolicy.LOAD,
-                    FlixEnrichment.DEFAULT_UPDATE_BATCH_MAX);
+                    MemorySize.parse("4g"), 1 << 17, 200, Recovery.NONE, 0, true, FlushPolicy.LOAD, 0);
         }
 
         public Setup withObjectReuse(boolean reuse) {
@@ -445,8 +444,7 @@ public final class EnrichmentBenchmark {
                 .withRocksdbManaged(MemorySize.parse(options.text("--rocksdb-managed", quick ? "256m" : "4g")))
                 .withBatches((int) options.number("--batch-size", 1 << 17), options.number("--flush-ms", 200))
                 .withFlushPolicy(flushPolicy(options))
-                .withUpdateBatchMax((int) options.number("--update-batch-max",
-                        FlixEnrichment.DEFAULT_UPDATE_BATCH_MAX))
+                .withUpdateBatchMax((int) options.number("--update-batch-max", 0))
                 .withFlixThreads((int) options.number("--threads", 0))
                 .withFlixExactKeyTable(switch (options.text("--exact-key-table", "on")) {
                     case "on" -> true;

@@ -72,13 +72,6 @@ public final class FlixEnrichment<U, E, P> {
      * more and hold updates longer at a slow source (the flush interval bounds that too).
      */
     private static final int UPDATE_BLOCK_MAX = 4096;
-    /**
-     * Shared mode under {@link FlushPolicy#LOAD}: the most updates the task manager's applier takes in one batch by
-     * default. A load on the CPU index of 10^8 keys on 16 cores applied 1.6x as fast in batches of 2^20 keys as in
-     * batches of 2^17 (docs/results): each merge then touches several keys of a node.
-     */
-    public static final int DEFAULT_UPDATE_BATCH_MAX = 1 << 21;
-
     private final DataStream<U> updates;
     private final DataStream<E> lookups;
     private KeySelector<U, Long> updateKey;
@@ -92,7 +85,8 @@ public final class FlixEnrichment<U, E, P> {
     private KeySelector<E, Long> rangeEnd;
     private int rangeLimit;
     private int batchSize = 10_000;
-    private int updateBatchMax = DEFAULT_UPDATE_BATCH_MAX;
+    /** 0: the task manager's choice, {@link IndexSettings#loadBatchMax()}. */
+    private int updateBatchMax;
     private Duration flushInterval = Duration.ofMillis(100);
     private FlushPolicy flushPolicy = FlushPolicy.LOAD;
     private IndexSettings settings = IndexSettings.defaults();
@@ -207,14 +201,18 @@ public final class FlixEnrichment<U, E, P> {
 
     /**
      * Shared mode under {@link FlushPolicy#LOAD}: the most updates its task manager's applier takes in one batch
-     * (default {@value #DEFAULT_UPDATE_BATCH_MAX}; the block of updates that reaches it, at most 4,096, goes whole).
-     * The applier takes what gathered while it applied the batch before, so batches reach this only under a load or
-     * a burst of updates; it bounds the memory they hold. Under {@link FlushPolicy#TIMER} the updates go in batches
+     * (the block of updates that reaches it, at most 4,096, goes whole). 0, the default: {@link
+     * IndexSettings#loadBatchMax()} on each task manager, 2^22 where the index updates on 8 threads or more, else 2^21. Larger batches put more
+     * keys into each index node a merge touches (a load on 16 cores applied 1.6x as fast in batches of 2^20 as of
+     * 2^17, and 1.17x as fast in batches of 2^22 as of 2^21: docs/results). The applier takes what gathered while it
+     * applied the batch before, so batches reach this only under a load or a burst of updates; it bounds the memory
+     * they hold and how long a lookup waits for an apply. Under {@link FlushPolicy#TIMER} the updates go in batches
      * of {@link #batchSize}.
      */
     public FlixEnrichment<U, E, P> updateBatchMax(int updates) {
-        if (updates < 1) {
-            throw new IllegalArgumentException("updateBatchMax must be >= 1, was " + updates);
+        if (updates < 0) {
+            throw new IllegalArgumentException("updateBatchMax must be >= 0 (0: the task manager's choice), was "
+                    + updates);
         }
         this.updateBatchMax = updates;
         return this;

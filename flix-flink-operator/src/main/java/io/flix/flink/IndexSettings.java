@@ -45,10 +45,20 @@ public record IndexSettings(Backend backend, int nodeSize, double initialFill, i
 
     /**
      * Key-range shards per update thread: more shards than threads let a thread that finished its shards take
-     * another's, and each shard's part of a batch is sorted and merged in less memory
-     * (docs/results/shared-cpu-shards-per-thread-2026-11-29.md).
+     * another's, and each shard's part of a batch is sorted and merged in less memory; sixteen loaded faster than four
+     * (random and ascending keys), at nine tenths of their floors and ceilings
+     * (docs/results/shared-load-batch-max-2026-11-29.md).
      */
-    static final int SHARDS_PER_THREAD = 4;
+    static final int SHARDS_PER_THREAD = 16;
+
+    /**
+     * Most updates of one batch of a dimension held once per task manager under a load, where the job sets none
+     * ({@link #loadBatchMax()}): below {@link #SHARDED_MIN_THREADS} update threads, and from there, where each of the
+     * index's many shards takes its part of the batch: a larger batch puts more keys into each node a shard merges
+     * (docs/results/shared-load-batch-max-2026-11-29.md).
+     */
+    static final int LOAD_BATCH_MAX = 1 << 21;
+    static final int LOAD_BATCH_MAX_SHARDED = 1 << 22;
 
     public IndexSettings {
         if (threads < 0) {
@@ -135,6 +145,16 @@ public record IndexSettings(Backend backend, int nodeSize, double initialFill, i
         final int updateThreads = threadsSharedBy(1);
         return new FlixConfig(backend, nodeSize, initialFill, updateThreads, device, gpuMemoryBudget,
                 GpuTuning.DEFAULTS, threadsSharedBy(readers), exactKeyTable, shardsFor(updateThreads));
+    }
+
+    /**
+     * The most updates a dimension held once per task manager applies in one batch under a load, where the job sets
+     * none: {@link #LOAD_BATCH_MAX_SHARDED} where its index updates on {@link #SHARDED_MIN_THREADS} threads or more,
+     * else {@link #LOAD_BATCH_MAX}. Lookups wait while a batch is applied, so a larger batch is a longer wait for
+     * them during a load or a burst of updates.
+     */
+    public int loadBatchMax() {
+        return threadsSharedBy(1) >= SHARDED_MIN_THREADS ? LOAD_BATCH_MAX_SHARDED : LOAD_BATCH_MAX;
     }
 
     /** Key-range shards of an index updated on {@code updateThreads}. */

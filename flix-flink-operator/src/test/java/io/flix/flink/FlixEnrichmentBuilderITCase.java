@@ -128,6 +128,8 @@ class FlixEnrichmentBuilderITCase {
         assertThrows(IllegalStateException.class, noKey::build);
         assertThrows(IllegalStateException.class, noKey::rejected);
         assertThrows(IllegalArgumentException.class, () -> noKey.batchSize(0));
+        assertThrows(IllegalArgumentException.class, () -> noKey.updateBatchMax(-1));
+        noKey.updateBatchMax(0); // the task manager's choice
         assertThrows(IllegalArgumentException.class, () -> noKey.lookup(LookupKind.RANGE));
         assertThrows(IllegalArgumentException.class, () -> noKey.flushInterval(Duration.ofMillis(-1)));
     }

@@ -93,8 +93,13 @@ class IndexSettingsTest {
         assertEquals(3, set.lookupThreadCap(), "and for each lookup call");
         assertEquals(IndexSettings.shardsFor(cores), shared.shards());
         assertEquals(1, set.shards(), "3 update threads: one index");
-        assertEquals(64, IndexSettings.defaults().withThreads(16).configForReaders(0, 16).shards(),
-                "16 update threads: four key-range shards each");
+        assertEquals(256, IndexSettings.defaults().withThreads(16).configForReaders(0, 16).shards(),
+                "16 update threads: sixteen key-range shards each");
+        assertEquals(IndexSettings.LOAD_BATCH_MAX_SHARDED, IndexSettings.defaults().withThreads(16).loadBatchMax());
+        assertEquals(IndexSettings.LOAD_BATCH_MAX, IndexSettings.defaults()
+                .withThreads(IndexSettings.SHARDED_MIN_THREADS - 1).loadBatchMax(), "an index of one shard");
+        assertEquals(cores >= IndexSettings.SHARDED_MIN_THREADS ? IndexSettings.LOAD_BATCH_MAX_SHARDED
+                : IndexSettings.LOAD_BATCH_MAX, IndexSettings.defaults().loadBatchMax(), "threads unset: the cores");
         assertEquals(IndexSettings.SHARDS_PER_THREAD * IndexSettings.SHARDED_MIN_THREADS, IndexSettings.defaults()
                 .withThreads(IndexSettings.SHARDED_MIN_THREADS).configForReaders(0, 2).shards());
         assertEquals(1, IndexSettings.defaults().withThreads(IndexSettings.SHARDED_MIN_THREADS - 1)

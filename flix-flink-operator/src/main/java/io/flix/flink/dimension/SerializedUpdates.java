@@ -17,6 +17,7 @@ public final class SerializedUpdates implements LocalDimension.Updates {
     private int[] offsets;
     private int[] lengths;
     private int size;
+    private long payloadBytes;
     /** Where {@link #upsert} copies bytes to; a grown buffer leaves the earlier updates on the old one. */
     private byte[] owned = new byte[1 << 14];
     private int ownedUsed;
@@ -62,6 +63,9 @@ public final class SerializedUpdates implements LocalDimension.Updates {
         offsets[size] = offset;
         lengths[size] = length;
         size++;
+        if (length > 0) {
+            payloadBytes += length;
+        }
     }
 
     /** Forgets the updates (and lets go of the arrays they referenced), keeping the capacity. */
@@ -69,6 +73,12 @@ public final class SerializedUpdates implements LocalDimension.Updates {
         Arrays.fill(arrays, 0, size, null);
         size = 0;
         ownedUsed = 0;
+        payloadBytes = 0;
+    }
+
+    /** Bytes of the upserts' payloads held. */
+    public long payloadBytes() {
+        return payloadBytes;
     }
 
     @Override

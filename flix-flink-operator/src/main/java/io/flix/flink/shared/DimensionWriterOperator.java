@@ -65,7 +65,7 @@ import java.util.concurrent.RunnableFuture;
  *   <li>{@link FlushPolicy#LOAD}: what is held goes as soon as no batch is being applied; updates that arrive while
  *   one is applied gather and go together when it is done (a mail on the task's thread hands them over). So a quiet
  *   stream's updates are applied at once, and a load's batches grow to what arrives during one apply, at most
- *   {@code maxBatch}: a full batch waits for the one being applied (backpressure). One apply of many keys costs
+ *   {@code maxBatch} ({@link IndexSettings#loadBatchMax()} by default): a full batch waits for the one being applied (backpressure). One apply of many keys costs
  *   the index less per key than many small ones (the CPU index's merges and the GPU's calls both gain), which is
  *   what lets a load or a burst of updates go at the rate of the index.</li>
  *   <li>{@link FlushPolicy#TIMER}: a batch goes when {@code batchSize} updates are held or the processing-time flush
@@ -111,7 +111,10 @@ public final class DimensionWriterOperator<P> extends AbstractStreamOperator<Voi
     private final long flushIntervalMillis;
     private final FlushPolicy flushPolicy;
     /** LOAD: the most updates of one batch. */
+    /** LOAD: the most updates of a batch as the job set it; 0 for the index settings' choice. */
     private final int maxBatch;
+    /** LOAD: the most updates of a batch, resolved where the writer starts. */
+    private transient int loadBatchMax;
 
     private transient TaskManagerDimension<P> dimension;
     private transient int subtask;
@@ -151,7 +154,8 @@ public final class DimensionWriterOperator<P> extends AbstractStreamOperator<Voi
      * @param batchSize           TIMER: updates of a batch
      * @param flushIntervalMillis TIMER: how long a batch's first update waits at most; 0 for no timer
      * @param maxBatch            LOAD: the most updates of a batch, but for the rest of the block of updates that
-     *                            reaches it (a block holds at most a few thousand)
+     *                            reaches it (a block holds at most a few thousand); 0 for
+     *                            {@link IndexSettings#loadBatchMax()} on the writer's task manager
      */
     public DimensionWriterOperator(String dimensionId, IndexSettings settings, TypeSerializer<P> payloadSerializer,
                                    int batchSize, long flushIntervalMillis, FlushPolicy flushPolicy, int maxBatch) {
@@ -159,9 +163,10 @@ public final class DimensionWriterOperator<P> extends AbstractStreamOperator<Voi
             throw new IllegalArgumentException("the dimension id, index settings, payload serializer and flush policy "
                     + "are required");
         }
-        if (batchSize < 1 || flushIntervalMillis < 0 || maxBatch < 1) {
-            throw new IllegalArgumentException("batchSize and maxBatch must be >= 1 and flushIntervalMillis >= 0, were "
-                    + batchSize + ", " + maxBatch + " and " + flushIntervalMillis);
+        if (batchSize < 1 || flushIntervalMillis < 0 || maxBatch < 0) {
+            throw new IllegalArgumentException("batchSize must be >= 1, maxBatch >= 0 (0: the index settings' choice) "
+                    + "and flushIntervalMillis >= 0, were " + batchSize + ", " + maxBatch + " and "
+                    + flushIntervalMillis);
         }
         this.dimensionId = dimensionId;
         this.settings = settings;
@@ -186,6 +191,7 @@ public final class DimensionWriterOperator<P> extends AbstractStreamOperator<Voi
         }
         subtask = getRuntimeContext().getTaskInfo().getIndexOfThisSubtask();
         attempt = getRuntimeContext().getTaskInfo().getAttemptNumber();
+        loadBatchMax = maxBatch > 0 ? maxBatch : settings.loadBatchMax();
         final int capacity = batchCapacity();
         pending = new SerializedUpdates(capacity);
         spare = new SerializedUpdates(capacity);
@@ -246,7 +252,7 @@ public final class DimensionWriterOperator<P> extends AbstractStreamOperator<Voi
     }
 
     private int batchCapacity() {
-        return Math.min(flushPolicy == FlushPolicy.TIMER ? batchSize : maxBatch, 1 << 16);
+        return Math.min(flushPolicy == FlushPolicy.TIMER ? batchSize : loadBatchMax, 1 << 16);
     }
 
     private void restore(Iterable<StatePartitionStreamProvider> partitions) throws Exception {
@@ -301,7 +307,7 @@ public final class DimensionWriterOperator<P> extends AbstractStreamOperator<Voi
         dimension.held(count, firstPendingNanos);
         if (flushPolicy == FlushPolicy.LOAD) {
             // a full batch waits for the one being applied: the mail of its end hands this one over
-            while (applying != null && !applying.isDone() && pending.size() >= maxBatch) {
+            while (applying != null && !applying.isDone() && pending.size() >= loadBatchMax) {
                 mailbox.yield();
             }
             if (pending.size() > 0 && (applying == null || applying.isDone())) {
@@ -516,6 +522,11 @@ public final class DimensionWriterOperator<P> extends AbstractStreamOperator<Voi
 
     boolean isApplier() {
         return applier;
+    }
+
+    /** LOAD: the most updates of a batch, as resolved where the writer started. */
+    int loadBatchMax() {
+        return loadBatchMax;
     }
 
     TaskManagerDimension<P> dimension() {

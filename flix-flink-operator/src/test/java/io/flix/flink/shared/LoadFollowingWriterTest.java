@@ -144,4 +144,31 @@ class LoadFollowingWriterTest {
             assertTrue(failure.getMessage().contains("key 5 has a payload of 3 bytes"), failure.getMessage());
         }
     }
+
+    @Test
+    void aBatchMaximumLeftUnsetIsTheIndexSettingsChoiceOnTheWritersTaskManager() throws Exception {
+        try (SimulatedJob job = new SimulatedJob()) {
+            final int[][] threadsAndMaximum = {{1, 1 << 21}, {7, 1 << 21}, {8, 1 << 22}, {16, 1 << 22}};
+            for (int[] expected : threadsAndMaximum) {
+                final DimensionWriterOperator<String> writer = new DimensionWriterOperator<>(
+                        "load-auto-" + expected[0], SimulatedJob.CPU.withThreads(expected[0]),
+                        StringSerializer.INSTANCE, 1_000, 60_000, FlushPolicy.LOAD, 0);
+                final HeldExecutor applies = new HeldExecutor();
+                applies.release();
+                writer.setApplyExecutor(applies);
+                final WriterHarness harness = job.harness(writer, SimulatedJob.taskManager(), 1, 0);
+                harness.open();
+                assertEquals(expected[1], writer.loadBatchMax(), expected[0] + " update threads");
+                upsert(harness, 3);
+                assertEquals(1, writer.dimension().size());
+            }
+            final DimensionWriterOperator<String> set = writer("load-set", 5_000, new HeldExecutor());
+            final WriterHarness harness = job.harness(set, SimulatedJob.taskManager(), 1, 0);
+            harness.open();
+            assertEquals(5_000, set.loadBatchMax(), "a maximum the job set is kept");
+            final IllegalArgumentException negative = assertThrows(IllegalArgumentException.class,
+                    () -> writer("load-negative", -1, new HeldExecutor()));
+            assertTrue(negative.getMessage().contains("maxBatch >= 0"), negative.getMessage());
+        }
+    }
 }

@@ -60,7 +60,8 @@ import java.util.concurrent.atomic.LongAdder;
  *       bootstrap loads the snapshot and reads the suffix only.</li>
  * </ol>
  * Run from the test class path: {@code --keys N --partitions N --suffix N --baseline-seconds N --backend cpu|gpu
- * --decode-threads N} (the last: the table's {@code changelog.decode-threads}; unset, its default).
+ * --decode-threads N --batch-size N} (the last two: the table's {@code changelog.decode-threads} and
+ * {@code changelog.batch-size}; unset, their defaults).
  */
 public final class SnapshotBootstrapBenchmark {
 
@@ -81,6 +82,7 @@ public final class SnapshotBootstrapBenchmark {
         final long baselineSeconds = option(args, "--baseline-seconds", 5);
         final String backend = text(args, "--backend", "cpu");
         final String decodeThreads = text(args, "--decode-threads", null);
+        final String batchSize = text(args, "--batch-size", null);
         final Path snapshots = Files.createTempDirectory("flix-snapshots");
         final KafkaBrokerExtension broker = new KafkaBrokerExtension();
         broker.beforeAll(null);
@@ -109,6 +111,9 @@ public final class SnapshotBootstrapBenchmark {
             options.put("snapshot.interval", "1 d");
             if (decodeThreads != null) {
                 options.put("changelog.decode-threads", decodeThreads);
+            }
+            if (batchSize != null) {
+                options.put("changelog.batch-size", batchSize);
             }
 
             final FlixAsyncLookupFunction fromTopic = open(options);

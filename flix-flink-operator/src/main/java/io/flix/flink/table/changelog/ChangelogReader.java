@@ -15,6 +15,12 @@ public abstract class ChangelogReader implements Runnable {
     volatile boolean running = true;
     private volatile ChangelogDecoder decoder;
 
+    /**
+     * Most payload bytes a batch gathers before it is applied, whatever 'changelog.batch-size' allows: the
+     * bootstrap's large batches of wide rows hold no more memory than this.
+     */
+    static final long BATCH_PAYLOAD_BYTES = 64L << 20;
+
     ChangelogReader(DimensionSpec spec, ChangelogTarget dimension) {
         this.spec = spec;
         this.dimension = dimension;
@@ -30,6 +36,11 @@ public abstract class ChangelogReader implements Runnable {
                 dimension.fail(t);
             }
         }
+    }
+
+    /** Whether {@code batch} goes to the dimension now: it holds the batch size, or {@link #BATCH_PAYLOAD_BYTES}. */
+    final boolean full(SerializedUpdates batch) {
+        return batch.size() >= spec.changelogBatchSize() || batch.payloadBytes() >= BATCH_PAYLOAD_BYTES;
     }
 
     /** Reads until the changelog ends (a file) or {@link #stop()} (Kafka). */

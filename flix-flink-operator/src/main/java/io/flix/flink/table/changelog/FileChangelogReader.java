@@ -32,7 +32,7 @@ public final class FileChangelogReader extends ChangelogReader {
                     continue;
                 }
                 decoder.addFileLine(lineNumber, line.getBytes(StandardCharsets.UTF_8), batch);
-                if (batch.size() >= spec.changelogBatchSize()) {
+                if (full(batch)) {
                     dimension.apply(batch);
                     batch.clear();
                 }

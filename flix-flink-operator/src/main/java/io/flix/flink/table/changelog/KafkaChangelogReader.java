@@ -163,7 +163,7 @@ public final class KafkaChangelogReader extends ChangelogReader {
                         if (!applied.isEmpty()) {
                             applied.put(record.partition(), record.offset() + 1);
                         }
-                        if (batch.size() >= spec.changelogBatchSize()) {
+                        if (full(batch)) {
                             applyAndTell(batch, applied);
                         }
                     }
@@ -199,7 +199,7 @@ public final class KafkaChangelogReader extends ChangelogReader {
                 applied.put(record.partition(), record.offset() + 1);
             }
         }
-        if (batch.size() >= spec.changelogBatchSize()) {
+        if (full(batch)) {
             applyAndTell(batch, applied);
         }
     }
