@@ -85,7 +85,7 @@ public final class FlixEnrichment<U, E, P> {
     private KeySelector<E, Long> rangeEnd;
     private int rangeLimit;
     private int batchSize = 10_000;
-    /** 0: the task manager's choice, {@link IndexSettings#loadBatchMax()}. */
+    /** 0: the task manager's choice, {@link IndexSettings#loadBatchMax}. */
     private int updateBatchMax;
     private Duration flushInterval = Duration.ofMillis(100);
     private FlushPolicy flushPolicy = FlushPolicy.LOAD;
@@ -202,9 +202,10 @@ public final class FlixEnrichment<U, E, P> {
     /**
      * Shared mode under {@link FlushPolicy#LOAD}: the most updates its task manager's applier takes in one batch
      * (the block of updates that reaches it, at most 4,096, goes whole). 0, the default: {@link
-     * IndexSettings#loadBatchMax()} on each task manager, 2^22 where the index updates on 8 threads or more, else 2^21. Larger batches put more
-     * keys into each index node a merge touches (a load on 16 cores applied 1.6x as fast in batches of 2^20 as of
-     * 2^17, and 1.17x as fast in batches of 2^22 as of 2^21: docs/results). The applier takes what gathered while it
+     * IndexSettings#loadBatchMax} on each task manager, 2^22 where the CPU index updates on 8 threads or more, else
+     * 2^21. Larger batches put more keys into each index node a merge touches (a load on the CPU index on 16 cores
+     * applied 1.6x as fast in batches of 2^20 as of 2^17, and 1.17x as fast in batches of 2^22 as of 2^21:
+     * docs/results). The applier takes what gathered while it
      * applied the batch before, so batches reach this only under a load or a burst of updates; it bounds the memory
      * they hold and how long a lookup waits for an apply. Under {@link FlushPolicy#TIMER} the updates go in batches
      * of {@link #batchSize}.

@@ -95,11 +95,15 @@ class IndexSettingsTest {
         assertEquals(1, set.shards(), "3 update threads: one index");
         assertEquals(256, IndexSettings.defaults().withThreads(16).configForReaders(0, 16).shards(),
                 "16 update threads: sixteen key-range shards each");
-        assertEquals(IndexSettings.LOAD_BATCH_MAX_SHARDED, IndexSettings.defaults().withThreads(16).loadBatchMax());
+        assertEquals(IndexSettings.LOAD_BATCH_MAX_SHARDED,
+                IndexSettings.defaults().withThreads(16).loadBatchMax(Backend.CPU));
+        assertEquals(IndexSettings.LOAD_BATCH_MAX, IndexSettings.defaults().withThreads(16).loadBatchMax(Backend.GPU),
+                "the GPU's batches as measured there");
         assertEquals(IndexSettings.LOAD_BATCH_MAX, IndexSettings.defaults()
-                .withThreads(IndexSettings.SHARDED_MIN_THREADS - 1).loadBatchMax(), "an index of one shard");
+                .withThreads(IndexSettings.SHARDED_MIN_THREADS - 1).loadBatchMax(Backend.CPU), "an index of one shard");
         assertEquals(cores >= IndexSettings.SHARDED_MIN_THREADS ? IndexSettings.LOAD_BATCH_MAX_SHARDED
-                : IndexSettings.LOAD_BATCH_MAX, IndexSettings.defaults().loadBatchMax(), "threads unset: the cores");
+                : IndexSettings.LOAD_BATCH_MAX, IndexSettings.defaults().loadBatchMax(Backend.CPU),
+                "threads unset: the cores");
         assertEquals(IndexSettings.SHARDS_PER_THREAD * IndexSettings.SHARDED_MIN_THREADS, IndexSettings.defaults()
                 .withThreads(IndexSettings.SHARDED_MIN_THREADS).configForReaders(0, 2).shards());
         assertEquals(1, IndexSettings.defaults().withThreads(IndexSettings.SHARDED_MIN_THREADS - 1)

@@ -453,6 +453,11 @@ public final class LocalDimension<P> implements AutoCloseable {
         return backendName;
     }
 
+    /** The backend the index runs on. */
+    public Backend backend() {
+        return index.backend();
+    }
+
     public String description() {
         return description;
     }

@@ -65,7 +65,7 @@ import java.util.concurrent.RunnableFuture;
  *   <li>{@link FlushPolicy#LOAD}: what is held goes as soon as no batch is being applied; updates that arrive while
  *   one is applied gather and go together when it is done (a mail on the task's thread hands them over). So a quiet
  *   stream's updates are applied at once, and a load's batches grow to what arrives during one apply, at most
- *   {@code maxBatch} ({@link IndexSettings#loadBatchMax()} by default): a full batch waits for the one being applied (backpressure). One apply of many keys costs
+ *   {@code maxBatch} ({@link IndexSettings#loadBatchMax} by default): a full batch waits for the one being applied (backpressure). One apply of many keys costs
  *   the index less per key than many small ones (the CPU index's merges and the GPU's calls both gain), which is
  *   what lets a load or a burst of updates go at the rate of the index.</li>
  *   <li>{@link FlushPolicy#TIMER}: a batch goes when {@code batchSize} updates are held or the processing-time flush
@@ -155,7 +155,7 @@ public final class DimensionWriterOperator<P> extends AbstractStreamOperator<Voi
      * @param flushIntervalMillis TIMER: how long a batch's first update waits at most; 0 for no timer
      * @param maxBatch            LOAD: the most updates of a batch, but for the rest of the block of updates that
      *                            reaches it (a block holds at most a few thousand); 0 for
-     *                            {@link IndexSettings#loadBatchMax()} on the writer's task manager
+     *                            {@link IndexSettings#loadBatchMax} on the writer's task manager
      */
     public DimensionWriterOperator(String dimensionId, IndexSettings settings, TypeSerializer<P> payloadSerializer,
                                    int batchSize, long flushIntervalMillis, FlushPolicy flushPolicy, int maxBatch) {
@@ -191,7 +191,6 @@ public final class DimensionWriterOperator<P> extends AbstractStreamOperator<Voi
         }
         subtask = getRuntimeContext().getTaskInfo().getIndexOfThisSubtask();
         attempt = getRuntimeContext().getTaskInfo().getAttemptNumber();
-        loadBatchMax = maxBatch > 0 ? maxBatch : settings.loadBatchMax();
         final int capacity = batchCapacity();
         pending = new SerializedUpdates(capacity);
         spare = new SerializedUpdates(capacity);
@@ -200,6 +199,7 @@ public final class DimensionWriterOperator<P> extends AbstractStreamOperator<Voi
                 TaskManagerGpus.of(TaskManagerGpus.assignedTo(getRuntimeContext()),
                         settings.backend()));
         ClassLoaderRelease.register(getRuntimeContext());
+        loadBatchMax = maxBatch > 0 ? maxBatch : settings.loadBatchMax(dimension.backend());
         applier = dimension.registerWriter(subtask, attempt);
         // this task thread reads the broadcast blocks: a writer that does not apply them leaves their bytes unread
         EncodedUpdatesSerializer.skipBlocksOnThisThread(!applier);
@@ -252,7 +252,8 @@ public final class DimensionWriterOperator<P> extends AbstractStreamOperator<Voi
     }
 
     private int batchCapacity() {
-        return Math.min(flushPolicy == FlushPolicy.TIMER ? batchSize : loadBatchMax, 1 << 16);
+        return Math.min(flushPolicy == FlushPolicy.TIMER ? batchSize : maxBatch > 0 ? maxBatch : Integer.MAX_VALUE,
+                1 << 16);
     }
 
     private void restore(Iterable<StatePartitionStreamProvider> partitions) throws Exception {

@@ -185,6 +185,11 @@ public final class TaskManagerDimension<P> implements AutoCloseable {
         return dimension.backendName();
     }
 
+    /** The backend the dimension's index runs on. */
+    Backend backend() {
+        return dimension.backend();
+    }
+
     /** The CUDA devices of the dimension's index, one per replica ({@link LocalDimension#devices()}). */
     java.util.List<Integer> devices() {
         return dimension.devices();
