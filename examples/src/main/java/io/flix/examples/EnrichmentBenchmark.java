@@ -129,11 +129,12 @@ import java.util.stream.Stream;
  * setting). {@code --batch-size} and {@code --flush-ms} set the FliX operators' micro-batches (default 131072
  * records or 200 ms), {@code --flush-policy load|timer} when they go to the index (default load, FlixEnrichment's
  * default), {@code --update-batch-max N} the shared writer's largest batch under LOAD (default 0: FliX's choice,
- * 2^22 on the CPU with 8 cores or more, else 2^21), {@code --threads N} the CPU backend's threads of each FliX index (default 0: FliX's own
- * choice), {@code --exact-key-table off} leaves out the CPU backend's exact-key table (default on),
- * {@code --no-savepoint} skips the savepoints, {@code --quick} runs tiny sizes in seconds. Give the JVM its whole heap
- * up front ({@code -Xms} equal to {@code -Xmx}, {@code -XX:+AlwaysPreTouch}): with a heap that grew and shrank
- * between the rounds, the shared mode's lookups on 2 cores moved between 3.0 and 14.5 M/s from round to round.
+ * 2^22 on the CPU with 8 cores or more, else 2^21), {@code --threads N} the CPU backend's threads of each FliX index
+ * (default 0: FliX's own choice), {@code --exact-key-table off} leaves out the CPU backend's exact-key table
+ * (default on), {@code --no-savepoint} skips the savepoints, {@code --quick} runs tiny sizes in seconds. Give the
+ * JVM its whole heap up front ({@code -Xms} equal to {@code -Xmx}, {@code -XX:+AlwaysPreTouch}): with a heap that
+ * grew and shrank between the rounds, the shared mode's lookups on 2 cores moved between 3.0 and 14.5 M/s from round
+ * to round.
  *
  * <pre>
  * java -Xms10g -Xmx10g -XX:+AlwaysPreTouch -cp ... io.flix.examples.EnrichmentBenchmark --keys 10000000 --lookups 20000000 --parallelism 2 \

@@ -205,10 +205,9 @@ public final class FlixEnrichment<U, E, P> {
      * IndexSettings#loadBatchMax} on each task manager, 2^22 where the CPU index updates on 8 threads or more, else
      * 2^21. Larger batches put more keys into each index node a merge touches (a load on the CPU index on 16 cores
      * applied 1.6x as fast in batches of 2^20 as of 2^17, and 1.17x as fast in batches of 2^22 as of 2^21:
-     * docs/results). The applier takes what gathered while it
-     * applied the batch before, so batches reach this only under a load or a burst of updates; it bounds the memory
-     * they hold and how long a lookup waits for an apply. Under {@link FlushPolicy#TIMER} the updates go in batches
-     * of {@link #batchSize}.
+     * docs/results). The applier takes what gathered while it applied the batch before, so batches reach this only
+     * under a load or a burst of updates; it bounds the memory they hold and how long a lookup waits for an apply.
+     * Under {@link FlushPolicy#TIMER} the updates go in batches of {@link #batchSize}.
      */
     public FlixEnrichment<U, E, P> updateBatchMax(int updates) {
         if (updates < 0) {

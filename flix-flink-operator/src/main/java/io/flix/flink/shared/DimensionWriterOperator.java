@@ -65,9 +65,10 @@ import java.util.concurrent.RunnableFuture;
  *   <li>{@link FlushPolicy#LOAD}: what is held goes as soon as no batch is being applied; updates that arrive while
  *   one is applied gather and go together when it is done (a mail on the task's thread hands them over). So a quiet
  *   stream's updates are applied at once, and a load's batches grow to what arrives during one apply, at most
- *   {@code maxBatch} ({@link IndexSettings#loadBatchMax} by default): a full batch waits for the one being applied (backpressure). One apply of many keys costs
- *   the index less per key than many small ones (the CPU index's merges and the GPU's calls both gain), which is
- *   what lets a load or a burst of updates go at the rate of the index.</li>
+ *   {@code maxBatch} ({@link IndexSettings#loadBatchMax} by default): a full batch waits for the one being applied
+ *   (backpressure). One apply of many keys costs the index less per key than many small ones (the CPU index's
+ *   merges and the GPU's calls both gain), which is what lets a load or a burst of updates go at the rate of the
+ *   index.</li>
  *   <li>{@link FlushPolicy#TIMER}: a batch goes when {@code batchSize} updates are held or the processing-time flush
  *   interval has passed since the first.</li>
  * </ul>
