@@ -6,6 +6,7 @@ import io.flix.index.FlixIndex;
 import io.flix.index.RangeResult;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.SplittableRandom;
@@ -175,24 +176,17 @@ public final class ShardLoadBench {
             long start = System.nanoTime();
             index.floor(probes, n, keysOut, valuesOut);
             nanosOut[0] += System.nanoTime() - start;
-            sum += sumOf(keysOut, n) * 31 + sumOf(valuesOut, n);
+            sum += Arrays.stream(keysOut, 0, n).sum() * 31 + Arrays.stream(valuesOut, 0, n).sum();
             start = System.nanoTime();
             index.ceiling(probes, n, keysOut, valuesOut);
             nanosOut[1] += System.nanoTime() - start;
-            sum += sumOf(keysOut, n) * 37 + sumOf(valuesOut, n);
+            sum += Arrays.stream(keysOut, 0, n).sum() * 37 + Arrays.stream(valuesOut, 0, n).sum();
             start = System.nanoTime();
             reuse = index.range(probes, ends, n, RANGE_LIMIT, reuse);
             nanosOut[2] += System.nanoTime() - start;
             final int pairs = reuse.offsets()[n];
-            sum += sumOf(reuse.keys(), pairs) * 41 + sumOf(reuse.values(), pairs) + pairs;
-        }
-        return sum;
-    }
-
-    private static long sumOf(long[] values, int n) {
-        long sum = 0;
-        for (int i = 0; i < n; i++) {
-            sum += values[i];
+            sum += Arrays.stream(reuse.keys(), 0, pairs).sum() * 41 + Arrays.stream(reuse.values(), 0, pairs).sum()
+                    + pairs;
         }
         return sum;
     }

@@ -53,8 +53,8 @@ public record IndexSettings(Backend backend, int nodeSize, double initialFill, i
 
     /**
      * Most updates of one batch of a dimension held once per task manager under a load, where the job sets none
-     * ({@link #loadBatchMax}): on the GPU or below {@link #SHARDED_MIN_THREADS} update threads, and from there on the
-     * CPU, where each of the index's many shards takes its part of the batch: a larger batch puts more keys into each
+     * ({@link #loadBatchMax}): on the GPU or an index of one shard, and on the CPU index cut into shards, where each
+     * shard takes its part of the batch: a larger batch puts more keys into each
      * node a shard merges (docs/results/shared-load-batch-max-2026-11-29.md).
      */
     static final int LOAD_BATCH_MAX = 1 << 21;
@@ -149,15 +149,14 @@ public record IndexSettings(Backend backend, int nodeSize, double initialFill, i
 
     /**
      * The most updates a dimension held once per task manager applies in one batch under a load, where the job sets
-     * none: {@link #LOAD_BATCH_MAX_SHARDED} where its index runs on the CPU and updates on
-     * {@link #SHARDED_MIN_THREADS} threads or more, else {@link #LOAD_BATCH_MAX}. Lookups wait while a batch is
-     * applied, so a larger batch is a longer wait for them during a load or a burst of updates.
+     * none: {@link #LOAD_BATCH_MAX_SHARDED} where its index runs on the CPU cut into key-range shards
+     * ({@link #shardsFor}), else {@link #LOAD_BATCH_MAX}. Lookups wait while a batch is applied, so a larger batch is
+     * a longer wait for them during a load or a burst of updates.
      *
      * @param running the backend the dimension's index runs on
      */
     public int loadBatchMax(Backend running) {
-        return running == Backend.CPU && threadsSharedBy(1) >= SHARDED_MIN_THREADS ? LOAD_BATCH_MAX_SHARDED
-                : LOAD_BATCH_MAX;
+        return running == Backend.CPU && shardsFor(threadsSharedBy(1)) > 1 ? LOAD_BATCH_MAX_SHARDED : LOAD_BATCH_MAX;
     }
 
     /** Key-range shards of an index updated on {@code updateThreads}. */

@@ -1,11 +1,13 @@
 package io.flix.flink.table;
 
+import io.flix.flink.table.changelog.KafkaChangelogReader;
 import io.flix.flink.table.dimension.SharedDimension;
 import io.flix.flink.table.dimension.SharedDimensions;
 import io.flix.flink.table.lookup.FlixAsyncLookupFunction;
 import io.flix.flink.table.snapshot.SnapshotDirectory;
 import io.flix.flink.table.snapshot.SnapshotManifest;
 import io.flix.flink.table.snapshot.SnapshotWriter;
+import io.flix.flink.table.spec.DimensionSpec;
 import io.flix.flink.testing.KafkaBrokerExtension;
 import io.flix.index.FlixIndex;
 
@@ -16,13 +18,11 @@ import org.apache.flink.table.catalog.ResolvedSchema;
 import org.apache.flink.table.catalog.UniqueConstraint;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.functions.FunctionContext;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 
 import java.io.OutputStream;
@@ -48,16 +48,16 @@ import java.util.concurrent.atomic.LongAdder;
  * the snapshot costs the lookups running beside it. One run, printed as it goes:
  * <ol>
  *   <li>writes {@code --keys} products (id, name, price; JSON) to a topic of {@code --partitions} partitions;</li>
- *   <li>for comparison, the whole topic read by one bare consumer as the table's reader polls it (bytes only, nothing
- *       decoded or applied), then by one consumer a partition, each on its own thread: what reading the records
- *       alone takes;</li>
  *   <li>opens the table with 'snapshot.path' on an empty directory: the bootstrap reads the whole topic;</li>
  *   <li>one thread sends lookup batches of 1,024 random keys, one after another, for {@code --baseline-seconds}
  *       without a snapshot being written, then while a snapshot is written: the batches' latencies, each way;</li>
  *   <li>for comparison, the time the whole dimension takes to copy under one hold of the shared lock (what a
  *       snapshot that exported everything at once would hold it for), to a stream that drops the bytes;</li>
- *   <li>closes the table, writes {@code --suffix} more records (updates of random keys), and opens it again: the
- *       bootstrap loads the snapshot and reads the suffix only.</li>
+ *   <li>closes the table; for comparison, reads the whole topic with one bare consumer configured as the table's
+ *       reader configures its own (bytes only, nothing decoded or applied), then with one a partition, each on its
+ *       own thread: what reading the records alone takes;</li>
+ *   <li>writes {@code --suffix} more records (updates of random keys) and opens the table again: the bootstrap loads
+ *       the snapshot and reads the suffix only.</li>
  * </ol>
  * Run from the test class path: {@code --keys N --partitions N --suffix N --baseline-seconds N --backend cpu|gpu
  * --decode-threads N --batch-size N} (the last two: the table's {@code changelog.decode-threads} and
@@ -91,15 +91,6 @@ public final class SnapshotBootstrapBenchmark {
             long start = System.nanoTime();
             write(broker, 0, keys, keys, 1);
             print("wrote %d products to %d partitions in %.1f s", keys, partitions, seconds(start));
-            start = System.nanoTime();
-            long read = bareRead(broker, partitions, false);
-            print("for comparison, the topic read by one bare consumer, nothing decoded: %d records in %.2f s", read,
-                    seconds(start));
-            start = System.nanoTime();
-            read = bareRead(broker, partitions, true);
-            print("for comparison, the topic read by %d bare consumers, one a partition on its own thread: %d records "
-                    + "in %.2f s", partitions, read, seconds(start));
-
             final Map<String, String> options = new HashMap<>();
             options.put("connector", "flix");
             options.put("topic", "products");
@@ -139,6 +130,14 @@ public final class SnapshotBootstrapBenchmark {
                     whole.maxLockNanos() / 1e6, whole.keys());
 
             fromTopic.close();
+            start = System.nanoTime();
+            long read = bareRead(fromTopic.spec(), partitions, false);
+            print("for comparison, the topic read by one bare consumer, nothing decoded: %d records in %.2f s", read,
+                    seconds(start));
+            start = System.nanoTime();
+            read = bareRead(fromTopic.spec(), partitions, true);
+            print("for comparison, the topic read by %d bare consumers, one a partition on its own thread: %d records "
+                    + "in %.2f s", partitions, read, seconds(start));
             start = System.nanoTime();
             write(broker, 0, suffix, keys, 2);
             print("wrote %d updates of random keys in %.1f s", suffix, seconds(start));
@@ -208,28 +207,22 @@ public final class SnapshotBootstrapBenchmark {
     }
 
     /**
-     * Reads the whole topic with bare consumers as the table's reader configures its own (bytes, no group,
-     * {@code read_committed}, 10,000 records a poll): one for every partition, or one a partition on its own thread.
+     * Reads the whole topic of {@code spec} with bare consumers configured as the table's reader configures its own
+     * ({@link KafkaChangelogReader#consumerProperties}): one for every partition, or one a partition on its own
+     * thread. Bytes only: nothing is decoded or applied.
      *
      * @return the records read
      */
-    private static long bareRead(KafkaBrokerExtension broker, int partitions, boolean consumerPerPartition)
-            throws Exception {
-        final List<List<TopicPartition>> assignments = new ArrayList<>();
-        if (consumerPerPartition) {
-            for (int p = 0; p < partitions; p++) {
-                assignments.add(List.of(new TopicPartition("products", p)));
-            }
-        } else {
-            final List<TopicPartition> all = new ArrayList<>();
-            for (int p = 0; p < partitions; p++) {
-                all.add(new TopicPartition("products", p));
-            }
-            assignments.add(all);
+    private static long bareRead(DimensionSpec spec, int partitions, boolean consumerPerPartition) throws Exception {
+        final List<TopicPartition> all = new ArrayList<>();
+        for (int p = 0; p < partitions; p++) {
+            all.add(new TopicPartition(spec.topic(), p));
         }
+        final List<List<TopicPartition>> assignments = consumerPerPartition
+                ? all.stream().map(List::of).toList() : List.of(all);
         final List<CompletableFuture<Long>> reads = new ArrayList<>();
         for (List<TopicPartition> assigned : assignments) {
-            reads.add(CompletableFuture.supplyAsync(() -> readToEnd(broker, assigned),
+            reads.add(CompletableFuture.supplyAsync(() -> readToEnd(spec, assigned),
                     runnable -> new Thread(runnable, "bare-consumer").start()));
         }
         long records = 0;
@@ -239,14 +232,9 @@ public final class SnapshotBootstrapBenchmark {
         return records;
     }
 
-    private static long readToEnd(KafkaBrokerExtension broker, List<TopicPartition> assigned) {
-        final Properties properties = broker.clientProperties();
-        properties.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
-        properties.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
-        properties.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "10000");
-        properties.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-        properties.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
-        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(properties)) {
+    private static long readToEnd(DimensionSpec spec, List<TopicPartition> assigned) {
+        try (KafkaConsumer<byte[], byte[]> consumer =
+                     new KafkaConsumer<>(KafkaChangelogReader.consumerProperties(spec))) {
             consumer.assign(assigned);
             consumer.seekToBeginning(assigned);
             final Map<TopicPartition, Long> end = consumer.endOffsets(assigned);

@@ -88,8 +88,11 @@ public final class KafkaChangelogReader extends ChangelogReader {
         waitingFor = "starting the consumer to ask the brokers for the partitions of topic '" + spec.topic() + "'";
     }
 
-    @Override
-    void read(ChangelogDecoder decoder) throws Exception {
+    /**
+     * The properties of the consumer that reads {@code spec}'s topic: the user's ('properties.*') over this reader's
+     * defaults, less what the reader does itself (it assigns partitions and keeps no offsets).
+     */
+    public static Properties consumerProperties(DimensionSpec spec) {
         final Properties properties = new Properties();
         properties.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "10000");
         properties.put(ConsumerConfig.CLIENT_ID_CONFIG, "flix-changelog-" + spec.topic());
@@ -101,6 +104,12 @@ public final class KafkaChangelogReader extends ChangelogReader {
         properties.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
         properties.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
         properties.remove(ConsumerConfig.GROUP_ID_CONFIG);
+        return properties;
+    }
+
+    @Override
+    void read(ChangelogDecoder decoder) throws Exception {
+        final Properties properties = consumerProperties(spec);
         boolean bootstrapped = false;
         if (decodeThreads > 1) {
             sliced = new SlicedDecoding(decoder, decodeThreads, "flix-changelog-decode " + spec.topic());
