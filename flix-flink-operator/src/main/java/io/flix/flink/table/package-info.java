@@ -98,15 +98,15 @@
  * and a null row for one that breaks off inside the row), are skipped, counted in
  * {@code flixChangelogRecordsSkipped}, and logged as a warning naming the partition and offset (or the line): the
  * first one, then at most one line a minute with the count since.
- * Changes are applied by the reader's thread in micro-batches ({@code 'changelog.batch-size'} at most; once
- * bootstrapped a poll's records as soon as they arrive, while bootstrapping the polls' records gathered up to that
- * size; while bootstrapping, a Kafka poll of at least 1,024 records is decoded in slices on up to
- * {@code 'changelog.decode-threads'} threads (by default one a core), each with copies of the formats' decoders, and the slices' updates join
- * the batch in record order, so a batch may pass the size by the rest of one poll), in changelog order, one batch at
- * a time, through
- * {@link io.flix.index.batch.MicroBatchEngine}: upserts and deletes with exactly the effect of applying them one at
- * a time. While the index applies a batch the reader waits, so a slow index holds the reader back rather than
- * letting records pile up in memory.
+ * Changes are applied in micro-batches ({@code 'changelog.batch-size'} at most; once bootstrapped a poll's records as
+ * soon as they arrive, while bootstrapping the polls' records gathered up to that size; while bootstrapping, a Kafka
+ * poll of at least 1,024 records is decoded in slices on up to {@code 'changelog.decode-threads'} threads (by default
+ * one a core), each with copies of the formats' decoders, while the reader polls the next records, and the slices'
+ * updates join the batch in record order, so a batch may pass the size by the rest of one poll), in changelog order,
+ * one batch at a time, through {@link io.flix.index.batch.MicroBatchEngine}: upserts and deletes with exactly the
+ * effect of applying them one at a time. While bootstrapping, a batch is applied on a thread of the reader's own
+ * while the reader gathers the next; after, on the reader's thread. Either way at most one batch is applied and one
+ * gathered: a slow index holds the reader back rather than letting records pile up in memory.
  *
  * <h2>Bootstrap</h2>
  * A lookup subtask's {@code open} waits until the changelog has been applied up to where it ended when the table

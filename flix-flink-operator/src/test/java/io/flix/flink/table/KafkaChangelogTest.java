@@ -26,7 +26,7 @@ import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.params.provider.CsvSource;
 
 import java.net.ServerSocket;
 import java.util.Collection;
@@ -227,12 +227,14 @@ class KafkaChangelogTest {
      * The bootstrap's large polls are decoded in slices on several threads ('changelog.decode-threads', by default
      * one a core); the table then holds what decoding every record in order gives: three rounds over the same keys,
      * with deletes and values the format cannot parse in between, and the records each slice's decoder skipped
-     * counted.
+     * counted. With small polls and batches, each poll is decoded while the next is polled and each batch applied
+     * while the next gathers: the rounds' records then span many batches.
      */
-    @ParameterizedTest(name = "decode threads: {0}")
-    @ValueSource(strings = {"3", "default"})
-    void theBootstrapDecodesLargePollsInSlicesAndKeepsRecordOrder(String decodeThreads) throws Exception {
-        final String topic = "products-sliced-" + decodeThreads;
+    @ParameterizedTest(name = "decode threads: {0}, polls of {1}, batches of {2}")
+    @CsvSource({"3, default, default", "default, default, default", "3, 1100, 1000"})
+    void theBootstrapDecodesLargePollsInSlicesAndKeepsRecordOrder(String decodeThreads, String pollRecords,
+                                                                  String batchSize) throws Exception {
+        final String topic = "products-sliced-" + decodeThreads + "-" + pollRecords;
         BROKER.createTopics(Map.of(topic, 2));
         final int products = 3_000;
         final Map<Long, String> expected = new HashMap<>();
@@ -259,6 +261,10 @@ class KafkaChangelogTest {
         if (!decodeThreads.equals("default")) {
             options.put("changelog.decode-threads", decodeThreads);
         }
+        if (!pollRecords.equals("default")) {
+            options.put("properties.max.poll.records", pollRecords);
+            options.put("changelog.batch-size", batchSize);
+        }
         final boolean severalThreads = !decodeThreads.equals("default")
                 || Runtime.getRuntime().availableProcessors() > 1;
         final FlixAsyncLookupFunction function = open(options);
@@ -267,6 +273,10 @@ class KafkaChangelogTest {
             assertEquals(severalThreads, dimension.slicedPolls() > 0, "the records were there before the table "
                     + "opened: the bootstrap's polls hold thousands, decoded in slices where several threads decode");
             assertEquals(unparsable, dimension.skippedRecords());
+            if (!batchSize.equals("default")) {
+                assertTrue(dimension.appliedBatches() >= 4, "7,286 updates, a batch at most 999 and one poll of "
+                        + "1,100; were " + dimension.appliedBatches() + " batches");
+            }
             assertEquals(expected.size(), dimension.indexSize());
             for (long id = 0; id < products; id++) {
                 assertEquals(expected.getOrDefault(id, "none"), lookup(function, id), "product " + id);

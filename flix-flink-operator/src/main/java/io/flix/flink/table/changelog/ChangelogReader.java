@@ -4,7 +4,8 @@ import io.flix.flink.dimension.SerializedUpdates;
 import io.flix.flink.table.spec.DimensionSpec;
 /**
  * Reads a dimension's changelog on its own thread and applies it to the dimension in {@link SerializedUpdates}es, in
- * changelog order ({@link ChangelogTarget#apply(SerializedUpdates)}, on this thread), then says when it has applied
+ * changelog order, one at a time ({@link ChangelogTarget#apply(SerializedUpdates)}: during the bootstrap on a thread
+ * of the reader's own while it reads the next batch, after it on the reading thread), then says when it has applied
  * everything up to the changelog's end at open time ({@link ChangelogTarget#bootstrapApplied()}). A failure goes to
  * {@link ChangelogTarget#fail(Throwable)}.
  */

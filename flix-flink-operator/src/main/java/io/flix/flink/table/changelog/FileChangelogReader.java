@@ -7,6 +7,7 @@ import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Map;
 
 /** The file changelog: every line of the file, in order, read once; blank lines are skipped. */
 public final class FileChangelogReader extends ChangelogReader {
@@ -21,9 +22,11 @@ public final class FileChangelogReader extends ChangelogReader {
     @Override
     void read(ChangelogDecoder decoder) throws Exception {
         final Path path = Path.of(spec.filePath());
-        final SerializedUpdates batch = new SerializedUpdates(256);
+        SerializedUpdates batch = new SerializedUpdates(256);
+        // the file is the bootstrap: its batches are applied while the next lines are read and decoded
         try (BufferedReader lines = new BufferedReader(
-                new InputStreamReader(Files.newInputStream(path), StandardCharsets.UTF_8), 1 << 16)) {
+                new InputStreamReader(Files.newInputStream(path), StandardCharsets.UTF_8), 1 << 16);
+             BackgroundApply background = new BackgroundApply(dimension, "flix-changelog-apply " + path)) {
             String line;
             long lineNumber = 0;
             while (running && (line = lines.readLine()) != null) {
@@ -33,12 +36,12 @@ public final class FileChangelogReader extends ChangelogReader {
                 }
                 decoder.addFileLine(lineNumber, line.getBytes(StandardCharsets.UTF_8), batch);
                 if (full(batch)) {
-                    dimension.apply(batch);
-                    batch.clear();
+                    batch = background.hand(batch, Map.of());
                 }
             }
+            background.hand(batch, Map.of());
+            background.await();
         }
-        dimension.apply(batch);
         dimension.bootstrapApplied();
     }
 

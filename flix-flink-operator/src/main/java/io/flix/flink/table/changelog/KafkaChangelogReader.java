@@ -137,53 +137,76 @@ public final class KafkaChangelogReader extends ChangelogReader {
                 throw bootstrapTimeout(e);
             }
             final Duration pollTimeout = Duration.ofMillis(spec.pollTimeoutMillis());
-            final SerializedUpdates batch = new SerializedUpdates(256);
-            while (running) {
-                if (!bootstrapped) {
+            SerializedUpdates batch = new SerializedUpdates(256);
+            // while it bootstraps, the table answers no lookup: polls gather into batches of the batch size, which
+            // the index applies at a lower cost per record than a poll's few hundred, on a thread of their own while
+            // this one polls the next records and the decoding threads decode the poll before
+            BackgroundApply background = new BackgroundApply(dimension, "flix-changelog-apply " + spec.topic());
+            SlicedDecoding.Decoding decoding = null;
+            try {
+                while (running) {
+                    if (!bootstrapped) {
+                        try {
+                            bootstrapped = caughtUp(c, endAtOpen);
+                        } catch (TimeoutException e) {
+                            throw bootstrapTimeout(e);
+                        }
+                        if (bootstrapped) {
+                            if (decoding != null) {
+                                batch = addDecoded(decoding, batch, applied, background);
+                                decoding = null;
+                            }
+                            // what the last polls of the bootstrap gathered
+                            batch = background.hand(batch, applied);
+                            background.await();
+                            background.close();
+                            background = null;
+                            dimension.bootstrapApplied();
+                            waitingFor = "following the topic";
+                        }
+                    }
+                    final ConsumerRecords<byte[], byte[]> records;
                     try {
-                        bootstrapped = caughtUp(c, endAtOpen);
-                    } catch (TimeoutException e) {
-                        throw bootstrapTimeout(e);
-                    }
-                    if (bootstrapped) {
-                        applyAndTell(batch, applied); // what the last polls of the bootstrap gathered
-                        dimension.bootstrapApplied();
-                        waitingFor = "following the topic";
-                    }
-                }
-                final ConsumerRecords<byte[], byte[]> records;
-                try {
-                    records = c.poll(pollTimeout);
-                } catch (WakeupException | InterruptException e) {
-                    if (!running) {
-                        return;
-                    }
-                    throw e;
-                }
-                if (records.isEmpty()) {
-                    continue;
-                }
-                if (!bootstrapped && sliced != null && SlicedDecoding.worthSlicing(records.count())) {
-                    decodeInSlices(records, batch, applied);
-                } else {
-                    for (ConsumerRecord<byte[], byte[]> record : records) {
-                        decoder.addKafkaRecord(record.partition(), record.offset(), record.key(), record.value(),
-                                batch);
-                        if (!applied.isEmpty()) {
-                            applied.put(record.partition(), record.offset() + 1);
+                        records = c.poll(pollTimeout);
+                    } catch (WakeupException | InterruptException e) {
+                        if (!running) {
+                            return;
                         }
-                        if (full(batch)) {
-                            applyAndTell(batch, applied);
+                        throw e;
+                    }
+                    if (records.isEmpty()) {
+                        continue;
+                    }
+                    if (decoding != null) { // the poll before's, decoded meanwhile; its decoders serve the next
+                        batch = addDecoded(decoding, batch, applied, background);
+                        decoding = null;
+                    }
+                    if (!bootstrapped && sliced != null && SlicedDecoding.worthSlicing(records.count())) {
+                        final List<ConsumerRecord<byte[], byte[]>> polled = new ArrayList<>(records.count());
+                        records.forEach(polled::add);
+                        decoding = sliced.start(polled);
+                        slicedPolls++;
+                    } else {
+                        for (ConsumerRecord<byte[], byte[]> record : records) {
+                            decoder.addKafkaRecord(record.partition(), record.offset(), record.key(), record.value(),
+                                    batch);
+                            if (!applied.isEmpty()) {
+                                applied.put(record.partition(), record.offset() + 1);
+                            }
+                            if (full(batch)) {
+                                batch = applyOrHand(batch, applied, background);
+                            }
                         }
                     }
+                    if (bootstrapped) { // a poll's records go at once
+                        batch = applyOrHand(batch, applied, null);
+                    }
+                    recordsRead += records.count();
                 }
-                // while it bootstraps, the table answers no lookup: polls gather into batches of the batch size,
-                // which the index applies at a lower cost per record than a poll's few hundred; the rest goes once
-                // the reader has caught up (above)
-                if (bootstrapped) {
-                    applyAndTell(batch, applied);
+            } finally {
+                if (background != null) {
+                    background.close();
                 }
-                recordsRead += records.count();
             }
         } finally {
             consumer = null;
@@ -194,23 +217,18 @@ public final class KafkaChangelogReader extends ChangelogReader {
     }
 
     /**
-     * A poll of the bootstrap decoded in slices on several threads; its updates join the batch whole, which is
-     * applied once it holds the batch size.
+     * Adds a poll decoded in slices to the batch, which goes to be applied once it holds the batch size (during the
+     * bootstrap, the only time polls are decoded in slices); returns the batch to fill next.
      */
-    private void decodeInSlices(ConsumerRecords<byte[], byte[]> records, SerializedUpdates batch,
-                                Map<Integer, Long> applied) throws Exception {
-        final List<ConsumerRecord<byte[], byte[]>> polled = new ArrayList<>(records.count());
-        records.forEach(polled::add);
-        sliced.decode(polled, batch);
-        slicedPolls++;
+    private SerializedUpdates addDecoded(SlicedDecoding.Decoding decoded, SerializedUpdates batch,
+                                         Map<Integer, Long> applied, BackgroundApply background) throws Exception {
+        decoded.addTo(batch);
         if (!applied.isEmpty()) {
-            for (ConsumerRecord<byte[], byte[]> record : polled) {
+            for (ConsumerRecord<byte[], byte[]> record : decoded.records()) {
                 applied.put(record.partition(), record.offset() + 1);
             }
         }
-        if (full(batch)) {
-            applyAndTell(batch, applied);
-        }
+        return full(batch) ? applyOrHand(batch, applied, background) : batch;
     }
 
     /** Polls of the bootstrap decoded on more than one thread. */
@@ -224,13 +242,21 @@ public final class KafkaChangelogReader extends ChangelogReader {
         return s == null ? 0 : s.skippedByOthers();
     }
 
-    /** Applies a batch (and clears it); then, where snapshots are on, tells the dimension how far the topic is. */
-    private void applyAndTell(SerializedUpdates batch, Map<Integer, Long> applied) throws IOException {
+    /**
+     * Applies a batch: handed to {@code background} during the bootstrap (the holder to fill next is returned), else
+     * here, cleared after; then, where snapshots are on, the dimension is told how far the topic is.
+     */
+    private SerializedUpdates applyOrHand(SerializedUpdates batch, Map<Integer, Long> applied,
+                                          BackgroundApply background) throws Exception {
+        if (background != null) {
+            return background.hand(batch, applied);
+        }
         dimension.apply(batch);
         batch.clear();
         if (!applied.isEmpty()) {
             dimension.appliedThrough(applied);
         }
+        return batch;
     }
 
     /**

@@ -5,7 +5,6 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -16,7 +15,8 @@ import java.util.concurrent.Future;
  * and one thread decoding the records (a JSON format, say) bounds it. The records are cut into contiguous slices,
  * each decoded by a decoder of its own (its own copies of the formats) into updates of its own; the slices' updates
  * then join the batch in record order, so the batch holds what decoding the records one by one would give. The
- * first slice is decoded on the calling thread.
+ * slices are decoded while the reader goes on (it polls the next records meanwhile); one poll at a time, since each
+ * slice's decoder serves one slice at a time.
  */
 final class SlicedDecoding implements AutoCloseable {
 
@@ -25,10 +25,12 @@ final class SlicedDecoding implements AutoCloseable {
 
     private final ChangelogDecoder[] decoders;
     private final ExecutorService threads;
+    /** The decoding started and not yet added to a batch, or null. */
+    private Decoding started;
 
     /**
      * @param decoder the reader's own decoder, for the first slice
-     * @param slices  the most slices a poll is cut into (threads, the caller's among them)
+     * @param slices  the most slices a poll is cut into, each on a thread of the pool
      */
     SlicedDecoding(ChangelogDecoder decoder, int slices, String threadName) throws Exception {
         if (slices < 2) {
@@ -39,7 +41,7 @@ final class SlicedDecoding implements AutoCloseable {
         for (int s = 1; s < slices; s++) {
             decoders[s] = decoder.copy();
         }
-        threads = Executors.newFixedThreadPool(slices - 1, runnable -> {
+        threads = Executors.newFixedThreadPool(slices, runnable -> {
             final Thread thread = new Thread(runnable, threadName);
             thread.setDaemon(true);
             return thread;
@@ -61,53 +63,78 @@ final class SlicedDecoding implements AutoCloseable {
     }
 
     /**
-     * Decodes {@code records} and adds their updates to {@code batch} in record order; the slices' updates keep their
-     * own buffers, which the batch references until it is applied.
+     * Starts decoding {@code records} on the pool's threads and returns at once; {@link Decoding#addTo} adds their
+     * updates to a batch. The decoding before must have been added (the reader's own decoder, the first slice's,
+     * serves it too).
      */
-    void decode(List<ConsumerRecord<byte[], byte[]>> records, SerializedUpdates batch) throws Exception {
+    Decoding start(List<ConsumerRecord<byte[], byte[]>> records) {
+        if (started != null) {
+            throw new IllegalStateException("the poll decoded before was not added to a batch yet");
+        }
         final int n = records.size();
         final int slices = Math.max(1, Math.min(decoders.length, n / MIN_RECORDS_PER_SLICE));
         final SerializedUpdates[] parts = new SerializedUpdates[slices];
-        final List<Callable<Void>> work = new ArrayList<>(slices);
+        final List<Future<?>> work = new ArrayList<>(slices);
         for (int s = 0; s < slices; s++) {
             final ChangelogDecoder decoder = decoders[s];
             final int from = (int) ((long) n * s / slices);
             final int to = (int) ((long) n * (s + 1) / slices);
             final SerializedUpdates part = new SerializedUpdates(to - from);
             parts[s] = part;
-            work.add(() -> {
+            work.add(threads.submit(() -> {
                 decodeSlice(decoder, records, from, to, part);
                 return null;
-            });
+            }));
         }
-        final List<Future<Void>> others = new ArrayList<>(slices - 1);
-        for (int s = 1; s < slices; s++) {
-            others.add(threads.submit(work.get(s)));
+        started = new Decoding(records, parts, work);
+        return started;
+    }
+
+    /** One poll's records being decoded in slices. */
+    final class Decoding {
+        private final List<ConsumerRecord<byte[], byte[]>> records;
+        private final SerializedUpdates[] parts;
+        private final List<Future<?>> work;
+
+        private Decoding(List<ConsumerRecord<byte[], byte[]>> records, SerializedUpdates[] parts,
+                         List<Future<?>> work) {
+            this.records = records;
+            this.parts = parts;
+            this.work = work;
         }
-        Exception failure = null;
-        try {
-            work.get(0).call(); // the first slice on the calling thread
-        } catch (Exception e) {
-            failure = e;
+
+        /** The records, in poll order. */
+        List<ConsumerRecord<byte[], byte[]>> records() {
+            return records;
         }
-        for (Future<Void> other : others) {
-            try {
-                other.get();
-            } catch (ExecutionException e) {
-                if (failure == null) {
-                    failure = e.getCause() instanceof Exception cause ? cause : e;
+
+        /**
+         * Waits for the slices and adds their updates to {@code batch} in record order; the slices' updates keep their
+         * own buffers, which the batch references until it is applied. Throws the earliest slice's failure, as
+         * decoding the records in order would.
+         */
+        void addTo(SerializedUpdates batch) throws Exception {
+            started = null;
+            Exception failure = null;
+            for (Future<?> slice : work) {
+                try {
+                    slice.get();
+                } catch (ExecutionException e) {
+                    if (failure == null) {
+                        failure = e.getCause() instanceof Exception cause ? cause : e;
+                    }
                 }
             }
-        }
-        if (failure != null) {
-            throw failure; // the earliest slice's failure first, as the records' order would give it
-        }
-        for (SerializedUpdates part : parts) {
-            for (int i = 0; i < part.size(); i++) {
-                if (part.isDelete(i)) {
-                    batch.delete(part.key(i));
-                } else {
-                    batch.upsertView(part.key(i), part.bytes(i), part.offset(i), part.length(i));
+            if (failure != null) {
+                throw failure;
+            }
+            for (SerializedUpdates part : parts) {
+                for (int i = 0; i < part.size(); i++) {
+                    if (part.isDelete(i)) {
+                        batch.delete(part.key(i));
+                    } else {
+                        batch.upsertView(part.key(i), part.bytes(i), part.offset(i), part.length(i));
+                    }
                 }
             }
         }

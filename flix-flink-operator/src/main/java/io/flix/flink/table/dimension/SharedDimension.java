@@ -51,8 +51,9 @@ import java.util.function.Function;
  * current, and the lookup subtasks of this task manager that share it (see {@link SharedDimensions}).
  *
  * <h2>Threads</h2>
- * The changelog reader's thread applies each {@link SerializedUpdates} it reads, in changelog order, one at a time, under
- * the dimension's exclusive lock. A lookup batch is answered on the thread that sends it (its subtask's, or the
+ * The changelog reader applies each {@link SerializedUpdates} it reads, in changelog order, one at a time, under the
+ * dimension's exclusive lock (during the bootstrap on a thread of its own while it reads the next, after it on its
+ * reading thread). A lookup batch is answered on the thread that sends it (its subtask's, or the
  * linger timer's) under the shared lock: the batches of several subtasks in parallel on the CPU backend, gathered into
  * fewer, larger index calls on the GPU backend (per device, where the task manager has several GPUs: one replica
  * of the table on each, see {@link DimensionIndex}). So a lookup batch sees every update batch applied before it took
@@ -379,7 +380,7 @@ public final class SharedDimension implements AutoCloseable, ChangelogTarget, Sn
     // ---- called by the changelog reader ----
 
     /**
-     * Applies changelog records, on the reader's thread, in their order, as one batch under the dimension's exclusive
+     * Applies changelog records, on a thread of the reader's, in their order, as one batch under the dimension's exclusive
      * lock: a lookup sees all of them or none. Dropped once the dimension has failed. Where applying fails, the
      * dimension fails with the cause, and this call throws it (which stops the reader).
      */
