@@ -54,7 +54,8 @@ import java.util.stream.Stream;
  * product up, half of them hits. The payload per key is the price ({@code --payload long}, the default) or a small
  * product record ({@code --payload product}: id, name, price, category).
  *
- * <p>The contestants ({@code --variants}, all by default, in this order):
+ * <p>The contestants ({@code --variants}, all by default, in this order; a FliX contestant runs on each backend of
+ * {@code --backend}, or on the one its name gives, as in {@code flix-shared/gpu}):
  * <ul>
  *   <li>{@code flix-shared}: {@link FlixEnrichment#shared}: the whole dimension once per task manager, updates
  *       broadcast to its writers, lookups answered by an operator chained to their source (no key-by).</li>
@@ -420,16 +421,7 @@ public final class EnrichmentBenchmark {
         for (String name : options.text("--backend", gpuUnusable == null ? "cpu,gpu" : "cpu").split(",")) {
             backends.add(Backend.valueOf(name.trim().toUpperCase(Locale.ROOT)));
         }
-        final List<Contestant> contestants = new ArrayList<>();
-        for (String kind : options.text("--variants", String.join(",", KINDS)).split(",")) {
-            if (kind.trim().startsWith("flix-")) {
-                for (Backend backend : backends) {
-                    contestants.add(new Contestant(kind.trim(), backend));
-                }
-            } else {
-                contestants.add(Contestant.of(kind.trim()));
-            }
-        }
+        final List<Contestant> contestants = contestants(options, backends);
         final List<Boolean> reuseSettings = switch (options.textOr("--object-reuse", "on", "off")) {
             case "off" -> List.of(false);
             case "on" -> List.of(true);
@@ -707,6 +699,29 @@ public final class EnrichmentBenchmark {
         return env.fromSource(GeneratedSource.of(i -> new ProductPrice(productId(i), price(i)), keys,
                         TypeInformation.of(ProductPrice.class)),
                 WatermarkStrategy.noWatermarks(), "products").uid("products");
+    }
+
+    /**
+     * The contestants of {@code --variants}: a FliX kind once for each of {@code backends}, or on the backend its name
+     * gives ({@code flix-shared/gpu}); the others once.
+     */
+    static List<Contestant> contestants(Args options, List<Backend> backends) {
+        final List<Contestant> contestants = new ArrayList<>();
+        for (String variant : options.text("--variants", String.join(",", KINDS)).split(",")) {
+            final String kind = variant.trim();
+            final int slash = kind.indexOf('/');
+            if (slash > 0) { // one FliX contestant on the backend named: flix-shared/gpu
+                contestants.add(new Contestant(kind.substring(0, slash),
+                        Backend.valueOf(kind.substring(slash + 1).trim().toUpperCase(Locale.ROOT))));
+            } else if (kind.startsWith("flix-")) {
+                for (Backend backend : backends) {
+                    contestants.add(new Contestant(kind, backend));
+                }
+            } else {
+                contestants.add(Contestant.of(kind));
+            }
+        }
+        return contestants;
     }
 
     /** {@code --flush-policy load|timer} (default load). */

@@ -123,6 +123,20 @@ class EnrichmentBenchmarkSmokeTest {
         assertTrue(e.getMessage().contains("threads"), e.getMessage());
     }
 
+    @Test
+    void aFlixVariantRunsOnEveryBackendAskedOrOnTheOneItsNameGives() {
+        final List<Backend> both = List.of(Backend.CPU, Backend.GPU);
+        assertEquals(List.of(new Contestant("flix-shared", Backend.CPU), new Contestant("flix-shared", Backend.GPU),
+                        new Contestant("flix-keyed", Backend.CPU), Contestant.of("heap")),
+                EnrichmentBenchmark.contestants(Args.of(new String[] {"--variants", "flix-shared,flix-keyed/cpu,heap"}),
+                        both));
+        assertEquals(List.of(new Contestant("flix-shared", Backend.GPU), new Contestant("flix-keyed", Backend.CPU)),
+                EnrichmentBenchmark.contestants(Args.of(new String[] {"--variants", "flix-shared/GPU, flix-keyed"}),
+                        List.of(Backend.CPU)));
+        assertThrows(IllegalArgumentException.class, () -> EnrichmentBenchmark.contestants(
+                Args.of(new String[] {"--variants", "heap/gpu"}), both), "a backend is for FliX contestants only");
+    }
+
     @ParameterizedTest
     @CsvSource({"flix-shared", "flix-keyed"})
     void theTimerFlushPolicyGivesTheSameAnswers(String kind) throws Exception {
