@@ -52,8 +52,6 @@ public final class LocalDimension<P> implements AutoCloseable {
     private final IndexLookups lookups;
     private final MicroBatchEngine engine;
     private final OperationBatch batch;
-    /** Lent to the work of large update batches: their encoding, and the engine's walk of gets and updates. */
-    private final DimensionThreads threads;
     private final ParallelBatchFill parallelFill;
 
     // guarded by the lock
@@ -98,11 +96,10 @@ public final class LocalDimension<P> implements AutoCloseable {
         this.description = description;
         this.index = index;
         this.lookups = lookupsOf(index);
-        this.threads = new DimensionThreads("FliX updates of " + description,
-                Runtime.getRuntime().availableProcessors());
-        this.engine = new MicroBatchEngine(index, threads);
+        this.engine = new MicroBatchEngine(index);
         this.batch = new OperationBatch(Math.max(16, batchCapacity));
-        this.parallelFill = new ParallelBatchFill(threads);
+        this.parallelFill = new ParallelBatchFill("FliX encode updates of " + description,
+                Runtime.getRuntime().availableProcessors());
         this.payloads = payloads;
         this.payloadBytes = payloads.heapBytes();
         this.backendName = BackendReport.describe(index, asked, "The dimension " + description);
@@ -178,8 +175,7 @@ public final class LocalDimension<P> implements AutoCloseable {
      * Applies the updates, in order, under the exclusive lock: reads see all of them or none. (A payload the store
      * must keep alone goes into an engine batch of its own, see {@link PayloadStore#isolated}, inside the same hold
      * of the lock.) A large batch of payloads kept inline is put into the engine's batch on several threads, each
-     * reading its own range of {@code updates} ({@link ParallelBatchFill}); a large batch of rows (each upsert after
-     * a get of the row it replaces) is walked by the engine in parts by key on the same threads.
+     * reading its own range of {@code updates} ({@link ParallelBatchFill}).
      *
      * @throws IOException where a payload's bytes do not fit the store; the dimension has failed, see the class
      *     comment
@@ -475,7 +471,7 @@ public final class LocalDimension<P> implements AutoCloseable {
                 return;
             }
             closed = true;
-            threads.close();
+            parallelFill.close();
             index.close();
         } finally {
             lock.writeLock().unlock();

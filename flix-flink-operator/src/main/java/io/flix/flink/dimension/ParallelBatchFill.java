@@ -4,6 +4,13 @@ import io.flix.flink.payload.PayloadStore;
 import io.flix.index.batch.OperationBatch;
 
 import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ForkJoinPool;
+import java.util.concurrent.ForkJoinWorkerThread;
+import java.util.concurrent.Future;
 
 /**
  * Puts a large batch of serialized updates into an {@link OperationBatch} on several threads, each a range of
@@ -13,14 +20,17 @@ import java.io.IOException;
  * ({@link PayloadStore#isolated}) or one it refuses; the caller then puts the updates in one by one, which gives
  * the same result or the same error as always. Used by one thread at a time.
  */
-final class ParallelBatchFill {
+final class ParallelBatchFill implements AutoCloseable {
 
     /** Fewest updates a thread encodes: below twice this a batch is left to the caller's one thread. */
     static final int PART_MIN = 1 << 13;
 
-    private final DimensionThreads threads;
+    private final String threadName;
+    private final int threads;
+    private ForkJoinPool pool;
 
-    ParallelBatchFill(DimensionThreads threads) {
+    ParallelBatchFill(String threadName, int threads) {
+        this.threadName = threadName;
         this.threads = threads;
     }
 
@@ -31,19 +41,24 @@ final class ParallelBatchFill {
      */
     boolean fill(LocalDimension.Updates updates, PayloadStore<?> payloads, OperationBatch batch) {
         final int n = updates.size();
-        final int parts = Math.min(threads.parallelism(), n / PART_MIN);
+        final int parts = Math.min(threads, n / PART_MIN);
         if (parts < 2 || !payloads.takesUpdatesByPosition()) {
             return false;
         }
         batch.extendUpdates(n);
-        final boolean[] filled = new boolean[parts];
-        threads.run(parts, part -> filled[part] = fillRange(updates, (int) ((long) n * part / parts),
-                (int) ((long) n * (part + 1) / parts), payloads, batch));
-        for (boolean part : filled) {
-            if (!part) {
-                batch.clear();
-                return false;
-            }
+        final List<Callable<Boolean>> tasks = new ArrayList<>(parts);
+        for (int part = 0; part < parts; part++) {
+            final int from = (int) ((long) n * part / parts);
+            final int to = (int) ((long) n * (part + 1) / parts);
+            tasks.add(() -> fillRange(updates, from, to, payloads, batch));
+        }
+        boolean filled = true;
+        for (Future<Boolean> part : pool().invokeAll(tasks)) {
+            filled &= done(part);
+        }
+        if (!filled) {
+            batch.clear();
+            return false;
         }
         batch.countKinds();
         return true;
@@ -70,5 +85,43 @@ final class ParallelBatchFill {
             batch.setUpsert(i, key, encoded);
         }
         return true;
+    }
+
+    private static boolean done(Future<Boolean> part) {
+        try {
+            return part.get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while encoding a batch of updates", e);
+        } catch (ExecutionException e) {
+            final Throwable cause = e.getCause();
+            if (cause instanceof RuntimeException runtime) {
+                throw runtime;
+            }
+            if (cause instanceof Error error) {
+                throw error;
+            }
+            throw new IllegalStateException(cause);
+        }
+    }
+
+    private ForkJoinPool pool() {
+        if (pool == null) {
+            pool = new ForkJoinPool(threads, p -> {
+                final ForkJoinWorkerThread thread = ForkJoinPool.defaultForkJoinWorkerThreadFactory.newThread(p);
+                thread.setName(threadName + " " + thread.getPoolIndex());
+                thread.setDaemon(true);
+                return thread;
+            }, null, false);
+        }
+        return pool;
+    }
+
+    @Override
+    public void close() {
+        if (pool != null) {
+            pool.shutdownNow();
+            pool = null;
+        }
     }
 }

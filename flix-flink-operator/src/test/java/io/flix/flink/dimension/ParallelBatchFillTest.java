@@ -135,8 +135,7 @@ class ParallelBatchFillTest {
         final SplittableRandom random = new SplittableRandom(14);
         final SerializedUpdates large = randomBatch(random, new TreeMap<>());
         final OperationBatch batch = new OperationBatch();
-        try (DimensionThreads threads = new DimensionThreads("test fill", 4)) {
-            final ParallelBatchFill fill = new ParallelBatchFill(threads);
+        try (ParallelBatchFill fill = new ParallelBatchFill("test fill", 4)) {
             assertTrue(fill.fill(large, PayloadStore.of(LongSerializer.INSTANCE, 16), batch));
             assertEquals(BATCH, batch.size());
             int deletes = 0;

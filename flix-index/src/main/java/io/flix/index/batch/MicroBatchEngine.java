@@ -6,7 +6,6 @@ import io.flix.index.RangeResult;
 import io.flix.index.sort.KeySorter;
 import io.flix.index.sort.SortedSearch;
 
-import java.util.Arrays;
 import java.util.BitSet;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -191,24 +190,6 @@ public final class MicroBatchEngine {
     /** The updates of a batch without ordered lookups, walked in arrival order ({@link Sorting#INDEX_SORT}). */
     private final UpdateOverlay overlay = new UpdateOverlay();
 
-    /**
-     * Fewest updates of a batch of gets and updates whose walk is split by key over {@link #parallel}: below this one
-     * overlay stays in the caller's cache and the walk costs less than lending threads.
-     */
-    public static final int PARALLEL_MIN_UPDATES = 1 << 15;
-    /** Most parts a batch's walk is split into. */
-    private static final int MAX_PARTS = 64;
-    /** Threads for the walk of a large batch of gets and updates; null for the caller's alone. */
-    private final ParallelParts parallel;
-    private final int parallelMinUpdates;
-    private UpdateOverlay[] partOverlays = new UpdateOverlay[0];
-    /** Per part: where its operations start in {@link #partOrder} (and, one on, where its gets' region starts). */
-    private int[] partStart = new int[0];
-    private int[] partGetStart = new int[0];
-    private int[] partUpdates = new int[0];
-    private int[] partReads = new int[0];
-    private int[] partOrder = new int[0];
-
     /** An engine whose batches without ordered lookups go as {@link Sorting#fasterFor} its index's backend says. */
     public MicroBatchEngine(FlixIndex index) {
         this(index, index == null ? null : Sorting.fasterFor(index.backend()));
@@ -216,20 +197,6 @@ public final class MicroBatchEngine {
 
     /** An engine whose batches without ordered lookups go to the index as {@code sorting} says. */
     public MicroBatchEngine(FlixIndex index, Sorting sorting) {
-        this(index, sorting, null, PARALLEL_MIN_UPDATES);
-    }
-
-    /**
-     * As {@link #MicroBatchEngine(FlixIndex)}, and a large batch of gets and updates without ordered lookups (at
-     * least {@value #PARALLEL_MIN_UPDATES} updates) is walked on {@code parallel}'s threads: its operations split by
-     * key into parts, each walked in arrival order over an overlay of its own, with the same answers, index calls and
-     * final state as one walk.
-     */
-    public MicroBatchEngine(FlixIndex index, ParallelParts parallel) {
-        this(index, index == null ? null : Sorting.fasterFor(index.backend()), parallel, PARALLEL_MIN_UPDATES);
-    }
-
-    MicroBatchEngine(FlixIndex index, Sorting sorting, ParallelParts parallel, int parallelMinUpdates) {
         if (index == null) {
             throw new IllegalArgumentException("index must not be null");
         }
@@ -238,8 +205,6 @@ public final class MicroBatchEngine {
         }
         this.index = index;
         this.sorting = sorting;
-        this.parallel = parallel;
-        this.parallelMinUpdates = parallelMinUpdates;
     }
 
     public FlixIndex index() {
@@ -331,10 +296,6 @@ public final class MicroBatchEngine {
      * effect: one unsorted upsert, one unsorted delete.
      */
     private void runExactInArrivalOrder(OperationBatch batch, int updates) {
-        if (parallel != null && updates >= parallelMinUpdates && parallel.parallelism() > 1) {
-            runExactInParts(batch, updates);
-            return;
-        }
         final int n = batch.size;
         final byte[] kinds = batch.kinds;
         final long[] keys = batch.keys;
@@ -375,122 +336,6 @@ public final class MicroBatchEngine {
             addNetEffect(overlay.key(e), overlay.value(e));
         }
         writeNetEffect(false);
-    }
-
-    /**
-     * {@link #runExactInArrivalOrder} split by key: each key's operations fall in one part (by a hash of the key), in
-     * arrival order, so each part walked over an overlay of its own answers its gets as one walk would. The parts'
-     * gets of keys not updated before them are read from the index in one unsorted get, as one walk reads them; the
-     * parts' overlays together are the net effect, written as one unsorted upsert and one unsorted delete.
-     */
-    private void runExactInParts(OperationBatch batch, int updates) {
-        final int n = batch.size;
-        final byte[] kinds = batch.kinds;
-        final long[] keys = batch.keys;
-        final long[] values = batch.values;
-        final int bits = 32 - Integer.numberOfLeadingZeros(Math.min(MAX_PARTS, 2 * parallel.parallelism()) - 1);
-        final int parts = 1 << bits;
-        if (partOverlays.length < parts) {
-            final UpdateOverlay[] grown = Arrays.copyOf(partOverlays, parts);
-            for (int p = partOverlays.length; p < parts; p++) {
-                grown[p] = new UpdateOverlay();
-            }
-            partOverlays = grown;
-            partStart = new int[parts + 1];
-            partGetStart = new int[parts + 1];
-            partUpdates = new int[parts];
-            partReads = new int[parts];
-        }
-        // a counting sort of the positions by part, stable: each part's operations in arrival order
-        Arrays.fill(partStart, 0, parts + 1, 0);
-        Arrays.fill(partGetStart, 0, parts + 1, 0);
-        Arrays.fill(partUpdates, 0, parts, 0);
-        for (int i = 0; i < n; i++) {
-            final int p = partOf(keys[i], bits);
-            partStart[p + 1]++;
-            if (kinds[i] == OperationBatch.GET) {
-                partGetStart[p + 1]++;
-            } else {
-                partUpdates[p]++;
-            }
-        }
-        for (int p = 0; p < parts; p++) {
-            partStart[p + 1] += partStart[p];
-            partGetStart[p + 1] += partGetStart[p];
-        }
-        partOrder = ensure(partOrder, n);
-        final int[] fill = Arrays.copyOf(partStart, parts);
-        for (int i = 0; i < n; i++) {
-            partOrder[fill[partOf(keys[i], bits)]++] = i;
-        }
-        final int gets = batch.kindCounts[OperationBatch.GET];
-        preKeys = ensure(preKeys, gets);
-        exactPositions = ensure(exactPositions, gets);
-        final long[] reads = preKeys;
-        final int[] readPositions = exactPositions;
-        final int[] order = partOrder;
-        parallel.run(parts, p -> {
-            final UpdateOverlay part = partOverlays[p];
-            part.reset(partUpdates[p]);
-            int read = partGetStart[p];
-            for (int o = partStart[p]; o < partStart[p + 1]; o++) {
-                final int i = order[o];
-                final long key = keys[i];
-                switch (kinds[i]) {
-                    case OperationBatch.UPSERT -> part.put(key, values[i]);
-                    case OperationBatch.DELETE -> part.put(key, NOT_FOUND);
-                    default -> { // get
-                        final int entry = part.entryOf(key);
-                        if (entry >= 0) {
-                            results.setValue(i, part.value(entry));
-                        } else {
-                            reads[read] = key;
-                            readPositions[read] = i;
-                            read++;
-                        }
-                    }
-                }
-            }
-            partReads[p] = read - partGetStart[p];
-        });
-        // the parts' reads, each at the start of its region, made one run
-        int readCount = 0;
-        for (int p = 0; p < parts; p++) {
-            System.arraycopy(reads, partGetStart[p], reads, readCount, partReads[p]);
-            System.arraycopy(readPositions, partGetStart[p], readPositions, readCount, partReads[p]);
-            readCount += partReads[p];
-        }
-        if (readCount > 0) {
-            preValues = ensure(preValues, readCount);
-            index.get(reads, readCount, preValues, false);
-            for (int r = 0; r < readCount; r++) {
-                results.setValue(readPositions[r], preValues[r]);
-            }
-        }
-        int updated = 0;
-        for (int p = 0; p < parts; p++) {
-            updated += partOverlays[p].size();
-        }
-        startNetEffect(updated);
-        for (int p = 0; p < parts; p++) {
-            final UpdateOverlay part = partOverlays[p];
-            for (int e = 0; e < part.size(); e++) {
-                addNetEffect(part.key(e), part.value(e));
-            }
-        }
-        writeNetEffect(false);
-    }
-
-    /**
-     * The part of {@code key} among {@code 2^bits}: the top bits of MurmurHash3's 64-bit finalizer, a hash apart from
-     * the overlays' own (a Fibonacci hash's top bits), which would otherwise find every key of a part alike in the
-     * bits they place it by.
-     */
-    private static int partOf(long key, int bits) {
-        long z = (key ^ (key >>> 33)) * 0xff51afd7ed558ccdL;
-        z = (z ^ (z >>> 33)) * 0xc4ceb9fe1a85ec53L;
-        z ^= z >>> 33;
-        return bits == 0 ? 0 : (int) (z >>> (Long.SIZE - bits));
     }
 
     /**
@@ -744,8 +589,8 @@ public final class MicroBatchEngine {
         rangeClass = ensure(rangeClass, count);
         rangeSlot = ensure(rangeSlot, count);
         rangeNeed = ensure(rangeNeed, count);
-        Arrays.fill(classCount, 0);
-        Arrays.fill(classLimit, 0);
+        java.util.Arrays.fill(classCount, 0);
+        java.util.Arrays.fill(classLimit, 0);
         int r = 0;
         for (int i = 0; i < n; i++) {
             if (batch.kinds[i] != OperationBatch.RANGE) {

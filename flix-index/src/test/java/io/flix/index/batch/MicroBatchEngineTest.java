@@ -51,11 +51,6 @@ class MicroBatchEngineTest {
         return new TreeMapOracle();
     }
 
-    /** The engine under test on {@code index}. A variant of the suite may lend it threads. */
-    protected MicroBatchEngine newEngine(FlixIndex index, MicroBatchEngine.Sorting sorting) {
-        return new MicroBatchEngine(index, sorting);
-    }
-
     @AfterAll
     static void reportOps() {
         if (RANDOM_OPS.get() > 0) {
@@ -115,7 +110,7 @@ class MicroBatchEngineTest {
         final CountingIndex index = new CountingIndex(openIndex());
         try {
             buildBoth(oracle, index, keySource, random, (int) Math.min(2000, 2 * mix.domain() + 8));
-            final MicroBatchEngine engine = newEngine(index, sorting);
+            final MicroBatchEngine engine = new MicroBatchEngine(index, sorting);
             final OperationBatch batch = new OperationBatch(0);
             final int targetOps = 6000;
             int ops = 0;
@@ -159,7 +154,7 @@ class MicroBatchEngineTest {
             for (int i = 0; i < 60_000; i++) {
                 addRandomOp(batch, mix, keySource, random);
             }
-            executeAndCompare(index, newEngine(index, sorting), oracle, batch,
+            executeAndCompare(index, new MicroBatchEngine(index, sorting), oracle, batch,
                     mix + " " + sorting + ": one batch of 60000");
             RANDOM_OPS.addAndGet(batch.size());
             RANDOM_BATCHES.incrementAndGet();
@@ -412,7 +407,7 @@ class MicroBatchEngineTest {
     private final class Fixture implements AutoCloseable {
         final TreeMapOracle oracle = new TreeMapOracle();
         final CountingIndex index = new CountingIndex(openIndex());
-        final MicroBatchEngine engine = newEngine(index, MicroBatchEngine.Sorting.fasterFor(index.backend()));
+        final MicroBatchEngine engine = new MicroBatchEngine(index);
         final OperationBatch batch = new OperationBatch();
 
         Fixture(long... keyValuePairs) {
@@ -780,7 +775,7 @@ class MicroBatchEngineTest {
             final long[] values = random.longs(5000, 0, Long.MAX_VALUE).toArray();
             oracle.build(keys, values, keys.length);
             index.build(keys, values, keys.length);
-            final MicroBatchEngine engine = newEngine(index, sorting);
+            final MicroBatchEngine engine = new MicroBatchEngine(index, sorting);
             assertEquals(sorting, engine.sorting());
             final OperationBatch batch = new OperationBatch();
             for (int size : new int[] {1, 2, 31, 4096, 20_000}) {
@@ -810,7 +805,7 @@ class MicroBatchEngineTest {
             final long[] values = random.longs(5000, 0, Long.MAX_VALUE).toArray();
             oracle.build(keys, values, keys.length);
             index.build(keys, values, keys.length);
-            final MicroBatchEngine engine = newEngine(index, sorting);
+            final MicroBatchEngine engine = new MicroBatchEngine(index, sorting);
             final OperationBatch batch = new OperationBatch();
             for (boolean ceilings : new boolean[] {true, false}) {
                 for (int size : new int[] {1, 2, 31, 4096, 20_000}) {
@@ -845,8 +840,7 @@ class MicroBatchEngineTest {
     void theDefaultSortingIsTheBackendsFaster() {
         try (FlixIndex index = openIndex()) {
             assertEquals(MicroBatchEngine.Sorting.fasterFor(index.backend()), new MicroBatchEngine(index).sorting());
-            assertThrows(IllegalArgumentException.class,
-                    () -> new MicroBatchEngine(index, (MicroBatchEngine.Sorting) null));
+            assertThrows(IllegalArgumentException.class, () -> new MicroBatchEngine(index, null));
         }
     }
 
