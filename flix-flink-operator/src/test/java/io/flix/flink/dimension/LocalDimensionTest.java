@@ -14,6 +14,9 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.SplittableRandom;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -109,6 +112,51 @@ class LocalDimensionTest {
         assertEquals(4, d.appliedUpdates());
         assertEquals(2, d.appliedBatches());
         assertEquals("cpu", d.backendName());
+    }
+
+    /**
+     * A large batch of rows (each upsert goes to the engine after a get of the row it replaces): replaced rows, keys
+     * updated several times in the batch, deletes, new keys; the rows read after are those of applying the updates
+     * one at a time.
+     */
+    @Test
+    void aLargeBatchOfRowsHasTheEffectOfItsUpdatesOneAtATime() throws Exception {
+        final LocalDimension<String> d = open();
+        final Map<Long, String> expected = new HashMap<>();
+        final int loaded = 40_000;
+        final long[] keys = new long[loaded];
+        final byte[][] payloads = new byte[loaded][];
+        for (int i = 0; i < loaded; i++) {
+            keys[i] = i * 31L;
+            payloads[i] = serialized("first" + i);
+            expected.put(keys[i], "first" + i);
+        }
+        apply(d, keys, payloads, loaded);
+
+        final SplittableRandom random = new SplittableRandom(20261130);
+        final int n = 100_000;
+        final long[] batchKeys = new long[n];
+        final byte[][] batchPayloads = new byte[n][];
+        for (int i = 0; i < n; i++) {
+            final long key = random.nextInt(4) == 0 ? random.nextLong(1_000) * 31L : random.nextLong(2 * loaded) * 31L;
+            batchKeys[i] = key;
+            if (random.nextInt(5) == 0) {
+                expected.remove(key);
+            } else {
+                batchPayloads[i] = serialized("then" + i);
+                expected.put(key, "then" + i);
+            }
+        }
+        apply(d, batchKeys, batchPayloads, n);
+
+        assertEquals(expected.size(), d.size());
+        final long[] all = new long[2 * loaded];
+        final String[] wanted = new String[all.length];
+        for (int i = 0; i < all.length; i++) {
+            all[i] = i * 31L;
+            wanted[i] = expected.get(all[i]);
+        }
+        assertArrayEquals(wanted, names(d, all));
     }
 
     /**
