@@ -711,8 +711,13 @@ public final class EnrichmentBenchmark {
             final String kind = variant.trim();
             final int slash = kind.indexOf('/');
             if (slash > 0) { // one FliX contestant on the backend named: flix-shared/gpu
+                final String backend = kind.substring(slash + 1).trim();
+                if (!backend.equalsIgnoreCase("cpu") && !backend.equalsIgnoreCase("gpu")) {
+                    throw new IllegalArgumentException("--variants: '" + kind + "' names the backend '" + backend
+                            + "'; a FliX contestant runs on cpu or gpu");
+                }
                 contestants.add(new Contestant(kind.substring(0, slash),
-                        Backend.valueOf(kind.substring(slash + 1).trim().toUpperCase(Locale.ROOT))));
+                        Backend.valueOf(backend.toUpperCase(Locale.ROOT))));
             } else if (kind.startsWith("flix-")) {
                 for (Backend backend : backends) {
                     contestants.add(new Contestant(kind, backend));

@@ -135,6 +135,10 @@ class EnrichmentBenchmarkSmokeTest {
                         List.of(Backend.CPU)));
         assertThrows(IllegalArgumentException.class, () -> EnrichmentBenchmark.contestants(
                 Args.of(new String[] {"--variants", "heap/gpu"}), both), "a backend is for FliX contestants only");
+        final IllegalArgumentException unknown = assertThrows(IllegalArgumentException.class,
+                () -> EnrichmentBenchmark.contestants(Args.of(new String[] {"--variants", "flix-shared/tpu"}), both));
+        assertTrue(unknown.getMessage().contains("'tpu'") && unknown.getMessage().contains("cpu or gpu"),
+                unknown.getMessage());
     }
 
     @ParameterizedTest
