@@ -24,6 +24,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
@@ -31,6 +32,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -38,6 +40,7 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -210,6 +213,42 @@ class SharedDimensionFailureTest {
         assertNull(dimension.failure());
         assertEquals("a", TestTables.answer(function.asyncLookup(GenericRowData.of(1L))).iterator().next()
                 .getString(1).toString());
+    }
+
+    /**
+     * A bootstrap batch that fails in the index (batches are applied on a thread of the reader's own while it reads
+     * the next): the table's open fails with that cause, and the dimension stays failed.
+     */
+    @Test
+    void aBootstrapBatchThatFailsInTheIndexFailsTheOpenWithItsCause() throws Exception {
+        final Path file = dir.resolve("many.jsonl");
+        final List<String> lines = new ArrayList<>();
+        for (int id = 0; id < 5_000; id++) {
+            lines.add("{\"id\":" + id + ",\"name\":\"n" + id + "\"}");
+        }
+        Files.write(file, lines);
+        final Map<String, String> options = options(file);
+        options.put("changelog.batch-size", "1000"); // five batches: the second fails
+        final IllegalStateException thrown = new IllegalStateException(
+                "the index failed a bootstrap batch (simulated)");
+        final AtomicInteger upserts = new AtomicInteger();
+        final FlixAsyncLookupFunction failing = TestTables.function(SCHEMA, options, new int[] {0});
+        final SharedDimension failingDimension = SharedDimensions.acquire(failing.spec(),
+                config -> HookedIndex.wrap(FlixIndex.open(config), method -> {
+                    if (method.equals("upsert") && upserts.incrementAndGet() == 2) {
+                        throw thrown;
+                    }
+                }));
+        try {
+            final IllegalStateException open = assertThrows(IllegalStateException.class,
+                    () -> failing.open(new FunctionContext(null)));
+            assertSame(thrown, open.getCause(), open.toString());
+            assertSame(thrown, failingDimension.failure());
+            assertEquals(2, upserts.get(), "no batch after the failed one reached the index");
+        } finally {
+            failing.close();
+            SharedDimensions.release(failingDimension);
+        }
     }
 
     /** A subtask opening after the failure (a restarted job) gets a fresh dimension; the failed one stays failed. */
