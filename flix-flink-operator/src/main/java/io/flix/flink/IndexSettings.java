@@ -53,11 +53,13 @@ public record IndexSettings(Backend backend, int nodeSize, double initialFill, i
 
     /**
      * Most updates of one batch of a dimension held once per task manager under a load, where the job sets none
-     * ({@link #loadBatchMax}): on the GPU or an index of one shard, and on the CPU index cut into shards, where each
-     * shard takes its part of the batch: a larger batch puts more keys into each
-     * node a shard merges (docs/results/shared-load-batch-max-2026-11-29.md).
+     * ({@link #loadBatchMax}): on the GPU, or on a CPU index of one shard.
      */
     static final int LOAD_BATCH_MAX = 1 << 21;
+    /**
+     * As {@link #LOAD_BATCH_MAX}, on a CPU index cut into key-range shards: each shard takes its part of the batch, so
+     * a larger batch puts more keys into each node a shard merges (docs/results/shared-load-batch-max-2026-11-29.md).
+     */
     static final int LOAD_BATCH_MAX_SHARDED = 1 << 22;
 
     public IndexSettings {

@@ -111,7 +111,6 @@ public final class DimensionWriterOperator<P> extends AbstractStreamOperator<Voi
     /** Processing-time flush interval; 0 for none. */
     private final long flushIntervalMillis;
     private final FlushPolicy flushPolicy;
-    /** LOAD: the most updates of one batch. */
     /** LOAD: the most updates of a batch as the job set it; 0 for the index settings' choice. */
     private final int maxBatch;
     /** LOAD: the most updates of a batch, resolved where the writer starts. */

@@ -305,6 +305,34 @@ class SnapshotRestartTest {
     }
 
     /**
+     * A bootstrap whose polls are decoded in slices and whose batches are applied while the next gather: the offsets
+     * the table reached are each partition's end, so the snapshot holds them and a restart reads only what came after.
+     */
+    @Test
+    void aBootstrapDecodedInSlicesKeepsTheOffsetsItReached() throws Exception {
+        try (Changelog changelog = new Changelog("snapshot-sliced", 2)) {
+            changelog.upsert(0, 6_000, 1).flush();
+            final Map<String, String> options = options(changelog.topic);
+            options.put("changelog.decode-threads", "3");
+            options.put("properties.max.poll.records", "1100");
+            options.put("changelog.batch-size", "1000");
+            try (Table table = open(options)) {
+                assertTrue(table.dimension.slicedPolls() > 0, "polls of 1,100 records are decoded in slices");
+                assertTrue(table.dimension.appliedBatches() >= 3, "6,000 records in batches of about 1,100: "
+                        + table.dimension.appliedBatches());
+                assertEquals(Map.of(0, 3_000L, 1, 3_000L), table.dimension.appliedOffsets());
+                assertEquals(Map.of(0, 3_000L, 1, 3_000L), table.snapshot().offsets());
+            }
+            changelog.upsert(0, 10, 2).flush();
+            try (Table table = open(options)) {
+                assertEquals(6_000, table.dimension.restoredKeys());
+                assertEquals(10, table.dimension.recordsRead(), "only the records after the snapshot's offsets");
+                assertHolds(table.dimension, changelog, 6_000);
+            }
+        }
+    }
+
+    /**
      * A table killed mid-snapshot (its data file cut off after 4 KiB; then, on a second try, its manifest cut off
      * before it was published) and closed: the restart loads the previous complete snapshot, never the torn files,
      * applies the changelog after that snapshot's offsets, and answers every key as the whole topic says. The next

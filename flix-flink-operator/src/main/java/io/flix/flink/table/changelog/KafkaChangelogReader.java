@@ -224,8 +224,13 @@ public final class KafkaChangelogReader extends ChangelogReader {
                                          Map<Integer, Long> applied, BackgroundApply background) throws Exception {
         decoded.addTo(batch);
         if (!applied.isEmpty()) {
-            for (ConsumerRecord<byte[], byte[]> record : decoded.records()) {
-                applied.put(record.partition(), record.offset() + 1);
+            // a partition's offsets rise through a poll: the last record of each run of a partition is enough
+            final List<ConsumerRecord<byte[], byte[]>> records = decoded.records();
+            for (int i = 0; i < records.size(); i++) {
+                final ConsumerRecord<byte[], byte[]> record = records.get(i);
+                if (i + 1 == records.size() || records.get(i + 1).partition() != record.partition()) {
+                    applied.put(record.partition(), record.offset() + 1);
+                }
             }
         }
         return full(batch) ? applyOrHand(batch, applied, background) : batch;
