@@ -50,13 +50,29 @@ public final class BatchArgs {
         checkArray(values, "values", n);
         for (int i = 0; i < n; i++) {
             if (values[i] == FlixIndex.NOT_FOUND) {
-                throw new IllegalArgumentException(
-                        "values[" + i + "] is NOT_FOUND (Long.MIN_VALUE), which is reserved");
+                throw reservedValue(i);
             }
         }
         if (keysSorted) {
             checkSorted(keys, n);
         }
+    }
+
+    /**
+     * As {@link #checkPairs}, less the values: for a backend that checks those where it reads them anyway, and
+     * throws {@link #reservedValue} for the first it finds.
+     */
+    public static void checkPairArrays(long[] keys, long[] values, int n, boolean keysSorted) {
+        checkArray(keys, "keys", n);
+        checkArray(values, "values", n);
+        if (keysSorted) {
+            checkSorted(keys, n);
+        }
+    }
+
+    /** The error for {@code values[i]}, which holds the reserved {@link FlixIndex#NOT_FOUND}. */
+    public static IllegalArgumentException reservedValue(int i) {
+        return new IllegalArgumentException("values[" + i + "] is NOT_FOUND (Long.MIN_VALUE), which is reserved");
     }
 
     /** Checks a key batch and the sort promise if made. */

@@ -46,21 +46,25 @@ final class ParallelBatchFill implements AutoCloseable {
             return false;
         }
         batch.extendUpdates(n);
-        final List<Callable<Boolean>> tasks = new ArrayList<>(parts);
+        final List<Callable<OperationBatch.KindCounts>> tasks = new ArrayList<>(parts);
         for (int part = 0; part < parts; part++) {
             final int from = (int) ((long) n * part / parts);
             final int to = (int) ((long) n * (part + 1) / parts);
-            tasks.add(() -> fillRange(updates, from, to, payloads, batch));
+            // each part counts its kinds where it wrote them, so that no pass over the whole batch follows
+            tasks.add(() -> fillRange(updates, from, to, payloads, batch) ? batch.countKinds(from, to) : null);
         }
+        final List<OperationBatch.KindCounts> counts = new ArrayList<>(parts);
         boolean filled = true;
-        for (Future<Boolean> part : pool().invokeAll(tasks)) {
-            filled &= done(part);
+        for (Future<OperationBatch.KindCounts> part : pool().invokeAll(tasks)) {
+            final OperationBatch.KindCounts counted = done(part);
+            filled &= counted != null;
+            counts.add(counted);
         }
         if (!filled) {
             batch.clear();
             return false;
         }
-        batch.countKinds();
+        batch.takeKindCounts(counts);
         return true;
     }
 
@@ -87,7 +91,7 @@ final class ParallelBatchFill implements AutoCloseable {
         return true;
     }
 
-    private static boolean done(Future<Boolean> part) {
+    private static <T> T done(Future<T> part) {
         try {
             return part.get();
         } catch (InterruptedException e) {

@@ -13,7 +13,11 @@ public final class SerializedUpdates implements LocalDimension.Updates {
     private static final int DELETE = -1;
 
     private long[] keys;
-    private byte[][] arrays;
+    /** Per update, which of {@link #arrays} holds its bytes: an int, not a reference a store would mark for the GC. */
+    private int[] arrayOf;
+    /** The arrays the updates' bytes are in, each once for a run of updates on it (a block's, or an owned buffer). */
+    private byte[][] arrays = new byte[16][];
+    private int arrayCount;
     private int[] offsets;
     private int[] lengths;
     private int size;
@@ -25,7 +29,7 @@ public final class SerializedUpdates implements LocalDimension.Updates {
     public SerializedUpdates(int capacity) {
         final int c = Math.max(1, capacity);
         keys = new long[c];
-        arrays = new byte[c][];
+        arrayOf = new int[c];
         offsets = new int[c];
         lengths = new int[c];
     }
@@ -54,12 +58,20 @@ public final class SerializedUpdates implements LocalDimension.Updates {
         if (size == keys.length) {
             final int grown = size * 2;
             keys = Arrays.copyOf(keys, grown);
-            arrays = Arrays.copyOf(arrays, grown);
+            arrayOf = Arrays.copyOf(arrayOf, grown);
             offsets = Arrays.copyOf(offsets, grown);
             lengths = Arrays.copyOf(lengths, grown);
         }
         keys[size] = key;
-        arrays[size] = array;
+        if (array != null) {
+            if (arrayCount == 0 || arrays[arrayCount - 1] != array) {
+                if (arrayCount == arrays.length) {
+                    arrays = Arrays.copyOf(arrays, arrayCount * 2);
+                }
+                arrays[arrayCount++] = array;
+            }
+            arrayOf[size] = arrayCount - 1;
+        }
         offsets[size] = offset;
         lengths[size] = length;
         size++;
@@ -70,7 +82,8 @@ public final class SerializedUpdates implements LocalDimension.Updates {
 
     /** Forgets the updates (and lets go of the arrays they referenced), keeping the capacity. */
     public void clear() {
-        Arrays.fill(arrays, 0, size, null);
+        Arrays.fill(arrays, 0, arrayCount, null);
+        arrayCount = 0;
         size = 0;
         ownedUsed = 0;
         payloadBytes = 0;
@@ -98,7 +111,7 @@ public final class SerializedUpdates implements LocalDimension.Updates {
 
     @Override
     public byte[] bytes(int i) {
-        return arrays[i];
+        return lengths[i] == DELETE ? null : arrays[arrayOf[i]];
     }
 
     @Override

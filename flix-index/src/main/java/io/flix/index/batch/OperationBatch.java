@@ -88,7 +88,8 @@ public final class OperationBatch {
 
     /**
      * Appends {@code n} updates to be written by position with {@link #setUpsert} and {@link #setDelete}, from several
-     * threads at once where each writes positions of its own; then {@link #countKinds} before the batch runs.
+     * threads at once where each writes positions of its own; then {@link #countKinds()} before the batch runs (or
+     * {@link #takeKindCounts} of ranges each counted by its thread).
      *
      * @return the position of the first
      */
@@ -127,15 +128,67 @@ public final class OperationBatch {
      * @throws IllegalStateException where a position of {@link #extendUpdates} was not written
      */
     public void countKinds() {
-        java.util.Arrays.fill(kindCounts, 0);
-        for (int i = 0; i < size; i++) {
+        takeKindCounts(java.util.List.of(countKinds(0, size)));
+    }
+
+    /** The operations of positions {@code [from, to)} counted by kind, by {@link #countKinds(int, int)}. */
+    public record KindCounts(int from, int to, int[] counts) {
+    }
+
+    /**
+     * Counts the operations of positions {@code [from, to)} by kind, for {@link #takeKindCounts}: it only reads, so
+     * several threads may count ranges at once (after the positions were set).
+     *
+     * @throws IllegalStateException where a position of {@link #extendUpdates} in the range was not written
+     */
+    public KindCounts countKinds(int from, int to) {
+        if (from < 0 || from > to || to > size) {
+            throw new IndexOutOfBoundsException("[" + from + ", " + to + ") is not a range of the batch of " + size);
+        }
+        final int[] counts = new int[RANGE + 1];
+        int upserts = 0;
+        int deletes = 0;
+        for (int i = from; i < to; i++) {
             final byte kind = kinds[i];
-            if (kind == UNSET) {
+            if (kind == UPSERT) {
+                upserts++;
+            } else if (kind == DELETE) {
+                deletes++;
+            } else if (kind == UNSET) {
                 throw new IllegalStateException("operation " + i + " of " + size + " was added by extendUpdates "
                         + "but never set");
+            } else {
+                counts[kind]++;
             }
-            kindCounts[kind]++;
         }
+        counts[UPSERT] = upserts;
+        counts[DELETE] = deletes;
+        return new KindCounts(from, to, counts);
+    }
+
+    /**
+     * Takes the counts of ranges that cover every position once, in order, as {@link #countKinds()} would count them.
+     *
+     * @throws IllegalArgumentException where the ranges leave a position out or count one twice
+     */
+    public void takeKindCounts(java.util.List<KindCounts> parts) {
+        final int[] total = new int[RANGE + 1];
+        int next = 0;
+        for (KindCounts part : parts) {
+            if (part.from() != next) {
+                throw new IllegalArgumentException("the counted ranges do not cover the batch of " + size
+                        + " once: one starts at " + part.from() + ", where " + next + " was due");
+            }
+            next = part.to();
+            for (int k = 0; k < total.length; k++) {
+                total[k] += part.counts()[k];
+            }
+        }
+        if (next != size) {
+            throw new IllegalArgumentException("the counted ranges end at " + next + ", not at the batch's size "
+                    + size);
+        }
+        System.arraycopy(total, 0, kindCounts, 0, total.length);
     }
 
     /** Number of operations added since the last {@link #clear()}. */

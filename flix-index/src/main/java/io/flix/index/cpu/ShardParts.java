@@ -1,5 +1,8 @@
 package io.flix.index.cpu;
 
+import io.flix.index.BatchArgs;
+import io.flix.index.FlixIndex;
+
 import java.util.Arrays;
 import java.util.function.IntConsumer;
 
@@ -15,6 +18,13 @@ final class ShardParts {
     interface Runner {
         void run(int pieces, IntConsumer body);
     }
+
+    /**
+     * Most keys the parts keep room for between calls: a batch of {@link CpuFlixIndex#SCRATCH_KEPT} keys, with the
+     * eighth each part is sized above its need and what its share varies from batch to batch, so that a load of such
+     * batches reuses the parts instead of allocating (and zeroing) them on the calling thread each time.
+     */
+    static final long PARTS_KEPT = CpuFlixIndex.SCRATCH_KEPT + CpuFlixIndex.SCRATCH_KEPT / 2;
 
     int shards;
     int[] count = new int[0];
@@ -91,7 +101,7 @@ final class ShardParts {
         for (int s = 0; s < keys.length; s++) {
             held += keys[s] == null ? 0 : keys[s].length;
         }
-        if (held > CpuFlixIndex.SCRATCH_KEPT) {
+        if (held > PARTS_KEPT) {
             Arrays.fill(keys, null);
             Arrays.fill(values, null);
             Arrays.fill(answerKeys, null);
@@ -105,20 +115,44 @@ final class ShardParts {
      * in chunk order, the chunks run by {@code runner}.
      */
     void cut(RangeRouter ranges, long[] keys, long[] values, int n, boolean positions, int chunks, Runner runner) {
+        cut(ranges, keys, values, n, positions, chunks, runner, false);
+    }
+
+    /**
+     * As {@link #cut(RangeRouter, long[], long[], int, boolean, int, Runner)}; where {@code checkValues}, the count
+     * pass also finds the first value that is {@link FlixIndex#NOT_FOUND} and throws {@link BatchArgs#reservedValue}
+     * for it before any part is written.
+     */
+    void cut(RangeRouter ranges, long[] keys, long[] values, int n, boolean positions, int chunks, Runner runner,
+             boolean checkValues) {
         final int parts = ranges.shards();
         begin(parts, n, chunks, values != null, positions);
         final int[] route = this.route;
+        final boolean check = checkValues && values != null;
+        final int[] reservedAt = new int[check ? chunks : 0];
         // Each chunk counts and scatters with counters of its own, copied in and out once: the chunks' rows of
         // chunkCounts share cache lines, and threads writing them key by key would take the lines from each other.
         runner.run(chunks, c -> {
             final int[] counts = new int[parts];
+            int reserved = -1;
             for (int i = (int) ((long) n * c / chunks), to = (int) ((long) n * (c + 1) / chunks); i < to; i++) {
                 final int s = ranges.shardOf(keys[i]);
                 route[i] = s;
                 counts[s]++;
+                if (check && reserved < 0 && values[i] == FlixIndex.NOT_FOUND) {
+                    reserved = i;
+                }
             }
             System.arraycopy(counts, 0, chunkCounts[c], 0, parts);
+            if (check) {
+                reservedAt[c] = reserved;
+            }
         });
+        for (int at : reservedAt) {
+            if (at >= 0) {
+                throw BatchArgs.reservedValue(at); // chunks in batch order: the first found is the batch's first
+            }
+        }
         for (int s = 0; s < parts; s++) {
             int total = 0;
             for (int c = 0; c < chunks; c++) {

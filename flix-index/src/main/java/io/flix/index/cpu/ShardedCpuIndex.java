@@ -150,7 +150,7 @@ public final class ShardedCpuIndex extends AbstractFlixIndex {
 
     @Override
     protected void upsertLocked(long[] keys, long[] values, int n, boolean keysSorted) {
-        BatchArgs.checkPairs(keys, values, n, keysSorted);
+        BatchArgs.checkPairArrays(keys, values, n, keysSorted); // the values where the cut reads them, on the workers
         if (n == 0) {
             return;
         }
@@ -165,7 +165,7 @@ public final class ShardedCpuIndex extends AbstractFlixIndex {
         }
         final ShardParts p = updateParts;
         try {
-            p.cut(router, keys, values, n, false, chunksFor(n), onWorkers);
+            p.cut(router, keys, values, n, false, chunksFor(n), onWorkers, true);
             eachPart(p, n, (shard, s, callThreads) -> shard.updateOn(callThreads, () -> {
                 shard.upsertLocked(p.keys[s], p.values[s], p.count[s], keysSorted);
                 return null;
@@ -613,8 +613,9 @@ public final class ShardedCpuIndex extends AbstractFlixIndex {
         long free = 0;
         long longest = 0;
         long bytes = 0;
-        for (CpuFlixIndex shard : shards) {
-            final IndexStats st = shard.statsLocked();
+        final IndexStats[] each = new IndexStats[shards.length];
+        runOnWorkers(shards.length, true, s -> each[s] = shards[s].statsLocked()); // each walks its chains
+        for (IndexStats st : each) {
             buckets += st.buckets();
             nodes += st.nodes();
             free += st.freeNodes();

@@ -2,6 +2,7 @@ package io.flix.index.batch;
 
 import org.junit.jupiter.api.Test;
 
+import java.util.List;
 import java.util.SplittableRandom;
 
 import static io.flix.index.FlixIndex.NOT_FOUND;
@@ -190,5 +191,67 @@ class OperationBatchTest {
         batch.countKinds();
         assertEquals(2, batch.count(OperationBatch.UPSERT));
         assertEquals(1, batch.count(OperationBatch.DELETE));
+    }
+
+    @Test
+    void rangesCountedOnThreadsOfTheirOwnGiveTheWholeBatchsCountsAndMustCoverItOnce() throws Exception {
+        final int n = 10_000;
+        final OperationBatch batch = new OperationBatch();
+        batch.get(-1);
+        batch.range(0, 5, 2);
+        final int first = batch.extendUpdates(n);
+        final int size = first + n;
+        final int parts = 4;
+        final OperationBatch.KindCounts[] counted = new OperationBatch.KindCounts[parts];
+        final Thread[] threads = new Thread[parts];
+        for (int t = 0; t < parts; t++) {
+            final int from = t == 0 ? 0 : first + n * t / parts;
+            final int to = first + n * (t + 1) / parts;
+            final int part = t;
+            threads[t] = new Thread(() -> {
+                for (int i = Math.max(from, first); i < to; i++) {
+                    if (i % 5 == 0) {
+                        batch.setDelete(i, i);
+                    } else {
+                        batch.setUpsert(i, i, i * 2L);
+                    }
+                }
+                counted[part] = batch.countKinds(from, to);
+            });
+            threads[t].start();
+        }
+        for (Thread thread : threads) {
+            thread.join();
+        }
+        batch.takeKindCounts(List.of(counted));
+        int deletes = 0;
+        for (int i = first; i < size; i++) {
+            deletes += i % 5 == 0 ? 1 : 0;
+        }
+        assertEquals(deletes, batch.count(OperationBatch.DELETE));
+        assertEquals(n - deletes, batch.count(OperationBatch.UPSERT));
+        assertEquals(1, batch.count(OperationBatch.GET));
+        assertEquals(1, batch.count(OperationBatch.RANGE));
+
+        final IllegalArgumentException gap = assertThrows(IllegalArgumentException.class,
+                () -> batch.takeKindCounts(List.of(counted[0], counted[2], counted[3])));
+        assertTrue(gap.getMessage().contains("once"), gap.getMessage());
+        final IllegalArgumentException overlap = assertThrows(IllegalArgumentException.class,
+                () -> batch.takeKindCounts(List.of(counted[0], counted[1], counted[1], counted[2],
+                        counted[3])));
+        assertTrue(overlap.getMessage().contains("once"), overlap.getMessage());
+        final IllegalArgumentException shortOfTheEnd = assertThrows(IllegalArgumentException.class,
+                () -> batch.takeKindCounts(List.of(counted[0], counted[1], counted[2])));
+        assertTrue(shortOfTheEnd.getMessage().contains("not at the batch's size " + size),
+                shortOfTheEnd.getMessage());
+        assertEquals(deletes, batch.count(OperationBatch.DELETE), "a refused take leaves the counts");
+
+        batch.extendUpdates(2);
+        batch.setUpsert(size + 1, 7, 7);
+        final IllegalStateException unset = assertThrows(IllegalStateException.class,
+                () -> batch.countKinds(size - 3, size + 2));
+        assertTrue(unset.getMessage().contains("operation " + size + " of " + (size + 2)), unset.getMessage());
+        assertThrows(IndexOutOfBoundsException.class, () -> batch.countKinds(0, size + 3));
+        assertThrows(IndexOutOfBoundsException.class, () -> batch.countKinds(5, 4));
     }
 }

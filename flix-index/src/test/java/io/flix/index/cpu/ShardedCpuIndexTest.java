@@ -14,6 +14,7 @@ import java.util.SplittableRandom;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -161,6 +162,44 @@ class ShardedCpuIndexTest {
             final RangeResult limited = index.range(new long[] {950}, new long[] {9_020}, 1, 6);
             assertArrayEquals(new long[] {950, 960, 970, 980, 990, 9_000},
                     Arrays.copyOfRange(limited.keys(), limited.offsets()[0], limited.offsets()[1]));
+        }
+    }
+
+    /**
+     * The values of an upsert are checked where the batch is cut, on the workers: a reserved value anywhere is refused
+     * naming the batch's first, and nothing of the batch is applied.
+     */
+    @Test
+    void aReservedValueInALargeUpsertIsRefusedNamingTheFirstAndNothingIsApplied() {
+        try (ShardedCpuIndex index = new ShardedCpuIndex(config(4, 16), 1 << 10)) {
+            final TreeMapOracle oracle = new TreeMapOracle();
+            final SplittableRandom random = new SplittableRandom(3);
+            final int n = 1 << 16; // four chunks of the cut on four threads
+            final long[] keys = new long[n];
+            final long[] values = new long[n];
+            for (int i = 0; i < n; i++) {
+                keys[i] = random.nextLong();
+                values[i] = random.nextLong(1L << 40);
+            }
+            index.upsert(keys, values, n);
+            oracle.upsert(keys, values, n);
+            for (int[] reserved : new int[][] {{50_000}, {20_000, 50_000}, {n - 1}, {0, 3}}) {
+                final long[] again = new long[n];
+                final long[] changed = new long[n];
+                for (int i = 0; i < n; i++) {
+                    again[i] = i % 2 == 0 ? keys[i] : random.nextLong();
+                    changed[i] = random.nextLong(1L << 40);
+                }
+                for (int at : reserved) {
+                    changed[at] = FlixIndex.NOT_FOUND;
+                }
+                final IllegalArgumentException refused = assertThrows(IllegalArgumentException.class,
+                        () -> index.upsert(again, changed, n));
+                assertEquals("values[" + reserved[0] + "] is NOT_FOUND (Long.MIN_VALUE), which is reserved",
+                        refused.getMessage());
+                index.verifyStructure();
+                assertSameContents(oracle, index);
+            }
         }
     }
 
