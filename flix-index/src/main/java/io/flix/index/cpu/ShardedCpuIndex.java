@@ -9,7 +9,9 @@ import io.flix.index.IndexStats;
 import io.flix.index.RangeResult;
 import io.flix.index.SortedPairs;
 
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -28,8 +30,10 @@ import java.util.function.IntFunction;
  * a sample's quantiles; after an update that leaves one shard holding more than {@value #SKEW} times its even share,
  * where the index has grown or shrunk by half since its last cut, every shard is exported and the keys are cut anew
  * at exact quantiles (a cost of the index's size, paid after growth by half, so a constant share per key). A batch
- * that falls mostly into one shard (keys in ascending order appended at the top, say) is applied shard by shard, each
- * on every thread, as one index would.
+ * whose part for one shard is too large to run beside the others, and lies mostly beyond that shard's keys (keys in
+ * ascending order appended at the top, say, or descending ones below), first cuts that side of the shard's range into
+ * new shards, so that it spreads; up to twice the configured count, then every shard is cut anew. A batch that falls
+ * mostly among one shard's keys (a hot range) is applied shard by shard, each on every thread, as one index would.
  *
  * <p>An exact get goes key by key to its shard's exact-key table ({@link RangeRouter}). Floors, ceilings and ranges
  * are cut into the shards' parts as updates are; a floor (ceiling) that its shard cannot answer takes the largest
@@ -166,6 +170,9 @@ public final class ShardedCpuIndex extends AbstractFlixIndex {
         final ShardParts p = updateParts;
         try {
             p.cut(router, keys, values, n, false, chunksFor(n), onWorkers, true);
+            if (spreadable(n) && !spread(p, n) && splitWhereBeyond(p, n)) {
+                p.cut(router, keys, values, n, false, chunksFor(n), onWorkers); // into the new ranges
+            }
             eachPart(p, n, (shard, s, callThreads) -> shard.updateOn(callThreads, () -> {
                 shard.upsertLocked(p.keys[s], p.values[s], p.count[s], keysSorted);
                 return null;
@@ -225,16 +232,171 @@ public final class ShardedCpuIndex extends AbstractFlixIndex {
         });
     }
 
-    /** Whether a batch of {@code n} keys cut into {@code p} is worth its shards' running at once, one thread each. */
+    /**
+     * Whether a batch of {@code n} keys cut into {@code p} is worth its shards' running at once, one thread each: no
+     * part holds more than a thread's even share of the batch, so none outlasts the rest by much.
+     */
     private boolean spread(ShardParts p, int n) {
-        if (threads == 1 || n < CpuFlixIndex.PARALLEL_MIN_KEYS) {
+        if (!spreadable(n)) {
             return false;
         }
         int largest = 0;
         for (int s = 0; s < p.shards; s++) {
             largest = Math.max(largest, p.count[s]);
         }
-        return largest <= SKEW * CpuFlixIndex.ceilDiv(n, shardCount);
+        return largest <= spreadPartMax(n);
+    }
+
+    /** Whether a batch of {@code n} keys may run on several threads at all. */
+    private boolean spreadable(int n) {
+        return threads > 1 && n >= CpuFlixIndex.PARALLEL_MIN_KEYS;
+    }
+
+    private int spreadPartMax(int n) {
+        return (int) CpuFlixIndex.ceilDiv(n, threads);
+    }
+
+    /**
+     * Where a part of the batch too large to run beside the others falls mostly beyond the keys its shard holds
+     * (above them, as an ascending load appends; or below), cuts that side of the shard's range into new shards at
+     * the quantiles of a sample of those keys, small enough for the batch to spread: the shard keeps its keys and
+     * range between, and nothing is moved. Left to the balance check, such a load would pile into one shard applied
+     * on every thread, as one index, and be exported and cut anew each time the index grew by half. The shards may
+     * grow to twice the configured count; then {@link #recutWhereOutOfBalance} cuts them anew.
+     *
+     * @return whether the ranges changed (the batch must be cut again)
+     */
+    private boolean splitWhereBeyond(ShardParts p, int n) {
+        final int heavy = spreadPartMax(n);
+        final long target = Math.max(1, (size + n) / shardCount); // a shard's even share after this batch
+        final long[] probe = new long[1];
+        final long[] found = new long[1];
+        final long[] value = new long[1];
+        final List<CpuFlixIndex> outShards = new ArrayList<>(shards.length + shardCount);
+        final List<Long> outBounds = new ArrayList<>(shards.length + shardCount);
+        boolean changed = false;
+        for (int s = 0; s < shards.length; s++) {
+            final long lower = router.lowerBound(s);
+            final int c = p.count[s];
+            if (c <= heavy) {
+                outShards.add(shards[s]);
+                outBounds.add(lower);
+                continue;
+            }
+            final long[] part = p.keys[s];
+            final CpuFlixIndex shard = shards[s];
+            final boolean empty = shard.sizeLocked() == 0;
+            long min = Long.MAX_VALUE;
+            long max = Long.MIN_VALUE;
+            if (!empty) {
+                probe[0] = Long.MIN_VALUE;
+                shard.ceilingLocked(probe, 1, found, value, true);
+                min = found[0];
+                probe[0] = Long.MAX_VALUE;
+                shard.floorLocked(probe, 1, found, value, true);
+                max = found[0];
+            }
+            int below = 0;
+            int above = 0;
+            long minAbove = Long.MAX_VALUE;
+            for (int i = 0; i < c; i++) {
+                final long k = part[i];
+                if (empty || k > max) {
+                    above++;
+                    minAbove = Math.min(minAbove, k);
+                } else if (k < min) {
+                    below++;
+                }
+            }
+            if (below <= heavy && above <= heavy) { // mostly among the shard's keys: left to the balance check
+                outShards.add(shard);
+                outBounds.add(lower);
+                continue;
+            }
+            changed = true;
+            if (empty) { // the whole range is the keys' own: the shard takes the first piece
+                final long[] cut = quantileBounds(part, c, lower, Long.MIN_VALUE, Long.MAX_VALUE,
+                        piecesFor(c, n, target));
+                outShards.add(shard);
+                outBounds.add(lower);
+                for (long b : cut) {
+                    outShards.add(newShard());
+                    outBounds.add(b);
+                }
+                continue;
+            }
+            if (below > heavy) { // new shards from the range's lower bound to the shard's smallest key
+                final long[] cut = quantileBounds(part, c, lower, Long.MIN_VALUE, min - 1, piecesFor(below, n, target));
+                outShards.add(newShard());
+                outBounds.add(lower);
+                for (long b : cut) {
+                    outShards.add(newShard());
+                    outBounds.add(b);
+                }
+                outShards.add(shard);
+                outBounds.add(min);
+            } else {
+                outShards.add(shard);
+                outBounds.add(lower);
+            }
+            if (above > heavy) { // new shards from the smallest key above the shard's keys
+                outShards.add(newShard());
+                outBounds.add(minAbove);
+                for (long b : quantileBounds(part, c, minAbove, max + 1, Long.MAX_VALUE, piecesFor(above, n, target))) {
+                    outShards.add(newShard());
+                    outBounds.add(b);
+                }
+            }
+        }
+        if (!changed) {
+            return false;
+        }
+        final long[] bounds = new long[outBounds.size()];
+        for (int i = 0; i < bounds.length; i++) {
+            bounds[i] = outBounds.get(i);
+        }
+        replaceShards(outShards.toArray(new CpuFlixIndex[0]), new RangeRouter(bounds));
+        return true;
+    }
+
+    /**
+     * Pieces for {@code count} keys of a batch of {@code n}: as many as a shard's even share {@code target} needs,
+     * and enough that each holds half a thread's share of the batch (a sample's quantiles are not exact), at most
+     * the configured shard count.
+     */
+    private int piecesFor(int count, int n, long target) {
+        final long bySize = (count + target - 1) / target;
+        final long bySpread = CpuFlixIndex.ceilDiv(2L * count, spreadPartMax(n));
+        return (int) Math.max(1, Math.min(shardCount, Math.min(count, Math.max(bySize, bySpread))));
+    }
+
+    /**
+     * Lower bounds, strictly ascending and above {@code first}, that cut the keys of {@code part[0, c)} within
+     * {@code [from, to]} into about {@code pieces} ranges (at the quantiles of an even sample of them): the bounds
+     * after {@code first}, which the caller places itself.
+     */
+    private static long[] quantileBounds(long[] part, int c, long first, long from, long to, int pieces) {
+        final int m = (int) Math.min(c, (long) SAMPLES_PER_SHARD * pieces);
+        final long[] sample = new long[m];
+        int taken = 0;
+        for (int j = 0; j < m; j++) {
+            final long k = part[(int) ((long) c * j / m)];
+            if (k >= from && k <= to) {
+                sample[taken++] = k;
+            }
+        }
+        Arrays.sort(sample, 0, taken);
+        final long[] bounds = new long[Math.max(0, pieces - 1)];
+        int count = 0;
+        long last = first;
+        for (int t = 1; t < pieces && taken > 0; t++) {
+            final long b = sample[(int) ((long) taken * t / pieces)];
+            if (b > last) {
+                bounds[count++] = b;
+                last = b;
+            }
+        }
+        return Arrays.copyOf(bounds, count);
     }
 
     private void refreshSizeAndEdges() {
@@ -254,6 +416,9 @@ public final class ShardedCpuIndex extends AbstractFlixIndex {
     }
 
     private boolean outOfBalance() {
+        if (shards.length > 2 * shardCount) {
+            return true; // split where batches went beyond their shards' keys: merged back into the configured count
+        }
         final boolean changedByHalf = size >= sizeAtCut + sizeAtCut / 2 || size <= sizeAtCut / 2;
         if (size < cutMinKeys || !changedByHalf) {
             return false;

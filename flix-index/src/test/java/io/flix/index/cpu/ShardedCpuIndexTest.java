@@ -97,13 +97,18 @@ class ShardedCpuIndexTest {
         }
     }
 
+    /**
+     * An ascending load appends every batch above the top shard's keys: the batch's part is cut into new shards where
+     * it lands, so that it spreads, and the shards are cut anew once they reach twice the configured count.
+     */
     @Test
-    void anAscendingLoadAppendedAtTheTopIsCutAnewOverEveryShard() {
+    void anAscendingLoadSplitsTheTopShardWhereItAppends() {
         final int shards = 4;
         try (ShardedCpuIndex index = new ShardedCpuIndex(config(2, shards), 1 << 10)) {
             final TreeMapOracle oracle = new TreeMapOracle();
             final int batch = 1 << 12;
             long next = -5_000;
+            int mostShards = 0;
             for (int b = 0; b < 64; b++) {
                 final long[] keys = new long[batch];
                 final long[] values = new long[batch];
@@ -112,18 +117,101 @@ class ShardedCpuIndexTest {
                     values[i] = next * 3;
                     next += 7;
                 }
-                index.upsert(keys, values, batch, true);
+                index.upsert(keys, values, batch, b % 2 == 0);
                 oracle.upsert(keys, values, batch, true);
                 index.verifyStructure();
+                final long[] sizes = index.shardSizes();
+                mostShards = Math.max(mostShards, sizes.length);
+                assertTrue(sizes.length <= 2 * shards, "shards " + Arrays.toString(sizes));
+                if (b == 1) {
+                    assertTrue(sizes.length > shards, "the second batch split the top shard: "
+                            + Arrays.toString(sizes));
+                    assertTrue(sizes[shards - 1] <= batch, "the top shard kept its keys: " + Arrays.toString(sizes));
+                }
+                // without the split every appended key would pile into the top shard until a new cut
+                final long even = CpuFlixIndex.ceilDiv(index.size(), shards);
+                assertTrue(Arrays.stream(sizes).max().orElse(0) <= 2 * even, "shard sizes " + Arrays.toString(sizes));
             }
-            final long[] sizes = index.shardSizes();
-            assertEquals(shards, sizes.length, "shards in use");
-            final long fair = index.size() / shards;
-            for (long s : Arrays.copyOf(sizes, shards - 1)) {
-                // without a new cut every appended key would sit in the top shard
-                assertTrue(s >= fair / 2, "shard sizes " + Arrays.toString(sizes));
+            assertEquals(2 * shards, mostShards, "shards grow to twice the count before a new cut");
+            assertSameContents(oracle, index);
+            assertSameOrderedAnswers(oracle, index, new SplittableRandom(9), -6_000, next + 1_000);
+        }
+    }
+
+    /** Descending batches land below the bottom shard's keys: split there likewise, the range's lower end kept. */
+    @Test
+    void aDescendingLoadSplitsTheBottomShardWhereItPrepends() {
+        final int shards = 4;
+        try (ShardedCpuIndex index = new ShardedCpuIndex(config(2, shards), 1 << 10)) {
+            final TreeMapOracle oracle = new TreeMapOracle();
+            final int batch = 1 << 12;
+            long next = Long.MAX_VALUE - 3; // the top end of the key space too
+            for (int b = 0; b < 24; b++) {
+                final long[] keys = new long[batch];
+                final long[] values = new long[batch];
+                for (int i = 0; i < batch; i++) {
+                    keys[i] = next;
+                    values[i] = b * 100_000L + i;
+                    next -= 1 + (i % 5);
+                }
+                index.upsert(keys, values, batch);
+                oracle.upsert(keys, values, batch);
+                index.verifyStructure();
+                final long[] sizes = index.shardSizes();
+                assertTrue(sizes.length <= 2 * shards, "shards " + Arrays.toString(sizes));
+                if (b == 1) {
+                    assertTrue(sizes.length > shards, "the second batch split the bottom shard: "
+                            + Arrays.toString(sizes));
+                }
+                final long even = CpuFlixIndex.ceilDiv(index.size(), shards);
+                assertTrue(Arrays.stream(sizes).max().orElse(0) <= 2 * even, "shard sizes " + Arrays.toString(sizes));
             }
             assertSameContents(oracle, index);
+            assertSameOrderedAnswers(oracle, index, new SplittableRandom(10), next - 1_000, Long.MAX_VALUE);
+        }
+    }
+
+    /**
+     * An append that also updates and deletes keys among the top shard's, and repeats keys within the batch: the
+     * keys beyond the shard's go to new shards, the rest stay with it, the last occurrence of a key wins.
+     */
+    @Test
+    void anAppendMixedWithUpdatesOfOlderKeysSplitsOnlyWhatLiesBeyond() {
+        final int shards = 8;
+        try (ShardedCpuIndex index = new ShardedCpuIndex(config(4, shards), 1 << 10)) {
+            final TreeMapOracle oracle = new TreeMapOracle();
+            final SplittableRandom random = new SplittableRandom(12);
+            final int batch = 1 << 14;
+            long next = 0;
+            for (int b = 0; b < 20; b++) {
+                final long[] keys = new long[batch];
+                final long[] values = new long[batch];
+                for (int i = 0; i < batch; i++) {
+                    if (next > 0 && random.nextInt(10) == 0) {
+                        keys[i] = random.nextLong(next); // an older key, often in the top shard
+                    } else if (i > 0 && random.nextInt(20) == 0) {
+                        keys[i] = keys[i - 1]; // a repeat in the batch
+                    } else {
+                        keys[i] = next;
+                        next += 1 + random.nextInt(3);
+                    }
+                    values[i] = random.nextLong(1L << 40);
+                }
+                index.upsert(keys, values, batch);
+                oracle.upsert(keys, values, batch);
+                if (b % 4 == 3) {
+                    final long[] gone = new long[batch / 8];
+                    for (int i = 0; i < gone.length; i++) {
+                        gone[i] = random.nextLong(next);
+                    }
+                    index.delete(gone, gone.length);
+                    oracle.delete(gone, gone.length);
+                }
+                index.verifyStructure();
+                assertTrue(index.shardSizes().length <= 2 * shards);
+            }
+            assertSameContents(oracle, index);
+            assertSameOrderedAnswers(oracle, index, random, -10, next + 10);
         }
     }
 
@@ -201,6 +289,44 @@ class ShardedCpuIndexTest {
                 assertSameContents(oracle, index);
             }
         }
+    }
+
+    /** Floors, ceilings and ranges of random probes in {@code [from, to)}: the oracle's answers. */
+    private static void assertSameOrderedAnswers(TreeMapOracle oracle, FlixIndex index, SplittableRandom random,
+                                                 long from, long to) {
+        final int n = 2_000;
+        final long[] probes = new long[n];
+        final long[] hi = new long[n];
+        for (int i = 0; i < n; i++) {
+            probes[i] = random.nextLong(from, to);
+            hi[i] = probes[i] + Math.min(random.nextLong(0, 200), Long.MAX_VALUE - probes[i]);
+        }
+        for (boolean floor : new boolean[] {true, false}) {
+            final long[] keysOut = new long[n];
+            final long[] valuesOut = new long[n];
+            final long[] expectedKeys = new long[n];
+            final long[] expectedValues = new long[n];
+            if (floor) {
+                index.floor(probes, n, keysOut, valuesOut);
+                oracle.floor(probes, n, expectedKeys, expectedValues);
+            } else {
+                index.ceiling(probes, n, keysOut, valuesOut);
+                oracle.ceiling(probes, n, expectedKeys, expectedValues);
+            }
+            assertArrayEquals(expectedValues, valuesOut, floor ? "floors" : "ceilings");
+            for (int i = 0; i < n; i++) {
+                if (expectedValues[i] != FlixIndex.NOT_FOUND) {
+                    assertEquals(expectedKeys[i], keysOut[i], (floor ? "floor" : "ceiling") + " of " + probes[i]);
+                }
+            }
+        }
+        final RangeResult ranges = index.range(probes, hi, n, 16);
+        final RangeResult expected = oracle.range(probes, hi, n, 16);
+        assertArrayEquals(expected.offsets(), ranges.offsets(), "ranges' offsets");
+        final int pairs = expected.offsets()[n];
+        assertArrayEquals(Arrays.copyOf(expected.keys(), pairs), Arrays.copyOf(ranges.keys(), pairs), "ranges' keys");
+        assertArrayEquals(Arrays.copyOf(expected.values(), pairs), Arrays.copyOf(ranges.values(), pairs),
+                "ranges' values");
     }
 
     private static void assertSameContents(TreeMapOracle oracle, FlixIndex index) {
