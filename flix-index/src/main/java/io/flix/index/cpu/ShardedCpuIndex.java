@@ -54,6 +54,8 @@ public final class ShardedCpuIndex extends AbstractFlixIndex {
     private static final int SKEW = 2;
     /** Fewest keys a shard's scratch keeps room for between calls: a spread batch's part of up to 2^22 keys. */
     static final int SHARD_SCRATCH_KEPT_MIN = 1 << 16;
+    /** Largest shard, in batches of the update, that a part too large to spread cuts into pieces. */
+    private static final int SPLIT_SHARD_MAX_BATCHES = 4;
     /** Fewest keys of one chunk when a batch is cut into parts on several threads. */
     private static final int MIN_KEYS_PER_CHUNK = 1 << 14;
 
@@ -170,7 +172,7 @@ public final class ShardedCpuIndex extends AbstractFlixIndex {
         final ShardParts p = updateParts;
         try {
             p.cut(router, keys, values, n, false, chunksFor(n), onWorkers, true);
-            if (spreadable(n) && !spread(p, n) && splitWhereBeyond(p, n)) {
+            if (spreadable(n) && !spread(p, n) && splitHeavyParts(p, n)) {
                 p.cut(router, keys, values, n, false, chunksFor(n), onWorkers); // into the new ranges
             }
             eachPart(p, n, (shard, s, callThreads) -> shard.updateOn(callThreads, () -> {
@@ -181,7 +183,7 @@ public final class ShardedCpuIndex extends AbstractFlixIndex {
             p.trim();
             refreshSizeAndEdges(); // also where a shard's update failed: the others' parts are in
         }
-        recutWhereOutOfBalance();
+        recutWhereOutOfBalance(n);
     }
 
     @Override
@@ -201,7 +203,7 @@ public final class ShardedCpuIndex extends AbstractFlixIndex {
             p.trim();
             refreshSizeAndEdges();
         }
-        recutWhereOutOfBalance();
+        recutWhereOutOfBalance(n);
     }
 
     @Override
@@ -257,98 +259,59 @@ public final class ShardedCpuIndex extends AbstractFlixIndex {
     }
 
     /**
-     * Where a part of the batch too large to run beside the others falls mostly beyond the keys its shard holds
-     * (above them, as an ascending load appends; or below), cuts that side of the shard's range into new shards at
-     * the quantiles of a sample of those keys, small enough for the batch to spread: the shard keeps its keys and
-     * range between, and nothing is moved. Left to the balance check, such a load would pile into one shard applied
-     * on every thread, as one index, and be exported and cut anew each time the index grew by half. The shards may
-     * grow to twice the configured count; then {@link #recutWhereOutOfBalance} cuts them anew.
+     * Where a part of the batch is too large to run beside the others, cuts its shard into pieces at the quantiles of
+     * a sample of the part's keys, so that the batch spreads: the shard's pairs are divided among new shards, built
+     * from them in key order (a cost of the shard's size, which an even cut keeps small beside the batch). An ascending
+     * load appends each batch above the top shard's keys, and several partitions read at uneven paces put their keys
+     * among the last batch's; left to the balance check, such a part would run on one shard with every thread, as one
+     * index, and be exported and cut anew whenever the index grew by half. A part of a few hot keys is not cut (its
+     * sample holds too few distinct keys), nor a shard larger than {@value #SPLIT_SHARD_MAX_BATCHES} batches. The
+     * shards may grow to twice the configured count; then {@link #recutWhereOutOfBalance} cuts them anew.
      *
      * @return whether the ranges changed (the batch must be cut again)
      */
-    private boolean splitWhereBeyond(ShardParts p, int n) {
+    private boolean splitHeavyParts(ShardParts p, int n) {
         final int heavy = spreadPartMax(n);
-        final long target = Math.max(1, (size + n) / shardCount); // a shard's even share after this batch
-        final long[] probe = new long[1];
-        final long[] found = new long[1];
-        final long[] value = new long[1];
         final List<CpuFlixIndex> outShards = new ArrayList<>(shards.length + shardCount);
         final List<Long> outBounds = new ArrayList<>(shards.length + shardCount);
-        boolean changed = false;
-        for (int s = 0; s < shards.length; s++) {
-            final long lower = router.lowerBound(s);
-            final int c = p.count[s];
-            if (c <= heavy) {
-                outShards.add(shards[s]);
-                outBounds.add(lower);
-                continue;
-            }
-            final long[] part = p.keys[s];
-            final CpuFlixIndex shard = shards[s];
-            final boolean empty = shard.sizeLocked() == 0;
-            long min = Long.MAX_VALUE;
-            long max = Long.MIN_VALUE;
-            if (!empty) {
-                probe[0] = Long.MIN_VALUE;
-                shard.ceilingLocked(probe, 1, found, value, true);
-                min = found[0];
-                probe[0] = Long.MAX_VALUE;
-                shard.floorLocked(probe, 1, found, value, true);
-                max = found[0];
-            }
-            int below = 0;
-            int above = 0;
-            long minAbove = Long.MAX_VALUE;
-            for (int i = 0; i < c; i++) {
-                final long k = part[i];
-                if (empty || k > max) {
-                    above++;
-                    minAbove = Math.min(minAbove, k);
-                } else if (k < min) {
-                    below++;
+        final List<CpuFlixIndex> replaced = new ArrayList<>();
+        final List<CpuFlixIndex> built = new ArrayList<>();
+        try {
+            for (int s = 0; s < shards.length; s++) {
+                final long lower = router.lowerBound(s);
+                final int c = p.count[s];
+                final CpuFlixIndex shard = shards[s];
+                final long[] cut = c <= heavy || shard.sizeLocked() > SPLIT_SHARD_MAX_BATCHES * (long) n
+                        ? new long[0] : quantileBounds(p.keys[s], c, lower, piecesFor(c, heavy));
+                if (cut.length == 0) {
+                    outShards.add(shard);
+                    outBounds.add(lower);
+                    continue;
                 }
-            }
-            if (below <= heavy && above <= heavy) { // mostly among the shard's keys: left to the balance check
-                outShards.add(shard);
-                outBounds.add(lower);
-                continue;
-            }
-            changed = true;
-            if (empty) { // the whole range is the keys' own: the shard takes the first piece
-                final long[] cut = quantileBounds(part, c, lower, Long.MIN_VALUE, Long.MAX_VALUE,
-                        piecesFor(c, n, target));
-                outShards.add(shard);
-                outBounds.add(lower);
-                for (long b : cut) {
-                    outShards.add(newShard());
-                    outBounds.add(b);
+                final SortedPairs pairs = shard.export();
+                int from = 0;
+                for (int j = 0; j <= cut.length; j++) {
+                    final int to = j == cut.length ? pairs.size()
+                            : lowerBoundOf(pairs.keys(), from, pairs.size(), cut[j]);
+                    final CpuFlixIndex piece = newShard();
+                    built.add(piece);
+                    final long[] k = Arrays.copyOfRange(pairs.keys(), from, to);
+                    final long[] v = Arrays.copyOfRange(pairs.values(), from, to);
+                    piece.updateOn(1, () -> {
+                        piece.buildLocked(k, v, k.length, true);
+                        return null;
+                    });
+                    outShards.add(piece);
+                    outBounds.add(j == 0 ? lower : cut[j - 1]);
+                    from = to;
                 }
-                continue;
+                replaced.add(shard);
             }
-            if (below > heavy) { // new shards from the range's lower bound to the shard's smallest key
-                final long[] cut = quantileBounds(part, c, lower, Long.MIN_VALUE, min - 1, piecesFor(below, n, target));
-                outShards.add(newShard());
-                outBounds.add(lower);
-                for (long b : cut) {
-                    outShards.add(newShard());
-                    outBounds.add(b);
-                }
-                outShards.add(shard);
-                outBounds.add(min);
-            } else {
-                outShards.add(shard);
-                outBounds.add(lower);
-            }
-            if (above > heavy) { // new shards from the smallest key above the shard's keys
-                outShards.add(newShard());
-                outBounds.add(minAbove);
-                for (long b : quantileBounds(part, c, minAbove, max + 1, Long.MAX_VALUE, piecesFor(above, n, target))) {
-                    outShards.add(newShard());
-                    outBounds.add(b);
-                }
-            }
+        } catch (RuntimeException | Error e) {
+            closeAll(built.toArray(new CpuFlixIndex[0]));
+            throw e;
         }
-        if (!changed) {
+        if (replaced.isEmpty()) {
             return false;
         }
         final long[] bounds = new long[outBounds.size()];
@@ -356,41 +319,50 @@ public final class ShardedCpuIndex extends AbstractFlixIndex {
             bounds[i] = outBounds.get(i);
         }
         replaceShards(outShards.toArray(new CpuFlixIndex[0]), new RangeRouter(bounds));
+        closeAll(replaced.toArray(new CpuFlixIndex[0]));
         return true;
     }
 
-    /**
-     * Pieces for {@code count} keys of a batch of {@code n}: as many as a shard's even share {@code target} needs,
-     * and enough that each holds half a thread's share of the batch (a sample's quantiles are not exact), at most
-     * the configured shard count.
-     */
-    private int piecesFor(int count, int n, long target) {
-        final long bySize = (count + target - 1) / target;
-        final long bySpread = CpuFlixIndex.ceilDiv(2L * count, spreadPartMax(n));
-        return (int) Math.max(1, Math.min(shardCount, Math.min(count, Math.max(bySize, bySpread))));
+    /** The first position in {@code keys[from, to)} (ascending) whose key is {@code >= key}. */
+    private static int lowerBoundOf(long[] keys, int from, int to, long key) {
+        int lo = from;
+        int hi = to;
+        while (lo < hi) {
+            final int mid = (lo + hi) >>> 1;
+            if (keys[mid] < key) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        return lo;
     }
 
     /**
-     * Lower bounds, strictly ascending and above {@code first}, that cut the keys of {@code part[0, c)} within
-     * {@code [from, to]} into about {@code pieces} ranges (at the quantiles of an even sample of them): the bounds
-     * after {@code first}, which the caller places itself.
+     * Pieces for a part of {@code count} keys: each about half of what may run beside the others ({@code heavy}; a
+     * sample's quantiles are not exact), at most the configured shard count.
      */
-    private static long[] quantileBounds(long[] part, int c, long first, long from, long to, int pieces) {
+    private int piecesFor(int count, int heavy) {
+        return (int) Math.min(shardCount, CpuFlixIndex.ceilDiv(2L * count, heavy));
+    }
+
+    /**
+     * Lower bounds, strictly ascending and above {@code first} and the smallest sampled key, that cut the keys of
+     * {@code part[0, c)} into about {@code pieces} ranges at the quantiles of an even sample of them: fewer where the
+     * sample holds fewer distinct keys, none for a part of one key.
+     */
+    private static long[] quantileBounds(long[] part, int c, long first, int pieces) {
         final int m = (int) Math.min(c, (long) SAMPLES_PER_SHARD * pieces);
         final long[] sample = new long[m];
-        int taken = 0;
         for (int j = 0; j < m; j++) {
-            final long k = part[(int) ((long) c * j / m)];
-            if (k >= from && k <= to) {
-                sample[taken++] = k;
-            }
+            sample[j] = part[(int) ((long) c * j / m)];
         }
-        Arrays.sort(sample, 0, taken);
+        Arrays.sort(sample);
         final long[] bounds = new long[Math.max(0, pieces - 1)];
         int count = 0;
-        long last = first;
-        for (int t = 1; t < pieces && taken > 0; t++) {
-            final long b = sample[(int) ((long) taken * t / pieces)];
+        long last = Math.max(first, sample[0]); // every piece holds some of the sample
+        for (int t = 1; t < pieces; t++) {
+            final long b = sample[(int) ((long) m * t / pieces)];
             if (b > last) {
                 bounds[count++] = b;
                 last = b;
@@ -409,15 +381,20 @@ public final class ShardedCpuIndex extends AbstractFlixIndex {
     }
 
     /** After an update: where the shards fell out of balance, a new cut. */
-    private void recutWhereOutOfBalance() {
-        if (outOfBalance()) {
+    private void recutWhereOutOfBalance(int n) {
+        if (outOfBalance(n)) {
             recut();
         }
     }
 
-    private boolean outOfBalance() {
+    /**
+     * Whether the shards should be cut anew after an update of {@code n} keys: they grew past twice the configured
+     * count (split by batches too large to spread), or one holds more than {@value #SKEW} times its even share of an
+     * index that grew or shrank by half since the last cut, and is too large for a batch like this one to split.
+     */
+    private boolean outOfBalance(int n) {
         if (shards.length > 2 * shardCount) {
-            return true; // split where batches went beyond their shards' keys: merged back into the configured count
+            return true;
         }
         final boolean changedByHalf = size >= sizeAtCut + sizeAtCut / 2 || size <= sizeAtCut / 2;
         if (size < cutMinKeys || !changedByHalf) {
@@ -427,7 +404,8 @@ public final class ShardedCpuIndex extends AbstractFlixIndex {
         for (CpuFlixIndex shard : shards) {
             largest = Math.max(largest, shard.sizeLocked());
         }
-        return largest > SKEW * CpuFlixIndex.ceilDiv(size, shardCount);
+        final boolean splittable = spreadable(n) && largest <= SPLIT_SHARD_MAX_BATCHES * (long) n;
+        return largest > SKEW * CpuFlixIndex.ceilDiv(size, shardCount) && !splittable;
     }
 
     /**
