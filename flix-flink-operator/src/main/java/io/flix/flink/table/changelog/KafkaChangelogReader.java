@@ -182,9 +182,11 @@ public final class KafkaChangelogReader extends ChangelogReader {
                         decoding = null;
                     }
                     if (!bootstrapped && sliced != null && SlicedDecoding.worthSlicing(records.count())) {
-                        final List<ConsumerRecord<byte[], byte[]>> polled = new ArrayList<>(records.count());
-                        records.forEach(polled::add);
-                        decoding = sliced.start(polled);
+                        final List<List<ConsumerRecord<byte[], byte[]>>> runs = new ArrayList<>();
+                        for (TopicPartition partition : records.partitions()) { // the order iterating gives
+                            runs.add(records.records(partition));
+                        }
+                        decoding = sliced.start(runs);
                         slicedPolls++;
                     } else {
                         for (ConsumerRecord<byte[], byte[]> record : records) {
@@ -224,12 +226,11 @@ public final class KafkaChangelogReader extends ChangelogReader {
                                          Map<Integer, Long> applied, BackgroundApply background) throws Exception {
         decoded.addTo(batch);
         if (!applied.isEmpty()) {
-            // a partition's offsets rise through a poll: the last record of each run of a partition is enough
-            final List<ConsumerRecord<byte[], byte[]>> records = decoded.records();
-            for (int i = 0; i < records.size(); i++) {
-                final ConsumerRecord<byte[], byte[]> record = records.get(i);
-                if (i + 1 == records.size() || records.get(i + 1).partition() != record.partition()) {
-                    applied.put(record.partition(), record.offset() + 1);
+            // a partition's offsets rise through a poll: its last record is enough
+            for (List<ConsumerRecord<byte[], byte[]>> run : decoded.runs()) {
+                if (!run.isEmpty()) {
+                    final ConsumerRecord<byte[], byte[]> last = run.get(run.size() - 1);
+                    applied.put(last.partition(), last.offset() + 1);
                 }
             }
         }

@@ -63,15 +63,19 @@ final class SlicedDecoding implements AutoCloseable {
     }
 
     /**
-     * Starts decoding {@code records} on the pool's threads and returns at once; {@link Decoding#addTo} adds their
-     * updates to a batch. The decoding before must have been added (the reader's own decoder, the first slice's,
-     * serves it too).
+     * Starts decoding the records of a poll on the pool's threads and returns at once; {@link Decoding#addTo} adds
+     * their updates to a batch. {@code runs}: the poll's records, one list a partition, in the poll's order (as
+     * iterating the poll gives them), so that no list of every record is gathered first. The decoding before must
+     * have been added (the reader's own decoder, the first slice's, serves it too).
      */
-    Decoding start(List<ConsumerRecord<byte[], byte[]>> records) {
+    Decoding start(List<List<ConsumerRecord<byte[], byte[]>>> runs) {
         if (started != null) {
             throw new IllegalStateException("the poll decoded before was not added to a batch yet");
         }
-        final int n = records.size();
+        int n = 0;
+        for (List<ConsumerRecord<byte[], byte[]>> run : runs) {
+            n += run.size();
+        }
         final int slices = Math.max(1, Math.min(decoders.length, n / MIN_RECORDS_PER_SLICE));
         final SerializedUpdates[] parts = new SerializedUpdates[slices];
         final List<Future<?>> work = new ArrayList<>(slices);
@@ -82,30 +86,30 @@ final class SlicedDecoding implements AutoCloseable {
             final SerializedUpdates part = new SerializedUpdates(to - from);
             parts[s] = part;
             work.add(threads.submit(() -> {
-                decodeSlice(decoder, records, from, to, part);
+                decodeSlice(decoder, runs, from, to, part);
                 return null;
             }));
         }
-        started = new Decoding(records, parts, work);
+        started = new Decoding(runs, parts, work);
         return started;
     }
 
     /** One poll's records being decoded in slices. */
     final class Decoding {
-        private final List<ConsumerRecord<byte[], byte[]>> records;
+        private final List<List<ConsumerRecord<byte[], byte[]>>> runs;
         private final SerializedUpdates[] parts;
         private final List<Future<?>> work;
 
-        private Decoding(List<ConsumerRecord<byte[], byte[]>> records, SerializedUpdates[] parts,
+        private Decoding(List<List<ConsumerRecord<byte[], byte[]>>> runs, SerializedUpdates[] parts,
                          List<Future<?>> work) {
-            this.records = records;
+            this.runs = runs;
             this.parts = parts;
             this.work = work;
         }
 
-        /** The records, in poll order. */
-        List<ConsumerRecord<byte[], byte[]>> records() {
-            return records;
+        /** The records, one list a partition, in poll order. */
+        List<List<ConsumerRecord<byte[], byte[]>>> runs() {
+            return runs;
         }
 
         /**
@@ -140,11 +144,20 @@ final class SlicedDecoding implements AutoCloseable {
         }
     }
 
-    private static void decodeSlice(ChangelogDecoder decoder, List<ConsumerRecord<byte[], byte[]>> records, int from,
-                                    int to, SerializedUpdates into) throws Exception {
-        for (int i = from; i < to; i++) {
-            final ConsumerRecord<byte[], byte[]> record = records.get(i);
-            decoder.addKafkaRecord(record.partition(), record.offset(), record.key(), record.value(), into);
+    /** Decodes records {@code [from, to)} of the runs taken one after another. */
+    private static void decodeSlice(ChangelogDecoder decoder, List<List<ConsumerRecord<byte[], byte[]>>> runs,
+                                    int from, int to, SerializedUpdates into) throws Exception {
+        int runStart = 0;
+        for (List<ConsumerRecord<byte[], byte[]>> run : runs) {
+            final int runEnd = runStart + run.size();
+            for (int i = Math.max(from, runStart); i < Math.min(to, runEnd); i++) {
+                final ConsumerRecord<byte[], byte[]> record = run.get(i - runStart);
+                decoder.addKafkaRecord(record.partition(), record.offset(), record.key(), record.value(), into);
+            }
+            runStart = runEnd;
+            if (runStart >= to) {
+                return;
+            }
         }
     }
 
