@@ -30,10 +30,10 @@ import java.util.function.IntFunction;
  * a sample's quantiles; after an update that leaves one shard holding more than {@value #SKEW} times its even share,
  * where the index has grown or shrunk by half since its last cut, every shard is exported and the keys are cut anew
  * at exact quantiles (a cost of the index's size, paid after growth by half, so a constant share per key). A batch
- * whose part for one shard is too large to run beside the others, and lies mostly beyond that shard's keys (keys in
- * ascending order appended at the top, say, or descending ones below), first cuts that side of the shard's range into
- * new shards, so that it spreads; up to twice the configured count, then every shard is cut anew. A batch that falls
- * mostly among one shard's keys (a hot range) is applied shard by shard, each on every thread, as one index would.
+ * whose part for one shard is too large to run beside the others (keys in ascending order appended at the top, say)
+ * first cuts that shard into pieces at the part's quantiles, so that it spreads; once the shards pass twice the
+ * configured count, every shard is cut anew. A part of a few hot keys is not cut: such a batch is applied shard by
+ * shard, each on every thread, as one index would.
  *
  * <p>An exact get goes key by key to its shard's exact-key table ({@link RangeRouter}). Floors, ceilings and ranges
  * are cut into the shards' parts as updates are; a floor (ceiling) that its shard cannot answer takes the largest
@@ -265,7 +265,7 @@ public final class ShardedCpuIndex extends AbstractFlixIndex {
      * load appends each batch above the top shard's keys, and several partitions read at uneven paces put their keys
      * among the last batch's; left to the balance check, such a part would run on one shard with every thread, as one
      * index, and be exported and cut anew whenever the index grew by half. A part of a few hot keys is not cut (its
-     * sample holds too few distinct keys), nor a shard larger than {@value #SPLIT_SHARD_MAX_BATCHES} batches. The
+     * sample holds too few distinct keys), nor a shard of more than {@value #SPLIT_SHARD_MAX_BATCHES} batches. The
      * shards may grow to twice the configured count; then {@link #recutWhereOutOfBalance} cuts them anew.
      *
      * @return whether the ranges changed (the batch must be cut again)
