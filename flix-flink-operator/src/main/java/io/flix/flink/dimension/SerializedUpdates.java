@@ -13,7 +13,10 @@ public final class SerializedUpdates implements LocalDimension.Updates {
     private static final int DELETE = -1;
 
     private long[] keys;
-    /** Per update, which of {@link #arrays} holds its bytes: an int, not a reference a store would mark for the GC. */
+    /**
+     * Per update, which of {@link #arrays} holds its bytes (-1: none, a delete): an int, not a reference a store would
+     * mark for the garbage collector.
+     */
     private int[] arrayOf;
     /** The arrays the updates' bytes are in, each once for a run of updates on it (a block's, or an owned buffer). */
     private byte[][] arrays = new byte[16][];
@@ -63,7 +66,9 @@ public final class SerializedUpdates implements LocalDimension.Updates {
             lengths = Arrays.copyOf(lengths, grown);
         }
         keys[size] = key;
-        if (array != null) {
+        if (array == null) {
+            arrayOf[size] = -1;
+        } else {
             if (arrayCount == 0 || arrays[arrayCount - 1] != array) {
                 if (arrayCount == arrays.length) {
                     arrays = Arrays.copyOf(arrays, arrayCount * 2);
@@ -111,7 +116,8 @@ public final class SerializedUpdates implements LocalDimension.Updates {
 
     @Override
     public byte[] bytes(int i) {
-        return lengths[i] == DELETE ? null : arrays[arrayOf[i]];
+        final int array = arrayOf[i];
+        return array < 0 ? null : arrays[array];
     }
 
     @Override
