@@ -255,12 +255,13 @@ class ShardedCpuIndexTest {
     }
 
     /**
-     * A batch of many keys among one shard's own (a range filled in between its keys): that shard is cut into pieces
-     * holding its pairs and the batch's; one hot key repeated is not cut, the last occurrence winning.
+     * A batch of many keys among one shard's own (a range filled in between its keys), and a burst rewriting a shard's
+     * own keys: each cuts its shard into pieces holding its pairs and the batch's; one hot key repeated is not cut,
+     * the last occurrence winning.
      */
     @Test
     void aPartAmongOneShardsKeysIsCutThereAndAHotKeyIsNot() {
-        final int shards = 4;
+        final int shards = 8;
         try (ShardedCpuIndex index = new ShardedCpuIndex(config(2, shards), 1 << 10)) {
             final TreeMapOracle oracle = new TreeMapOracle();
             final int n = 1 << 14;
@@ -288,6 +289,24 @@ class ShardedCpuIndexTest {
             assertSameContents(oracle, index);
             assertSameOrderedAnswers(oracle, index, new SplittableRandom(4), -100, n * 1_000L);
 
+            // a burst rewriting the top shard's own keys, each twice (the first batch cut it at 14,336,000)
+            final int top = n / shards;
+            final long[] own = new long[2 * top];
+            final long[] rewritten = new long[2 * top];
+            for (int i = 0; i < own.length; i++) {
+                own[i] = (n - top + i % top) * 1_000L;
+                rewritten[i] = 1_000_000L + i;
+            }
+            final int beforeBurst = index.shardSizes().length;
+            index.upsert(own, rewritten, own.length);
+            oracle.upsert(own, rewritten, own.length);
+            index.verifyStructure();
+            assertTrue(index.shardSizes().length > beforeBurst, "the top shard was cut at its own keys: "
+                    + Arrays.toString(index.shardSizes()));
+            assertSameContents(oracle, index);
+            assertSameOrderedAnswers(oracle, index, new SplittableRandom(5), 14_000_000L, n * 1_000L + 10);
+
+            final int beforeHot = index.shardSizes().length;
             final long[] hot = new long[n];
             final long[] hotValues = new long[n];
             for (int i = 0; i < n; i++) {
@@ -297,7 +316,7 @@ class ShardedCpuIndexTest {
             index.upsert(hot, hotValues, n);
             oracle.upsert(hot, hotValues, n);
             index.verifyStructure();
-            assertEquals(split.length, index.shardSizes().length, "one key is not cut");
+            assertEquals(beforeHot, index.shardSizes().length, "one key is not cut");
             assertSameContents(oracle, index);
         }
     }
