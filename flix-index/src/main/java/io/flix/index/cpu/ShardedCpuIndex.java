@@ -8,6 +8,7 @@ import io.flix.index.FlixIndex;
 import io.flix.index.IndexStats;
 import io.flix.index.RangeResult;
 import io.flix.index.SortedPairs;
+import io.flix.index.sort.SortedSearch;
 
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -282,7 +283,7 @@ public final class ShardedCpuIndex extends AbstractFlixIndex {
                 final int c = p.count[s];
                 final CpuFlixIndex shard = shards[s];
                 final long[] cut = c <= heavy || shard.sizeLocked() > SPLIT_SHARD_MAX_BATCHES * (long) n
-                        ? new long[0] : quantileBounds(p.keys[s], c, lower, piecesFor(c, heavy));
+                        ? new long[0] : quantileBounds(p.keys[s], c, lower, piecesFor(c, heavy), false);
                 if (cut.length == 0) {
                     outShards.add(shard);
                     outBounds.add(lower);
@@ -292,7 +293,7 @@ public final class ShardedCpuIndex extends AbstractFlixIndex {
                 int from = 0;
                 for (int j = 0; j <= cut.length; j++) {
                     final int to = j == cut.length ? pairs.size()
-                            : lowerBoundOf(pairs.keys(), from, pairs.size(), cut[j]);
+                            : SortedSearch.lowerBound(pairs.keys(), from, pairs.size(), cut[j]);
                     final CpuFlixIndex piece = newShard();
                     built.add(piece);
                     final long[] k = Arrays.copyOfRange(pairs.keys(), from, to);
@@ -323,21 +324,6 @@ public final class ShardedCpuIndex extends AbstractFlixIndex {
         return true;
     }
 
-    /** The first position in {@code keys[from, to)} (ascending) whose key is {@code >= key}. */
-    private static int lowerBoundOf(long[] keys, int from, int to, long key) {
-        int lo = from;
-        int hi = to;
-        while (lo < hi) {
-            final int mid = (lo + hi) >>> 1;
-            if (keys[mid] < key) {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        return lo;
-    }
-
     /**
      * Pieces for a part of {@code count} keys: each about half of what may run beside the others ({@code heavy}; a
      * sample's quantiles are not exact), at most the configured shard count.
@@ -348,16 +334,18 @@ public final class ShardedCpuIndex extends AbstractFlixIndex {
 
     /**
      * Lower bounds, strictly ascending and above {@code first} and the smallest sampled key, that cut the keys of
-     * {@code part[0, c)} into about {@code pieces} ranges at the quantiles of an even sample of them: fewer where the
-     * sample holds fewer distinct keys, none for a part of one key.
+     * {@code keys[0, n)} into about {@code pieces} ranges at the quantiles of an even sample of them (not sorted again
+     * where {@code keysSorted}): fewer where the sample holds fewer distinct keys, none for keys all alike.
      */
-    private static long[] quantileBounds(long[] part, int c, long first, int pieces) {
-        final int m = (int) Math.min(c, (long) SAMPLES_PER_SHARD * pieces);
+    private static long[] quantileBounds(long[] keys, int n, long first, int pieces, boolean keysSorted) {
+        final int m = (int) Math.min(n, (long) SAMPLES_PER_SHARD * pieces);
         final long[] sample = new long[m];
         for (int j = 0; j < m; j++) {
-            sample[j] = part[(int) ((long) c * j / m)];
+            sample[j] = keys[(int) ((long) n * j / m)];
         }
-        Arrays.sort(sample);
+        if (!keysSorted) {
+            Arrays.sort(sample);
+        }
         final long[] bounds = new long[Math.max(0, pieces - 1)];
         int count = 0;
         long last = Math.max(first, sample[0]); // every piece holds some of the sample
@@ -481,24 +469,11 @@ public final class ShardedCpuIndex extends AbstractFlixIndex {
      * ascending from {@code Long.MIN_VALUE}, fewer where the sample holds fewer distinct keys.
      */
     private long[] sampleCut(long[] keys, int n, boolean keysSorted) {
-        final int m = (int) Math.min(n, (long) SAMPLES_PER_SHARD * shardCount);
-        final long[] sample = new long[m];
-        for (int j = 0; j < m; j++) {
-            sample[j] = keys[(int) ((long) n * j / m)];
-        }
-        if (!keysSorted) {
-            Arrays.sort(sample);
-        }
-        final long[] bounds = new long[shardCount];
+        final long[] above = quantileBounds(keys, n, Long.MIN_VALUE, shardCount, keysSorted);
+        final long[] bounds = new long[above.length + 1];
         bounds[0] = Long.MIN_VALUE;
-        int count = 1;
-        for (int t = 1; t < shardCount; t++) {
-            final long b = sample[(int) ((long) m * t / shardCount)];
-            if (b > bounds[count - 1]) {
-                bounds[count++] = b;
-            }
-        }
-        return Arrays.copyOf(bounds, count);
+        System.arraycopy(above, 0, bounds, 1, above.length);
+        return bounds;
     }
 
     private void replaceShards(CpuFlixIndex[] fresh, RangeRouter ranges) {
